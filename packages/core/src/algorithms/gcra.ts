@@ -1,0 +1,50 @@
+import type { Algorithm } from './step';
+import { admitted, costExceedsCapacity, peeked, rejected } from './step';
+
+/**
+ * GCRA state. The theoretical arrival time (TAT) is `last + debt / limit` ms: `debt` counts in
+ * units of 1/limit ms, so one request's emission interval (windowMs / limit ms) is exactly
+ * `windowMs` units and every number stays an integer, whatever the rate.
+ */
+export interface GcraState {
+  /** Time of the last admitted request, epoch ms. */
+  readonly last: number;
+  /** TAT − last, in 1/limit ms. */
+  readonly debt: number;
+}
+
+/**
+ * GCRA with redis-cell `CL.THROTTLE` semantics: limit = burst + 1; a request of `cost` adds
+ * `cost` emission intervals to the TAT and passes when the new TAT is within the delay-variation
+ * tolerance (`burst + 1` intervals) of now. A rejection leaves the TAT unchanged.
+ */
+export const gcra: Algorithm<GcraState> = {
+  step(state, policy, nowMs, cost) {
+    const { limit: perWindow, windowMs, burst } = policy;
+    const limit = burst + 1;
+    const tolerance = windowMs * limit;
+    // (TAT − now) in 1/limit ms; 0 once the TAT is in the past.
+    const current = state === undefined ? 0 : Math.max(0, state.debt - (nowMs - state.last) * perWindow);
+    if (cost > limit) {
+      return costExceedsCapacity(limit, remainingOf(tolerance - current, windowMs), Math.ceil(current / perWindow));
+    }
+    const debt = current + cost * windowMs;
+    if (debt > tolerance) {
+      return rejected(
+        limit,
+        remainingOf(tolerance - current, windowMs),
+        Math.ceil(current / perWindow),
+        Math.ceil((debt - tolerance) / perWindow),
+      );
+    }
+    const resetMs = Math.ceil(debt / perWindow);
+    const remaining = remainingOf(tolerance - debt, windowMs);
+    if (cost === 0) return peeked(limit, remaining, resetMs);
+    return admitted(limit, remaining, resetMs, 0, { last: nowMs, debt }, resetMs);
+  },
+};
+
+/** redis-cell: remaining = (tolerance − (TAT − now)) / interval, truncated, never negative. */
+function remainingOf(headroom: number, interval: number): number {
+  return headroom > 0 ? Math.floor(headroom / interval) : 0;
+}

@@ -1,0 +1,59 @@
+import type { Algorithm } from './step';
+import { admitted, costExceedsCapacity, peeked, rejected } from './step';
+
+/** Sliding-window state: counters of the window starting at `start` and of the one before it. */
+export interface SlidingWindowState {
+  /** Start of the current window, a multiple of windowMs (epoch ms). */
+  readonly start: number;
+  readonly previous: number;
+  readonly current: number;
+}
+
+/**
+ * Sliding window, two-counter approximation (as Cloudflare and most Redis limiters): windows are
+ * aligned to multiples of `windowMs`, and the count at `elapsed` ms into the current window is
+ * `previous * (windowMs - elapsed) / windowMs + current`. Everything is compared multiplied by
+ * `windowMs`, so no fraction is ever rounded. Rejected requests are not counted.
+ */
+export const slidingWindow: Algorithm<SlidingWindowState> = {
+  step(state, policy, nowMs, cost) {
+    const { limit, windowMs } = policy;
+    let start = nowMs - (nowMs % windowMs);
+    let previous = 0;
+    let current = 0;
+    if (state !== undefined) {
+      if (state.start >= start) {
+        // Same window, or a clock a little behind the one that wrote the state: stay in its window.
+        start = state.start;
+        previous = state.previous;
+        current = state.current;
+      } else if (state.start === start - windowMs) {
+        previous = state.current;
+      }
+    }
+    const elapsed = Math.max(0, nowMs - start);
+    const used = previous * (windowMs - elapsed) + current * windowMs;
+    const full = limit * windowMs;
+    const remainingOf = (usedScaled: number): number => Math.max(0, Math.floor((full - usedScaled) / windowMs));
+    const resetOf = (cur: number): number =>
+      cur > 0 ? 2 * windowMs - elapsed : previous > 0 ? windowMs - elapsed : 0;
+    if (cost > limit) return costExceedsCapacity(limit, remainingOf(used), resetOf(current));
+
+    if (used + cost * windowMs > full) {
+      let retryAfterMs: number;
+      if (current + cost <= limit) {
+        // Within this window, once the previous window's weight has decayed enough.
+        retryAfterMs = windowMs - Math.floor(((limit - current - cost) * windowMs) / previous) - elapsed;
+      } else {
+        // In the next window, where this window's count becomes the decaying one.
+        const into = Math.max(0, windowMs - Math.floor(((limit - cost) * windowMs) / current));
+        retryAfterMs = windowMs - elapsed + into;
+      }
+      return rejected(limit, remainingOf(used), resetOf(current), retryAfterMs);
+    }
+    if (cost === 0) return peeked(limit, remainingOf(used), resetOf(current));
+    const next = { start, previous, current: current + cost };
+    const resetMs = resetOf(next.current);
+    return admitted(limit, remainingOf(used + cost * windowMs), resetMs, 0, next, resetMs);
+  },
+};

@@ -1,0 +1,16 @@
+export { createLimiter } from './limiter/create-limiter';
+export type { ConsumeOptions, Limiter, LimiterOptions } from './limiter/create-limiter';
+export { SluiceConfigError } from './policy/config-error';
+export type { SluiceConfigErrorCode } from './policy/config-error';
+export { parseDuration } from './policy/duration';
+export { parseRate } from './policy/rate';
+export type { ParsedRate, RateInput, RateObject } from './policy/rate';
+export { resolvePolicy } from './policy/resolve-policy';
+export type { PolicyOptions } from './policy/resolve-policy';
+export { MemoryStore } from './stores/memory-store';
+export type { MemoryStoreOptions } from './stores/memory-store';
+export type { Store, StoreRequest } from './stores/store';
+export { algorithms, runStep } from './algorithms';
+export type { Algorithm, AlgorithmStates, Step } from './algorithms';
+export { ALGORITHMS } from './types';
+export type { AlgorithmName, Decision, Policy, RejectReason, Verdict } from './types';

@@ -1,0 +1,121 @@
+import { SluiceConfigError } from '../policy/config-error';
+import { MAX_LIMIT } from '../policy/rate';
+import { resolvePolicy, type PolicyOptions } from '../policy/resolve-policy';
+import { MemoryStore } from '../stores/memory-store';
+import type { Store } from '../stores/store';
+import type { Decision, Policy } from '../types';
+
+/** Options of {@link createLimiter}. */
+export interface LimiterOptions extends PolicyOptions {
+  /** Where state lives. @defaultValue a new `MemoryStore()` */
+  store?: Store;
+  /** Namespace of this limiter's keys in the store; give each limiter sharing a store its own. @defaultValue `'sluice'` */
+  prefix?: string;
+  /**
+   * Current time in epoch ms. Tests inject one so they never sleep. Without it the memory store
+   * reads `Date.now()` and the Redis store reads the Redis server's `TIME`.
+   */
+  clock?: () => number;
+  /** Units a request takes when `consume` is given no cost. @defaultValue 1 */
+  cost?: number;
+}
+
+/** Per-call options of {@link Limiter.consume}. */
+export interface ConsumeOptions {
+  /** Units this request takes: a whole number >= 0 (0 only looks). @defaultValue the limiter's `cost` option, 1 */
+  cost?: number;
+}
+
+/** A limiter: one policy applied to any number of keys. */
+export interface Limiter {
+  /** The normalized policy. */
+  readonly policy: Policy;
+  /** The store in use. */
+  readonly store: Store;
+  /**
+   * Takes `cost` units for `key` and resolves the decision. Being limited is a normal answer
+   * (`allowed: false`); the promise rejects only when the store fails.
+   * @throws {@link SluiceConfigError} (synchronously) when `key` is not a string or `cost` is invalid
+   */
+  consume(key: string, options?: ConsumeOptions): Promise<Decision>;
+  /** The decision a request of cost 0 would get: looks without taking anything. */
+  peek(key: string): Promise<Decision>;
+  /** Forgets `key`: its next request starts with the full limit. */
+  reset(key: string): Promise<void>;
+}
+
+const OPTION_NAMES = new Set(['rate', 'burst', 'algorithm', 'nodelay', 'delay', 'store', 'prefix', 'clock', 'cost']);
+
+/**
+ * Creates a limiter from options validated once, here.
+ *
+ * @example
+ * ```ts
+ * import { createLimiter } from '@sluice/core';
+ *
+ * const limiter = createLimiter({ rate: '10r/s', burst: 20 });
+ * const decision = await limiter.consume('user:42');
+ * if (!decision.allowed) console.log(`retry in ${decision.retryAfterMs} ms`);
+ * ```
+ * @throws {@link SluiceConfigError} naming the first invalid or unknown option
+ */
+export function createLimiter(options: LimiterOptions): Limiter {
+  if (typeof options !== 'object' || options === null) {
+    throw new SluiceConfigError('options', options, 'expected an object such as { rate: "10r/s" }');
+  }
+  for (const name of Object.keys(options)) {
+    if (!OPTION_NAMES.has(name)) {
+      throw new SluiceConfigError(name, (options as unknown as Record<string, unknown>)[name], `unknown option; accepted: ${[...OPTION_NAMES].join(', ')}`, 'SLUICE_UNKNOWN_OPTION');
+    }
+  }
+  const policy = resolvePolicy(options);
+  const store = options.store ?? new MemoryStore();
+  if (typeof store !== 'object' || store === null || typeof store.consume !== 'function' || typeof store.reset !== 'function') {
+    throw new SluiceConfigError('store', store, 'expected a store such as new MemoryStore() or new RedisStore({ client })');
+  }
+  const prefix = options.prefix ?? 'sluice';
+  if (typeof prefix !== 'string' || prefix.length === 0) {
+    throw new SluiceConfigError('prefix', prefix, 'must be a non-empty string');
+  }
+  const { clock } = options;
+  if (clock !== undefined && typeof clock !== 'function') {
+    throw new SluiceConfigError('clock', clock, 'must be a function returning epoch milliseconds');
+  }
+  const defaultCost = checkCost('cost', options.cost ?? 1);
+
+  const now = (): number | undefined => {
+    if (clock === undefined) return undefined;
+    const ms = clock();
+    if (!Number.isFinite(ms) || ms < 0) throw new SluiceConfigError('clock', ms, 'must return epoch milliseconds (a finite number >= 0)');
+    return Math.floor(ms);
+  };
+
+  const decide = async (key: string, cost: number): Promise<Decision> => {
+    if (typeof key !== 'string') throw new SluiceConfigError('key', key, 'must be a string', 'SLUICE_INVALID_ARGUMENT');
+    const verdict = await store.consume({ prefix, key, policy, cost, nowMs: now() });
+    return { ...verdict, key, policy };
+  };
+
+  return {
+    policy,
+    store,
+    consume(key, consumeOptions) {
+      const cost = consumeOptions?.cost === undefined ? defaultCost : checkCost('cost', consumeOptions.cost);
+      return decide(key, cost);
+    },
+    peek(key) {
+      return decide(key, 0);
+    },
+    reset(key) {
+      if (typeof key !== 'string') throw new SluiceConfigError('key', key, 'must be a string', 'SLUICE_INVALID_ARGUMENT');
+      return store.reset({ prefix, key, policy, nowMs: now() });
+    },
+  };
+}
+
+function checkCost(option: string, cost: unknown): number {
+  if (typeof cost !== 'number' || !Number.isInteger(cost) || cost < 0 || cost > MAX_LIMIT) {
+    throw new SluiceConfigError(option, cost, `must be a whole number from 0 to ${MAX_LIMIT}`, 'SLUICE_INVALID_ARGUMENT');
+  }
+  return cost;
+}

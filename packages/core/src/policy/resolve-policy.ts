@@ -1,0 +1,86 @@
+import { ALGORITHMS, type AlgorithmName, type Policy } from '../types';
+import { SluiceConfigError } from './config-error';
+import { MAX_LIMIT, parseRate, type RateInput } from './rate';
+
+/** The options that shape a policy (a subset of the limiter options). */
+export interface PolicyOptions {
+  /** Sustained rate: `'10r/s'`, `'6r/m'`, `'100/1m'` or `{ limit, window }`. Required. */
+  rate: RateInput;
+  /**
+   * Extra requests allowed at once (nginx `burst`, redis-cell `max_burst`); capacity is `burst + 1`.
+   * @defaultValue 0 for nginx rates (`'10r/s'`), `limit - 1` for a count per window (`'100/1m'`)
+   */
+  burst?: number;
+  /** @defaultValue `'gcra'` */
+  algorithm?: AlgorithmName;
+  /** `leaky-bucket` only: pass the burst at once instead of delaying it (nginx `nodelay`). @defaultValue false */
+  nodelay?: boolean;
+  /** `leaky-bucket` only: the first N excess requests pass at once, later ones are delayed (nginx `delay=N`). @defaultValue 0 */
+  delay?: number;
+}
+
+/** Largest sliding-log limit: the log keeps one entry per admitted unit, per key. */
+export const MAX_SLIDING_LOG_LIMIT = 100_000;
+
+/**
+ * Validates the policy options and normalizes them into a {@link Policy} of integers.
+ * @throws {@link SluiceConfigError} naming the first invalid option
+ */
+export function resolvePolicy(options: PolicyOptions): Policy {
+  const algorithm = options.algorithm ?? 'gcra';
+  if (!(ALGORITHMS as readonly unknown[]).includes(algorithm)) {
+    throw new SluiceConfigError('algorithm', algorithm, `expected one of ${ALGORITHMS.map((a) => `'${a}'`).join(', ')}`);
+  }
+  if (options.rate === undefined) {
+    throw new SluiceConfigError('rate', undefined, 'is required, e.g. "10r/s", "100/1m" or { limit: 100, window: "1m" }', 'SLUICE_MISSING_OPTION');
+  }
+  const rate = parseRate('rate', options.rate);
+  const burst = options.burst ?? rate.defaultBurst;
+  if (typeof burst !== 'number' || !Number.isInteger(burst) || burst < 0 || burst > MAX_LIMIT) {
+    throw new SluiceConfigError('burst', burst, `must be a whole number from 0 to ${MAX_LIMIT}`);
+  }
+  if (options.nodelay !== undefined && typeof options.nodelay !== 'boolean') {
+    throw new SluiceConfigError('nodelay', options.nodelay, 'must be true or false');
+  }
+  const delay = options.delay ?? 0;
+  if (typeof delay !== 'number' || !Number.isInteger(delay) || delay < 0 || delay > MAX_LIMIT) {
+    throw new SluiceConfigError('delay', options.delay, `must be a whole number from 0 to ${MAX_LIMIT}`);
+  }
+  if (algorithm !== 'leaky-bucket') {
+    for (const name of ['nodelay', 'delay'] as const) {
+      if (options[name] !== undefined) {
+        throw new SluiceConfigError(name, options[name], `only applies to algorithm 'leaky-bucket' (got '${algorithm}')`);
+      }
+    }
+  }
+  if (options.nodelay === true && options.delay !== undefined) {
+    throw new SluiceConfigError('delay', options.delay, 'cannot be combined with nodelay: true (nodelay passes the whole burst at once)');
+  }
+  const policy: Policy = {
+    algorithm,
+    limit: rate.limit,
+    windowMs: rate.windowMs,
+    burst,
+    nodelay: options.nodelay ?? false,
+    delay,
+    source: rate.source,
+  };
+  checkMagnitudes(policy);
+  return policy;
+}
+
+/** Keeps every integer an algorithm computes below 2^53, where doubles (JS and Lua) are exact. */
+function checkMagnitudes(policy: Policy): void {
+  const { algorithm, limit, windowMs, burst } = policy;
+  const safe = Number.MAX_SAFE_INTEGER;
+  if (algorithm === 'gcra' || algorithm === 'token-bucket' || algorithm === 'leaky-bucket') {
+    const scale = algorithm === 'leaky-bucket' ? 1000 : 1;
+    if ((burst + 2) * windowMs * scale > safe) {
+      throw new SluiceConfigError('burst', burst, `too large for a window of ${windowMs} ms: (burst + 2) × window${scale > 1 ? ' × 1000' : ''} must stay below 2^53`);
+    }
+  } else if (algorithm === 'sliding-window' && 2 * limit * windowMs > safe) {
+    throw new SluiceConfigError('rate', policy.source, 'too large: 2 × limit × window (ms) must stay below 2^53');
+  } else if (algorithm === 'sliding-log' && limit > MAX_SLIDING_LOG_LIMIT) {
+    throw new SluiceConfigError('rate', policy.source, `sliding-log keeps one entry per request: its limit must be at most ${MAX_SLIDING_LOG_LIMIT}; use 'sliding-window' for larger limits`);
+  }
+}

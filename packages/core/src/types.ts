@@ -1,0 +1,67 @@
+/** The rate-limiting algorithms sluice implements, each once in TypeScript and once in Lua. */
+export const ALGORITHMS = [
+  'gcra',
+  'token-bucket',
+  'leaky-bucket',
+  'fixed-window',
+  'sliding-window',
+  'sliding-log',
+] as const;
+
+/** Name of a rate-limiting algorithm. */
+export type AlgorithmName = (typeof ALGORITHMS)[number];
+
+/**
+ * A validated, normalized policy: everything an algorithm needs, in integers.
+ * Built once by `createLimiter` from the user's options.
+ */
+export interface Policy {
+  /** The algorithm that decides. */
+  readonly algorithm: AlgorithmName;
+  /** Requests per window: the sustained rate is `limit / windowMs` requests per millisecond. Integer >= 1. */
+  readonly limit: number;
+  /** Window length in milliseconds. Integer >= 1. */
+  readonly windowMs: number;
+  /**
+   * Extra requests allowed at once on top of one (`gcra`, `token-bucket`, `leaky-bucket`): the
+   * capacity is `burst + 1`. Integer >= 0. Window algorithms ignore it (their capacity is `limit`).
+   */
+  readonly burst: number;
+  /** `leaky-bucket` only: pass the whole burst at once instead of delaying excess requests (nginx `nodelay`). */
+  readonly nodelay: boolean;
+  /** `leaky-bucket` only: the first `delay` excess requests pass at once, later ones are delayed (nginx `delay=N`). */
+  readonly delay: number;
+  /** The rate as the user wrote it, for headers and messages (e.g. `'6r/m'`, `'100/1m'`). */
+  readonly source: string;
+}
+
+/** Why a request was rejected. */
+export type RejectReason = 'limited' | 'cost-exceeds-capacity';
+
+/**
+ * The answer an algorithm or store gives for one request. Every number is a finite integer >= 0.
+ */
+export interface Verdict {
+  /** Whether the request may proceed (possibly after `delayMs`). */
+  readonly allowed: boolean;
+  /** Requests allowed at once: `burst + 1` for bucket algorithms, the per-window `limit` for window algorithms. */
+  readonly limit: number;
+  /** Requests of cost 1 that could still pass right now after this one. */
+  readonly remaining: number;
+  /** Milliseconds until the key is back to its full `limit` if no request comes meanwhile. */
+  readonly resetMs: number;
+  /** Milliseconds to wait before this request could pass; 0 when allowed or when it can never pass. */
+  readonly retryAfterMs: number;
+  /** Milliseconds the admitted request should be held before it proceeds (`leaky-bucket` without `nodelay`); else 0. */
+  readonly delayMs: number;
+  /** Set on a rejection: `'limited'`, or `'cost-exceeds-capacity'` when the cost exceeds `limit` and can never pass. */
+  readonly reason?: RejectReason;
+}
+
+/** A {@link Verdict} with the key and the policy that produced it, as returned by `limiter.consume`. */
+export interface Decision extends Verdict {
+  /** The key that was limited, as given to `consume` (before any store prefix or escaping). */
+  readonly key: string;
+  /** The policy that decided. */
+  readonly policy: Policy;
+}
