@@ -12,4 +12,5 @@ export default defineConfig({
   target: 'node20',
   platform: 'node',
   tsconfig: 'tsconfig.json',
+  external: ['ioredis'],
 });
