@@ -1,0 +1,4 @@
+import { MemoryStore } from '../src';
+import { describeStoreContract } from './contract/store-contract';
+
+describeStoreContract('MemoryStore', () => new MemoryStore());
