@@ -35,7 +35,7 @@ export interface Limiter {
   /**
    * Takes `cost` units for `key` and resolves the decision. Being limited is a normal answer
    * (`allowed: false`); the promise rejects only when the store fails.
-   * @throws {@link SluiceConfigError} (synchronously) when `key` is not a string or `cost` is invalid
+   * @throws {@link SluiceConfigError} (synchronously) when `key` is not a string, `cost` is invalid or `clock` returns no valid time
    */
   consume(key: string, options?: ConsumeOptions): Promise<Decision>;
   /** The decision a request of cost 0 would get: looks without taking anything. */
@@ -90,10 +90,10 @@ export function createLimiter(options: LimiterOptions): Limiter {
     return Math.floor(ms);
   };
 
-  const decide = async (key: string, cost: number): Promise<Decision> => {
+  // Not async: a bad key or clock is a programming error, thrown at the call, not a rejection.
+  const decide = (key: string, cost: number): Promise<Decision> => {
     if (typeof key !== 'string') throw new SluiceConfigError('key', key, 'must be a string', 'SLUICE_INVALID_ARGUMENT');
-    const verdict = await store.consume({ prefix, key, policy, cost, nowMs: now() });
-    return { ...verdict, key, policy };
+    return store.consume({ prefix, key, policy, cost, nowMs: now() }).then((verdict) => ({ ...verdict, key, policy }));
   };
 
   return {
