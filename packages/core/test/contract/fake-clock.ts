@@ -7,8 +7,11 @@ export interface FakeClock {
   set(ms: number): void;
 }
 
-/** Starts at a round epoch time (a multiple of every window used in tests) unless told otherwise. */
-export function fakeClock(start = 1_700_000_000_000): FakeClock {
+/** A midnight UTC (2023-11-15): a multiple of every window the tests use, days included. */
+export const FAKE_EPOCH = 1_700_006_400_000;
+
+/** A clock starting at {@link FAKE_EPOCH} unless told otherwise. */
+export function fakeClock(start = FAKE_EPOCH): FakeClock {
   let now = start;
   const clock = (() => now) as FakeClock;
   clock.advance = (ms) => {
