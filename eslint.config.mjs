@@ -19,13 +19,28 @@ export default tseslint.config(
     rules: {
       'no-restricted-imports': [
         'error',
-        { patterns: [{ group: ['@sluice/core/*', '../../core/*', '../core/*'], message: 'Import from @sluice/core only.' }] },
+        {
+          patterns: [
+            {
+              group: ['@sluice/core/*', '../../core/*', '../core/*'],
+              message: 'Import from @sluice/core only.',
+            },
+          ],
+        },
       ],
     },
   },
   {
     files: ['**/*.js', '**/*.cjs', '**/*.mjs'],
-    languageOptions: { globals: { require: 'readonly', module: 'writable', process: 'readonly', console: 'readonly', __dirname: 'readonly' } },
+    languageOptions: {
+      globals: {
+        require: 'readonly',
+        module: 'writable',
+        process: 'readonly',
+        console: 'readonly',
+        __dirname: 'readonly',
+      },
+    },
     rules: { '@typescript-eslint/no-require-imports': 'off' },
   },
 );

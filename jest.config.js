@@ -12,4 +12,5 @@ module.exports = {
     '^@sluice/(core|express|koa|fastify)$': '<rootDir>/packages/$1/src/index.ts',
   },
   testTimeout: 30000,
+  reporters: ['default', '<rootDir>/jest.summary-reporter.js'],
 };

@@ -20,7 +20,13 @@ describe('MemoryStore bounds', () => {
     const before = heapUsed();
     let maxSize = 0;
     for (let i = 0; i < 1_000_000; i++) {
-      store.consumeSync({ prefix: 'sluice', key: `203.0.113.${i}`, policy: limiter.policy, cost: 1, nowMs: clock() });
+      store.consumeSync({
+        prefix: 'sluice',
+        key: `203.0.113.${i}`,
+        policy: limiter.policy,
+        cost: 1,
+        nowMs: clock(),
+      });
       if ((i & 1023) === 0) maxSize = Math.max(maxSize, store.size);
     }
     maxSize = Math.max(maxSize, store.size);
@@ -38,7 +44,8 @@ describe('MemoryStore bounds', () => {
     const store = new MemoryStore({ maxKeys: 200_000 });
     const policy = createLimiter({ rate: '10r/s' }).policy;
     const before = heapUsed();
-    for (let i = 0; i < 200_000; i++) store.consumeSync({ prefix: 'p', key: `k${i}`, policy, cost: 1, nowMs: 1 });
+    for (let i = 0; i < 200_000; i++)
+      store.consumeSync({ prefix: 'p', key: `k${i}`, policy, cost: 1, nowMs: 1 });
     const perKey = (heapUsed() - before) / 200_000;
     expect(store.size).toBe(200_000);
     expect(perKey).toBeLessThan(260);

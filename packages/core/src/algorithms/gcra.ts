@@ -26,7 +26,11 @@ export const gcra: Algorithm<GcraState> = {
     // (TAT − now) in 1/limit ms; 0 once the TAT is in the past.
     const current = state === undefined ? 0 : Math.max(0, state.debt - (nowMs - state.last) * perWindow);
     if (cost > limit) {
-      return costExceedsCapacity(limit, remainingOf(tolerance - current, windowMs), Math.ceil(current / perWindow));
+      return costExceedsCapacity(
+        limit,
+        remainingOf(tolerance - current, windowMs),
+        Math.ceil(current / perWindow),
+      );
     }
     const debt = current + cost * windowMs;
     if (debt > tolerance) {

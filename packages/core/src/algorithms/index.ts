@@ -28,7 +28,14 @@ export const algorithms: { readonly [K in AlgorithmName]: Algorithm<AlgorithmSta
 };
 
 export type { Algorithm, Step } from './step';
-export type { FixedWindowState, GcraState, LeakyBucketState, SlidingLogState, SlidingWindowState, TokenBucketState };
+export type {
+  FixedWindowState,
+  GcraState,
+  LeakyBucketState,
+  SlidingLogState,
+  SlidingWindowState,
+  TokenBucketState,
+};
 
 /** Runs the policy's algorithm on a stored state; stores keep states opaque, so this is the one cast. */
 export function runStep(state: unknown, policy: Policy, nowMs: number, cost: number): Step<unknown> {

@@ -31,7 +31,8 @@ export const leakyBucket: Algorithm<LeakyBucketState> = {
     // nginx: a clock that went back more than a minute counts as 1 ms, a smaller step back as 0.
     if (elapsed < -60_000) elapsed = 1;
     else if (elapsed < 0) elapsed = 0;
-    const level = state === undefined ? -Infinity : state.excess - Math.floor((elapsed * perWindow * MILLI) / windowMs);
+    const level =
+      state === undefined ? -Infinity : state.excess - Math.floor((elapsed * perWindow * MILLI) / windowMs);
     // ms needed to leak `amount` thousandths: smallest t with floor(t * rate) >= amount.
     const leakMs = (amount: number): number => Math.ceil((amount * windowMs) / (perWindow * MILLI));
     const resetMs = state === undefined ? 0 : Math.max(0, leakMs(state.excess + MILLI) - elapsed);
@@ -46,12 +47,20 @@ export const leakyBucket: Algorithm<LeakyBucketState> = {
     if (cost === 0) return peeked(limit, remaining, resetMs);
 
     const threshold = policy.nodelay ? Infinity : policy.delay * MILLI;
-    const delayMs = excess <= threshold ? 0 : Math.floor(((excess - threshold) * windowMs) / (perWindow * MILLI));
+    const delayMs =
+      excess <= threshold ? 0 : Math.floor(((excess - threshold) * windowMs) / (perWindow * MILLI));
     // nginx moves `last` only when time has passed (`if (ms) lr->last = now`).
     const last = state === undefined || elapsed !== 0 ? nowMs : state.last;
     const drainMs = leakMs(excess + MILLI);
     // `last` stays ahead of now after a small clock step back; keep the state until it has leaked.
     const ttlMs = drainMs + Math.max(0, last - nowMs);
-    return admitted(limit, Math.floor((capacity - excess) / MILLI), drainMs, delayMs, { excess, last }, ttlMs);
+    return admitted(
+      limit,
+      Math.floor((capacity - excess) / MILLI),
+      drainMs,
+      delayMs,
+      { excess, last },
+      ttlMs,
+    );
   },
 };

@@ -34,7 +34,8 @@ export const slidingWindow: Algorithm<SlidingWindowState> = {
     const elapsed = Math.max(0, nowMs - start);
     const used = previous * (windowMs - elapsed) + current * windowMs;
     const full = limit * windowMs;
-    const remainingOf = (usedScaled: number): number => Math.max(0, Math.floor((full - usedScaled) / windowMs));
+    const remainingOf = (usedScaled: number): number =>
+      Math.max(0, Math.floor((full - usedScaled) / windowMs));
     const resetOf = (cur: number): number =>
       cur > 0 ? 2 * windowMs - elapsed : previous > 0 ? windowMs - elapsed : 0;
     if (cost > limit) return costExceedsCapacity(limit, remainingOf(used), resetOf(current));

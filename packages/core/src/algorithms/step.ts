@@ -32,14 +32,27 @@ export interface Algorithm<S> {
 /** The rejection of a cost that can never pass, whatever the state: finite numbers, no retry. */
 export function costExceedsCapacity(limit: number, remaining: number, resetMs: number): Step<never> {
   return {
-    verdict: { allowed: false, limit, remaining, resetMs, retryAfterMs: 0, delayMs: 0, reason: 'cost-exceeds-capacity' },
+    verdict: {
+      allowed: false,
+      limit,
+      remaining,
+      resetMs,
+      retryAfterMs: 0,
+      delayMs: 0,
+      reason: 'cost-exceeds-capacity',
+    },
     state: undefined,
     ttlMs: 0,
   };
 }
 
 /** A rejection that leaves the state as it is. */
-export function rejected(limit: number, remaining: number, resetMs: number, retryAfterMs: number): Step<never> {
+export function rejected(
+  limit: number,
+  remaining: number,
+  resetMs: number,
+  retryAfterMs: number,
+): Step<never> {
   return {
     verdict: { allowed: false, limit, remaining, resetMs, retryAfterMs, delayMs: 0, reason: 'limited' },
     state: undefined,
@@ -48,12 +61,22 @@ export function rejected(limit: number, remaining: number, resetMs: number, retr
 }
 
 /** An admission that stores `state` for `ttlMs`. */
-export function admitted<S>(limit: number, remaining: number, resetMs: number, delayMs: number, state: S, ttlMs: number): Step<S> {
+export function admitted<S>(
+  limit: number,
+  remaining: number,
+  resetMs: number,
+  delayMs: number,
+  state: S,
+  ttlMs: number,
+): Step<S> {
   return { verdict: { allowed: true, limit, remaining, resetMs, retryAfterMs: 0, delayMs }, state, ttlMs };
 }
 
 /** The answer to a request of cost 0: admitted, and nothing changes. */
 export function peeked(limit: number, remaining: number, resetMs: number): Step<never> {
-  return { verdict: { allowed: true, limit, remaining, resetMs, retryAfterMs: 0, delayMs: 0 }, state: undefined, ttlMs: 0 };
+  return {
+    verdict: { allowed: true, limit, remaining, resetMs, retryAfterMs: 0, delayMs: 0 },
+    state: undefined,
+    ttlMs: 0,
+  };
 }
-

@@ -30,7 +30,12 @@ export const tokenBucket: Algorithm<TokenBucketState> = {
 
     const requested = cost * windowMs;
     if (filled < requested) {
-      return rejected(limit, Math.floor(filled / windowMs), resetOf(filled), Math.ceil((requested - filled) / perWindow));
+      return rejected(
+        limit,
+        Math.floor(filled / windowMs),
+        resetOf(filled),
+        Math.ceil((requested - filled) / perWindow),
+      );
     }
     const tokens = filled - requested;
     const resetMs = resetOf(tokens);

@@ -3,7 +3,7 @@ import { MAX_LIMIT } from '../policy/rate';
 import { resolvePolicy, type PolicyOptions } from '../policy/resolve-policy';
 import { MemoryStore } from '../stores/memory-store';
 import type { Store } from '../stores/store';
-import type { Decision, Policy } from '../types';
+import type { Decision, Policy, Verdict } from '../types';
 
 /** Options of {@link createLimiter}. */
 export interface LimiterOptions extends PolicyOptions {
@@ -44,7 +44,17 @@ export interface Limiter {
   reset(key: string): Promise<void>;
 }
 
-const OPTION_NAMES = new Set(['rate', 'burst', 'algorithm', 'nodelay', 'delay', 'store', 'prefix', 'clock', 'cost']);
+const OPTION_NAMES = new Set([
+  'rate',
+  'burst',
+  'algorithm',
+  'nodelay',
+  'delay',
+  'store',
+  'prefix',
+  'clock',
+  'cost',
+]);
 
 /**
  * Creates a limiter from options validated once, here.
@@ -65,13 +75,27 @@ export function createLimiter(options: LimiterOptions): Limiter {
   }
   for (const name of Object.keys(options)) {
     if (!OPTION_NAMES.has(name)) {
-      throw new SluiceConfigError(name, (options as unknown as Record<string, unknown>)[name], `unknown option; accepted: ${[...OPTION_NAMES].join(', ')}`, 'SLUICE_UNKNOWN_OPTION');
+      throw new SluiceConfigError(
+        name,
+        (options as unknown as Record<string, unknown>)[name],
+        `unknown option; accepted: ${[...OPTION_NAMES].join(', ')}`,
+        'SLUICE_UNKNOWN_OPTION',
+      );
     }
   }
   const policy = resolvePolicy(options);
   const store = options.store ?? new MemoryStore();
-  if (typeof store !== 'object' || store === null || typeof store.consume !== 'function' || typeof store.reset !== 'function') {
-    throw new SluiceConfigError('store', store, 'expected a store such as new MemoryStore() or new RedisStore({ client })');
+  if (
+    typeof store !== 'object' ||
+    store === null ||
+    typeof store.consume !== 'function' ||
+    typeof store.reset !== 'function'
+  ) {
+    throw new SluiceConfigError(
+      'store',
+      store,
+      'expected a store such as new MemoryStore() or new RedisStore({ client })',
+    );
   }
   const prefix = options.prefix ?? 'sluice';
   if (typeof prefix !== 'string' || prefix.length === 0) {
@@ -86,14 +110,29 @@ export function createLimiter(options: LimiterOptions): Limiter {
   const now = (): number | undefined => {
     if (clock === undefined) return undefined;
     const ms = clock();
-    if (!Number.isFinite(ms) || ms < 0) throw new SluiceConfigError('clock', ms, 'must return epoch milliseconds (a finite number >= 0)');
+    if (!Number.isFinite(ms) || ms < 0)
+      throw new SluiceConfigError('clock', ms, 'must return epoch milliseconds (a finite number >= 0)');
     return Math.floor(ms);
   };
 
+  const decisionOf = (v: Verdict, key: string): Decision => ({
+    allowed: v.allowed,
+    limit: v.limit,
+    remaining: v.remaining,
+    resetMs: v.resetMs,
+    retryAfterMs: v.retryAfterMs,
+    delayMs: v.delayMs,
+    ...(v.reason === undefined ? {} : { reason: v.reason }),
+    key,
+    policy,
+  });
   // Not async: a bad key or clock is a programming error, thrown at the call, not a rejection.
   const decide = (key: string, cost: number): Promise<Decision> => {
-    if (typeof key !== 'string') throw new SluiceConfigError('key', key, 'must be a string', 'SLUICE_INVALID_ARGUMENT');
-    return store.consume({ prefix, key, policy, cost, nowMs: now() }).then((verdict) => ({ ...verdict, key, policy }));
+    if (typeof key !== 'string')
+      throw new SluiceConfigError('key', key, 'must be a string', 'SLUICE_INVALID_ARGUMENT');
+    const request = { prefix, key, policy, cost, nowMs: now() };
+    if (store.consumeSync !== undefined) return Promise.resolve(decisionOf(store.consumeSync(request), key));
+    return store.consume(request).then((verdict) => decisionOf(verdict, key));
   };
 
   return {
@@ -107,7 +146,8 @@ export function createLimiter(options: LimiterOptions): Limiter {
       return decide(key, 0);
     },
     reset(key) {
-      if (typeof key !== 'string') throw new SluiceConfigError('key', key, 'must be a string', 'SLUICE_INVALID_ARGUMENT');
+      if (typeof key !== 'string')
+        throw new SluiceConfigError('key', key, 'must be a string', 'SLUICE_INVALID_ARGUMENT');
       return store.reset({ prefix, key, policy, nowMs: now() });
     },
   };
@@ -115,7 +155,12 @@ export function createLimiter(options: LimiterOptions): Limiter {
 
 function checkCost(option: string, cost: unknown): number {
   if (typeof cost !== 'number' || !Number.isInteger(cost) || cost < 0 || cost > MAX_LIMIT) {
-    throw new SluiceConfigError(option, cost, `must be a whole number from 0 to ${MAX_LIMIT}`, 'SLUICE_INVALID_ARGUMENT');
+    throw new SluiceConfigError(
+      option,
+      cost,
+      `must be a whole number from 0 to ${MAX_LIMIT}`,
+      'SLUICE_INVALID_ARGUMENT',
+    );
   }
   return cost;
 }

@@ -1,9 +1,6 @@
 /** Machine-readable reason of a {@link SluiceConfigError}. */
 export type SluiceConfigErrorCode =
-  | 'SLUICE_INVALID_OPTION'
-  | 'SLUICE_UNKNOWN_OPTION'
-  | 'SLUICE_MISSING_OPTION'
-  | 'SLUICE_INVALID_ARGUMENT';
+  'SLUICE_INVALID_OPTION' | 'SLUICE_UNKNOWN_OPTION' | 'SLUICE_MISSING_OPTION' | 'SLUICE_INVALID_ARGUMENT';
 
 /**
  * Thrown when an option (or a per-call argument such as `cost`) is invalid. Options are validated
@@ -21,7 +18,12 @@ export class SluiceConfigError extends Error {
   /** The value that was received. */
   readonly value: unknown;
 
-  constructor(option: string, value: unknown, accepted: string, code: SluiceConfigErrorCode = 'SLUICE_INVALID_OPTION') {
+  constructor(
+    option: string,
+    value: unknown,
+    accepted: string,
+    code: SluiceConfigErrorCode = 'SLUICE_INVALID_OPTION',
+  ) {
     super(`${option} ${describeValue(value)}: ${accepted}`);
     this.code = code;
     this.option = option;
@@ -33,7 +35,8 @@ export class SluiceConfigError extends Error {
 export function describeValue(value: unknown): string {
   let text: string;
   if (typeof value === 'string') text = JSON.stringify(value);
-  else if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint') text = String(value);
+  else if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint')
+    text = String(value);
   else if (value === undefined) text = 'undefined';
   else if (value === null) text = 'null';
   else if (typeof value === 'function') text = 'a function';

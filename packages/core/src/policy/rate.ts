@@ -30,7 +30,8 @@ export interface RateObject {
 /** Any form the `rate` option accepts. */
 export type RateInput = string | RateObject;
 
-const RATE_FORMS = 'expected nginx syntax like "10r/s" or "6r/m", a count per window like "100/1m", or { limit, window }';
+const RATE_FORMS =
+  'expected nginx syntax like "10r/s" or "6r/m", a count per window like "100/1m", or { limit, window }';
 const NGINX_RATE = /^(\d{1,10}(?:\.\d{1,6})?)r\/(.*)$/;
 const COUNT_PER_WINDOW = /^(\d{1,10})\/(.+)$/;
 
@@ -45,7 +46,8 @@ const COUNT_PER_WINDOW = /^(\d{1,10})\/(.+)$/;
  */
 export function parseRate(option: string, value: unknown): ParsedRate {
   if (typeof value === 'string') return parseRateString(option, value);
-  if (typeof value === 'object' && value !== null && !Array.isArray(value)) return parseRateObject(option, value);
+  if (typeof value === 'object' && value !== null && !Array.isArray(value))
+    return parseRateObject(option, value);
   throw new SluiceConfigError(option, value, RATE_FORMS);
 }
 
@@ -74,7 +76,11 @@ function parseRateString(option: string, text: string): ParsedRate {
 function parseRateObject(option: string, value: object): ParsedRate {
   for (const name of Object.keys(value)) {
     if (name !== 'limit' && name !== 'window') {
-      throw new SluiceConfigError(`${option}.${name}`, (value as Record<string, unknown>)[name], 'unknown field: a rate object has only limit and window');
+      throw new SluiceConfigError(
+        `${option}.${name}`,
+        (value as Record<string, unknown>)[name],
+        'unknown field: a rate object has only limit and window',
+      );
     }
   }
   const { limit, window } = value as Partial<RateObject>;
@@ -89,12 +95,17 @@ function parseWindow(option: string, text: string, windowText: string): number {
   try {
     return parseDuration(option, windowText);
   } catch {
-    throw new SluiceConfigError(option, text, 'the window after "/" must be a duration like "1s", "1m", "1h", "1d" or whole milliseconds');
+    throw new SluiceConfigError(
+      option,
+      text,
+      'the window after "/" must be a duration like "1s", "1m", "1h", "1d" or whole milliseconds',
+    );
   }
 }
 
 function checked(option: string, text: string, rate: ParsedRate): ParsedRate {
-  if (rate.limit > MAX_LIMIT) throw new SluiceConfigError(option, text, `at most ${MAX_LIMIT} requests per window`);
+  if (rate.limit > MAX_LIMIT)
+    throw new SluiceConfigError(option, text, `at most ${MAX_LIMIT} requests per window`);
   if (rate.windowMs < 1 || rate.windowMs > MAX_DURATION_MS) {
     throw new SluiceConfigError(option, text, 'the window must be between 1 ms and 1 year');
   }
@@ -121,9 +132,13 @@ function gcd(a: number, b: number): number {
 
 /** `60000` → `'1m'`, `1500` → `'1500ms'`: the shortest exact duration text. */
 export function formatWindow(windowMs: number): string {
-  for (const [unit, ms] of [['d', 86_400_000], ['h', 3_600_000], ['m', 60_000], ['s', 1_000]] as const) {
+  for (const [unit, ms] of [
+    ['d', 86_400_000],
+    ['h', 3_600_000],
+    ['m', 60_000],
+    ['s', 1_000],
+  ] as const) {
     if (windowMs % ms === 0) return `${windowMs / ms}${unit}`;
   }
   return `${windowMs}ms`;
 }
-

@@ -29,10 +29,19 @@ export const MAX_SLIDING_LOG_LIMIT = 100_000;
 export function resolvePolicy(options: PolicyOptions): Policy {
   const algorithm = options.algorithm ?? 'gcra';
   if (!(ALGORITHMS as readonly unknown[]).includes(algorithm)) {
-    throw new SluiceConfigError('algorithm', algorithm, `expected one of ${ALGORITHMS.map((a) => `'${a}'`).join(', ')}`);
+    throw new SluiceConfigError(
+      'algorithm',
+      algorithm,
+      `expected one of ${ALGORITHMS.map((a) => `'${a}'`).join(', ')}`,
+    );
   }
   if (options.rate === undefined) {
-    throw new SluiceConfigError('rate', undefined, 'is required, e.g. "10r/s", "100/1m" or { limit: 100, window: "1m" }', 'SLUICE_MISSING_OPTION');
+    throw new SluiceConfigError(
+      'rate',
+      undefined,
+      'is required, e.g. "10r/s", "100/1m" or { limit: 100, window: "1m" }',
+      'SLUICE_MISSING_OPTION',
+    );
   }
   const rate = parseRate('rate', options.rate);
   const burst = options.burst ?? rate.defaultBurst;
@@ -49,12 +58,20 @@ export function resolvePolicy(options: PolicyOptions): Policy {
   if (algorithm !== 'leaky-bucket') {
     for (const name of ['nodelay', 'delay'] as const) {
       if (options[name] !== undefined) {
-        throw new SluiceConfigError(name, options[name], `only applies to algorithm 'leaky-bucket' (got '${algorithm}')`);
+        throw new SluiceConfigError(
+          name,
+          options[name],
+          `only applies to algorithm 'leaky-bucket' (got '${algorithm}')`,
+        );
       }
     }
   }
   if (options.nodelay === true && options.delay !== undefined) {
-    throw new SluiceConfigError('delay', options.delay, 'cannot be combined with nodelay: true (nodelay passes the whole burst at once)');
+    throw new SluiceConfigError(
+      'delay',
+      options.delay,
+      'cannot be combined with nodelay: true (nodelay passes the whole burst at once)',
+    );
   }
   const policy: Policy = {
     algorithm,
@@ -76,11 +93,23 @@ function checkMagnitudes(policy: Policy): void {
   if (algorithm === 'gcra' || algorithm === 'token-bucket' || algorithm === 'leaky-bucket') {
     const scale = algorithm === 'leaky-bucket' ? 1000 : 1;
     if ((burst + 2) * windowMs * scale > safe) {
-      throw new SluiceConfigError('burst', burst, `too large for a window of ${windowMs} ms: (burst + 2) × window${scale > 1 ? ' × 1000' : ''} must stay below 2^53`);
+      throw new SluiceConfigError(
+        'burst',
+        burst,
+        `too large for a window of ${windowMs} ms: (burst + 2) × window${scale > 1 ? ' × 1000' : ''} must stay below 2^53`,
+      );
     }
   } else if (algorithm === 'sliding-window' && 2 * limit * windowMs > safe) {
-    throw new SluiceConfigError('rate', policy.source, 'too large: 2 × limit × window (ms) must stay below 2^53');
+    throw new SluiceConfigError(
+      'rate',
+      policy.source,
+      'too large: 2 × limit × window (ms) must stay below 2^53',
+    );
   } else if (algorithm === 'sliding-log' && limit > MAX_SLIDING_LOG_LIMIT) {
-    throw new SluiceConfigError('rate', policy.source, `sliding-log keeps one entry per request: its limit must be at most ${MAX_SLIDING_LOG_LIMIT}; use 'sliding-window' for larger limits`);
+    throw new SluiceConfigError(
+      'rate',
+      policy.source,
+      `sliding-log keeps one entry per request: its limit must be at most ${MAX_SLIDING_LOG_LIMIT}; use 'sliding-window' for larger limits`,
+    );
   }
 }

@@ -51,7 +51,12 @@ export class MemoryStore implements Store {
   constructor(options: MemoryStoreOptions = {}) {
     for (const name of Object.keys(options)) {
       if (!OPTIONS.has(name)) {
-        throw new SluiceConfigError(name, (options as Record<string, unknown>)[name], 'unknown MemoryStore option; accepted: maxKeys', 'SLUICE_UNKNOWN_OPTION');
+        throw new SluiceConfigError(
+          name,
+          (options as Record<string, unknown>)[name],
+          'unknown MemoryStore option; accepted: maxKeys',
+          'SLUICE_UNKNOWN_OPTION',
+        );
       }
     }
     const maxKeys = options.maxKeys ?? 100_000;
@@ -83,7 +88,12 @@ export class MemoryStore implements Store {
         this.#insert(id, entry);
       }
     }
-    const step = runStep(entry !== undefined && entry.expiresAt > now ? entry.state : undefined, policy, now, cost);
+    const step = runStep(
+      entry !== undefined && entry.expiresAt > now ? entry.state : undefined,
+      policy,
+      now,
+      cost,
+    );
     if (step.state !== undefined) {
       if (entry === undefined) {
         this.#insert(id, { state: step.state, expiresAt: now + step.ttlMs });

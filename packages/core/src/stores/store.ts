@@ -20,6 +20,11 @@ export interface StoreRequest {
 export interface Store {
   /** Takes `cost` units for the key (or looks, with cost 0) and resolves the verdict. */
   consume(request: StoreRequest): Promise<Verdict>;
+  /**
+   * Optional: the same decision without a promise, for stores that decide in-process (the
+   * memory store). The limiter uses it when present, sparing a promise per decision.
+   */
+  consumeSync?(request: StoreRequest): Verdict;
   /** Forgets the key's state: its next request starts fresh. */
   reset(request: Omit<StoreRequest, 'cost'>): Promise<void>;
 }

@@ -22,10 +22,16 @@ const policyArb = (algorithm: AlgorithmName): fc.Arbitrary<Policy> =>
     );
 
 const requestsArb = (maxCost: number): fc.Arbitrary<Request[]> =>
-  fc.array(fc.tuple(fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 3000 })), fc.integer({ min: 0, max: maxCost })), {
-    minLength: 1,
-    maxLength: 80,
-  });
+  fc.array(
+    fc.tuple(
+      fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 3000 })),
+      fc.integer({ min: 0, max: maxCost }),
+    ),
+    {
+      minLength: 1,
+      maxLength: 80,
+    },
+  );
 
 /** Runs requests through the pure step as a store would, returning (time, cost, verdict) triples. */
 function run(policy: Policy, requests: readonly Request[], start = 1_700_006_400_000) {
@@ -101,7 +107,10 @@ describe.each(ALGORITHMS)('%s invariants (fast-check)', (algorithm) => {
         const rejected = results.findIndex((r) => !r.verdict.allowed && r.verdict.reason === 'limited');
         fc.pre(rejected >= 0);
         const retry = results[rejected]!;
-        const replay = run(policy, [...requests.slice(0, rejected + 1), [retry.verdict.retryAfterMs, retry.cost]]);
+        const replay = run(policy, [
+          ...requests.slice(0, rejected + 1),
+          [retry.verdict.retryAfterMs, retry.cost],
+        ]);
         expect(replay[replay.length - 1]!.verdict.allowed).toBe(true);
       }),
       { numRuns: 200 },
@@ -121,7 +130,9 @@ describe('hard limits (fast-check)', () => {
             for (let j = i; j < admitted.length; j++) {
               units += admitted[j]!.cost;
               const span = admitted[j]!.now - admitted[i]!.now;
-              expect(units).toBeLessThanOrEqual(capacityOf(policy) + Math.floor((span * policy.limit) / policy.windowMs));
+              expect(units).toBeLessThanOrEqual(
+                capacityOf(policy) + Math.floor((span * policy.limit) / policy.windowMs),
+              );
             }
           }
         }),
@@ -143,16 +154,19 @@ describe('hard limits (fast-check)', () => {
     );
   });
 
-  test.each(['fixed-window', 'sliding-window'] as const)('%s: no window of windowMs holds more than 2 × limit', (algorithm) => {
-    fc.assert(
-      fc.property(policyArb(algorithm), requestsArb(4), (policy, requests) => {
-        const admitted = run(policy, requests).filter((r) => r.verdict.allowed && r.cost > 0);
-        for (const a of admitted) {
-          const inWindow = admitted.filter((b) => b.now >= a.now && b.now < a.now + policy.windowMs);
-          expect(inWindow.reduce((sum, b) => sum + b.cost, 0)).toBeLessThanOrEqual(2 * policy.limit);
-        }
-      }),
-      { numRuns: 300 },
-    );
-  });
+  test.each(['fixed-window', 'sliding-window'] as const)(
+    '%s: no window of windowMs holds more than 2 × limit',
+    (algorithm) => {
+      fc.assert(
+        fc.property(policyArb(algorithm), requestsArb(4), (policy, requests) => {
+          const admitted = run(policy, requests).filter((r) => r.verdict.allowed && r.cost > 0);
+          for (const a of admitted) {
+            const inWindow = admitted.filter((b) => b.now >= a.now && b.now < a.now + policy.windowMs);
+            expect(inWindow.reduce((sum, b) => sum + b.cost, 0)).toBeLessThanOrEqual(2 * policy.limit);
+          }
+        }),
+        { numRuns: 300 },
+      );
+    },
+  );
 });

@@ -20,21 +20,45 @@ describe('gcra: redis-cell CL.THROTTLE', () => {
 
   test('README example: limit 16, remaining 15, allowed, retry -1 (0 here), reset after 2 s', async () => {
     const [d] = await burstOf(throttle, 1);
-    expect(d).toMatchObject({ allowed: true, limit: 16, remaining: 15, retryAfterMs: 0, resetMs: 2000, delayMs: 0 });
+    expect(d).toMatchObject({
+      allowed: true,
+      limit: 16,
+      remaining: 15,
+      retryAfterMs: 0,
+      resetMs: 2000,
+      delayMs: 0,
+    });
   });
 
   test('16 pass at once; the 17th waits one emission interval; reset after 16 intervals', async () => {
     const decisions = await burstOf(throttle, 17);
     expect(decisions.filter((d) => d.allowed)).toHaveLength(16);
     expect(decisions[15]).toMatchObject({ remaining: 0, resetMs: 32_000 });
-    expect(decisions[16]).toMatchObject({ allowed: false, remaining: 0, retryAfterMs: 2000, resetMs: 32_000 });
+    expect(decisions[16]).toMatchObject({
+      allowed: false,
+      remaining: 0,
+      retryAfterMs: 2000,
+      resetMs: 32_000,
+    });
   });
 
   test('quantity is the cost; quantity 0 only looks', async () => {
     const limiter = limiterOf(throttle);
-    expect(await limiter.consume('k', { cost: 10 })).toMatchObject({ allowed: true, remaining: 6, resetMs: 20_000 });
-    expect(await limiter.consume('k', { cost: 0 })).toMatchObject({ allowed: true, remaining: 6, resetMs: 20_000 });
-    expect(await limiter.consume('k', { cost: 7 })).toMatchObject({ allowed: false, remaining: 6, retryAfterMs: 2000 });
+    expect(await limiter.consume('k', { cost: 10 })).toMatchObject({
+      allowed: true,
+      remaining: 6,
+      resetMs: 20_000,
+    });
+    expect(await limiter.consume('k', { cost: 0 })).toMatchObject({
+      allowed: true,
+      remaining: 6,
+      resetMs: 20_000,
+    });
+    expect(await limiter.consume('k', { cost: 7 })).toMatchObject({
+      allowed: false,
+      remaining: 6,
+      retryAfterMs: 2000,
+    });
   });
 
   test('a quantity above max_burst + 1 can never pass (redis-cell retry_after -1): finite, no retry', async () => {
@@ -117,10 +141,17 @@ describe('token-bucket: Spring Cloud Gateway RedisRateLimiter', () => {
 
   test('requestedTokens is the cost; the bucket never fills past its capacity', async () => {
     const limiter = limiterOf(gateway);
-    expect(await limiter.consume('k', { cost: 15 })).toMatchObject({ allowed: true, remaining: 5, resetMs: 1500 });
+    expect(await limiter.consume('k', { cost: 15 })).toMatchObject({
+      allowed: true,
+      remaining: 5,
+      resetMs: 1500,
+    });
     clock.advance(60_000);
     expect(await limiter.peek('k')).toMatchObject({ remaining: 20, resetMs: 0 });
-    expect(await limiter.consume('k', { cost: 21 })).toMatchObject({ allowed: false, reason: 'cost-exceeds-capacity' });
+    expect(await limiter.consume('k', { cost: 21 })).toMatchObject({
+      allowed: false,
+      reason: 'cost-exceeds-capacity',
+    });
   });
 });
 
@@ -130,7 +161,11 @@ describe('fixed-window', () => {
     clock.advance(12_345);
     for (let i = 0; i < 3; i++) expect((await limiter.consume('k')).allowed).toBe(true);
     clock.advance(10_000);
-    expect(await limiter.consume('k')).toMatchObject({ allowed: false, retryAfterMs: 50_000, resetMs: 50_000 });
+    expect(await limiter.consume('k')).toMatchObject({
+      allowed: false,
+      retryAfterMs: 50_000,
+      resetMs: 50_000,
+    });
     clock.advance(49_999);
     expect((await limiter.consume('k')).allowed).toBe(false);
     clock.advance(1);

@@ -1,4 +1,11 @@
-import { createLimiter, type AlgorithmName, type Decision, type Limiter, type LimiterOptions, type Store } from '../../src';
+import {
+  createLimiter,
+  type AlgorithmName,
+  type Decision,
+  type Limiter,
+  type LimiterOptions,
+  type Store,
+} from '../../src';
 import { fakeClock, type FakeClock } from './fake-clock';
 
 /** Every algorithm configured so that exactly 5 requests pass at once. */
@@ -25,7 +32,13 @@ export function describeStoreContract(name: string, getStore: () => Store): void
     describe.each(Object.keys(CONFIGS) as AlgorithmName[])('%s', (algorithm) => {
       let clock: FakeClock;
       const make = (extra: Partial<LimiterOptions> = {}): Limiter =>
-        createLimiter({ ...CONFIGS[algorithm], store: getStore(), clock, prefix: `contract-${++prefixes}`, ...extra });
+        createLimiter({
+          ...CONFIGS[algorithm],
+          store: getStore(),
+          clock,
+          prefix: `contract-${++prefixes}`,
+          ...extra,
+        });
       const drain = async (limiter: Limiter, key: string, n: number): Promise<Decision[]> => {
         const decisions: Decision[] = [];
         for (let i = 0; i < n; i++) decisions.push(await limiter.consume(key));
@@ -113,7 +126,12 @@ export function describeStoreContract(name: string, getStore: () => Store): void
       test('a cost larger than the limit can never pass: finite numbers, no retry, nothing taken', async () => {
         const limiter = make();
         const d = await limiter.consume('k', { cost: CAPACITY + 1 });
-        expect(d).toMatchObject({ allowed: false, reason: 'cost-exceeds-capacity', retryAfterMs: 0, remaining: CAPACITY });
+        expect(d).toMatchObject({
+          allowed: false,
+          reason: 'cost-exceeds-capacity',
+          retryAfterMs: 0,
+          remaining: CAPACITY,
+        });
         expect((await drain(limiter, 'k', CAPACITY)).every((x) => x.allowed)).toBe(true);
       });
 
@@ -135,7 +153,21 @@ export function describeStoreContract(name: string, getStore: () => Store): void
 
       test('any key text is a key of its own', async () => {
         const limiter = make();
-        const keys = ['', ' ', '{', '}', '{a}', 'a:b', 'a}:{b', '\r\n', '\u0000', 'ключ', '🔥', '__proto__', 'x'.repeat(10_000)];
+        const keys = [
+          '',
+          ' ',
+          '{',
+          '}',
+          '{a}',
+          'a:b',
+          'a}:{b',
+          '\r\n',
+          '\u0000',
+          'ключ',
+          '🔥',
+          '__proto__',
+          'x'.repeat(10_000),
+        ];
         for (const key of keys) await drain(limiter, key, CAPACITY);
         for (const key of keys) expect((await limiter.consume(key)).allowed).toBe(false);
         expect((await limiter.consume('a')).allowed).toBe(true);

@@ -71,16 +71,29 @@ describe('createLimiter options', () => {
   });
 
   test('property: generated invalid options always throw SluiceConfigError at construction', () => {
-    const invalidBurst = fc.oneof(fc.integer({ max: -1 }), fc.double({ noInteger: true }), fc.constantFrom(NaN, Infinity, -Infinity), fc.string());
+    const invalidBurst = fc.oneof(
+      fc.integer({ max: -1 }),
+      fc.double({ noInteger: true }),
+      fc.constantFrom(NaN, Infinity, -Infinity),
+      fc.string(),
+    );
     const invalidAlgorithm = fc.string().filter((s) => !(ALGORITHMS as readonly string[]).includes(s));
-    const unknownName = fc.string({ minLength: 1 }).filter((s) => !['rate', 'burst', 'algorithm', 'nodelay', 'delay', 'store', 'prefix', 'clock', 'cost'].includes(s));
+    const unknownName = fc
+      .string({ minLength: 1 })
+      .filter(
+        (s) =>
+          !['rate', 'burst', 'algorithm', 'nodelay', 'delay', 'store', 'prefix', 'clock', 'cost'].includes(s),
+      );
     fc.assert(
       fc.property(
         fc.oneof(
           invalidBurst.map((burst) => ({ rate: '1r/s', burst })),
           invalidAlgorithm.map((algorithm) => ({ rate: '1r/s', algorithm })),
           unknownName.map((name) => ({ rate: '1r/s', [name]: 1 })),
-          fc.string().filter((s) => !/^\d/.test(s)).map((rate) => ({ rate })),
+          fc
+            .string()
+            .filter((s) => !/^\d/.test(s))
+            .map((rate) => ({ rate })),
         ),
         (options) => {
           expect(() => createLimiter(options as never)).toThrow(SluiceConfigError);

@@ -30,8 +30,16 @@ describe('parseRate', () => {
   });
 
   test('{ limit, window } with ms or a duration', () => {
-    expect(parseRate('rate', { limit: 100, window: '1m' })).toMatchObject({ limit: 100, windowMs: 60_000, defaultBurst: 99 });
-    expect(parseRate('rate', { limit: 3, window: 250 })).toMatchObject({ limit: 3, windowMs: 250, source: '3/250ms' });
+    expect(parseRate('rate', { limit: 100, window: '1m' })).toMatchObject({
+      limit: 100,
+      windowMs: 60_000,
+      defaultBurst: 99,
+    });
+    expect(parseRate('rate', { limit: 3, window: 250 })).toMatchObject({
+      limit: 3,
+      windowMs: 250,
+      source: '3/250ms',
+    });
   });
 
   test.each([
@@ -48,33 +56,53 @@ describe('parseRate', () => {
     expectConfigError(() => parseRate('rate', text), message);
   });
 
-  test.each([10, NaN, Infinity, null, undefined, [], () => 1, { limit: 0, window: '1s' }, { limit: 1.5, window: '1s' }, { limit: 5, window: '1x' }, { limit: 5, window: '1s', extra: 1 }, { limit: 5 }])(
-    'non-rate value %p is rejected',
-    (value) => {
-      expectConfigError(() => parseRate('rate', value));
-    },
-  );
+  test.each([
+    10,
+    NaN,
+    Infinity,
+    null,
+    undefined,
+    [],
+    () => 1,
+    { limit: 0, window: '1s' },
+    { limit: 1.5, window: '1s' },
+    { limit: 5, window: '1x' },
+    { limit: 5, window: '1s', extra: 1 },
+    { limit: 5 },
+  ])('non-rate value %p is rejected', (value) => {
+    expectConfigError(() => parseRate('rate', value));
+  });
 
   test('the error names the option, the value and what is accepted', () => {
     try {
       parseRate('rate', { limit: -3, window: '1s' });
     } catch (e) {
-      expect(e).toMatchObject({ name: 'SluiceConfigError', option: 'rate.limit', value: -3, code: 'SLUICE_INVALID_OPTION' });
+      expect(e).toMatchObject({
+        name: 'SluiceConfigError',
+        option: 'rate.limit',
+        value: -3,
+        code: 'SLUICE_INVALID_OPTION',
+      });
       expect((e as Error).message).toBe('rate.limit -3: must be a whole number from 1 to 1000000000');
     }
   });
 
   test('property: every nginx rate round-trips to the same requests per ms', () => {
     fc.assert(
-      fc.property(fc.integer({ min: 1, max: 10_000_000 }), fc.integer({ min: 0, max: 3 }), fc.constantFrom('s', 'm'), (scaled, decimals, unit) => {
-        const value = scaled / 10 ** decimals;
-        const text = `${value.toFixed(decimals)}r/${unit}`;
-        const rate = parseRate('rate', text);
-        const unitMs = unit === 's' ? 1_000 : 60_000;
-        expect(Number.isInteger(rate.limit) && Number.isInteger(rate.windowMs)).toBe(true);
-        expect(rate.limit * unitMs * 10 ** decimals).toBe(scaled * rate.windowMs);
-        expect(rate.defaultBurst).toBe(0);
-      }),
+      fc.property(
+        fc.integer({ min: 1, max: 10_000_000 }),
+        fc.integer({ min: 0, max: 3 }),
+        fc.constantFrom('s', 'm'),
+        (scaled, decimals, unit) => {
+          const value = scaled / 10 ** decimals;
+          const text = `${value.toFixed(decimals)}r/${unit}`;
+          const rate = parseRate('rate', text);
+          const unitMs = unit === 's' ? 1_000 : 60_000;
+          expect(Number.isInteger(rate.limit) && Number.isInteger(rate.windowMs)).toBe(true);
+          expect(rate.limit * unitMs * 10 ** decimals).toBe(scaled * rate.windowMs);
+          expect(rate.defaultBurst).toBe(0);
+        },
+      ),
     );
   });
 
@@ -88,7 +116,10 @@ describe('parseRate', () => {
           fc.pre(amount * (ms as number) <= 365 * 86_400_000);
           const rate = parseRate('rate', `${limit}/${amount}${unit as string}`);
           expect(rate).toMatchObject({ limit, windowMs: amount * (ms as number), defaultBurst: limit - 1 });
-          expect(parseRate('rate', { limit, window: rate.windowMs })).toMatchObject({ limit, windowMs: rate.windowMs });
+          expect(parseRate('rate', { limit, window: rate.windowMs })).toMatchObject({
+            limit,
+            windowMs: rate.windowMs,
+          });
         },
       ),
     );
@@ -97,18 +128,25 @@ describe('parseRate', () => {
   test('property: any other input throws SluiceConfigError and nothing else', () => {
     const valid = /^(\d{1,10}(\.\d{1,6})?r\/[sm]|\d{1,10}\/(\d+|\d{1,12}(\.\d{1,6})?(ms|s|m|h|d)))$/;
     fc.assert(
-      fc.property(fc.oneof(fc.string(), fc.string({ unit: fc.constantFrom(...'0123456789./rsmhdx -e+') }), fc.anything()), (value) => {
-        let result: unknown;
-        try {
-          result = parseRate('rate', value);
-        } catch (e) {
-          expect(e).toBeInstanceOf(SluiceConfigError);
-          return;
-        }
-        // Whatever was accepted is a well-formed rate.
-        expect(typeof value === 'string' ? valid.test(value) : typeof value === 'object').toBe(true);
-        expect(result).toMatchObject({ limit: expect.any(Number), windowMs: expect.any(Number) });
-      }),
+      fc.property(
+        fc.oneof(
+          fc.string(),
+          fc.string({ unit: fc.constantFrom(...'0123456789./rsmhdx -e+') }),
+          fc.anything(),
+        ),
+        (value) => {
+          let result: unknown;
+          try {
+            result = parseRate('rate', value);
+          } catch (e) {
+            expect(e).toBeInstanceOf(SluiceConfigError);
+            return;
+          }
+          // Whatever was accepted is a well-formed rate.
+          expect(typeof value === 'string' ? valid.test(value) : typeof value === 'object').toBe(true);
+          expect(result).toMatchObject({ limit: expect.any(Number), windowMs: expect.any(Number) });
+        },
+      ),
     );
   });
 });
@@ -127,9 +165,12 @@ describe('parseDuration', () => {
     expect(parseDuration('window', input)).toBe(ms);
   });
 
-  test.each([0, -1, 1.5, NaN, Infinity, '0s', '1.5ms', '1w', '1 s', 's', '', '366d', null, {}])('%p is rejected', (input) => {
-    expectConfigError(() => parseDuration('window', input), /^window /);
-  });
+  test.each([0, -1, 1.5, NaN, Infinity, '0s', '1.5ms', '1w', '1 s', 's', '', '366d', null, {}])(
+    '%p is rejected',
+    (input) => {
+      expectConfigError(() => parseDuration('window', input), /^window /);
+    },
+  );
 
   test('property: integer ms and unit strings round-trip; garbage throws SluiceConfigError only', () => {
     fc.assert(
