@@ -9,6 +9,7 @@ export { resolvePolicy } from './policy/resolve-policy';
 export type { PolicyOptions } from './policy/resolve-policy';
 export { MemoryStore } from './stores/memory-store';
 export type { MemoryStoreOptions } from './stores/memory-store';
+export { RedisStore, type RedisStoreClient, type RedisStoreOptions } from './stores/redis/redis-store';
 export type { Store, StoreRequest } from './stores/store';
 export { algorithms, runStep } from './algorithms';
 export type { Algorithm, AlgorithmStates, Step } from './algorithms';

@@ -1,0 +1,59 @@
+import { createHash } from 'node:crypto';
+import type { AlgorithmName } from '../../types';
+
+/**
+ * Characters rewritten by {@link escapeKeyText}: `%` (the escape character itself), `{` and `}`
+ * (Redis Cluster hashes only the text between the first `{` and the next `}`, so a brace in user
+ * text could pick the slot), and lone UTF-16 surrogates (UTF-8 encodes each as U+FFFD, which
+ * would merge distinct keys).
+ */
+const UNSAFE = /[%{}]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+
+/** Escaped text longer than this is replaced by its SHA-256: a hostile 10 kB key costs 66 bytes. */
+export const MAX_VERBATIM_KEY_LENGTH = 256;
+
+/**
+ * Rewrites any text into a non-empty segment without braces, one-to-one:
+ *
+ * - `%` → `%25`, `{` → `%7B`, `}` → `%7D`, a lone surrogate → `%u` + 4 hex digits;
+ * - the empty text → `%` alone, which no escape produces (every `%` written is followed by hex
+ *   or `u`): an empty hash tag `{}` would not count as a tag on Cluster;
+ * - a result longer than {@link MAX_VERBATIM_KEY_LENGTH} → `%h` + its SHA-256 in hex, a form
+ *   escaping never produces either.
+ *
+ * Everything else (`:`, spaces, CR/LF, NUL, any Unicode) is kept: Redis keys are binary-safe.
+ */
+export function escapeKeyText(text: string): string {
+  if (text === '') return '%';
+  const escaped = text.replace(UNSAFE, (ch) =>
+    ch.length === 1 && ch.charCodeAt(0) < 0x80
+      ? `%${ch.charCodeAt(0).toString(16).toUpperCase()}`
+      : `%u${ch.charCodeAt(0).toString(16).toUpperCase()}`,
+  );
+  if (escaped.length <= MAX_VERBATIM_KEY_LENGTH) return escaped;
+  return `%h${createHash('sha256').update(escaped).digest('hex')}`;
+}
+
+/**
+ * The Redis key holding one algorithm's state for one user key:
+ * `[<store prefix>:]<limiter prefix>:{<key>}:<algorithm>`, every text part escaped with
+ * {@link escapeKeyText}. The escaped user key is the key's only `{…}`, so it alone chooses the
+ * Cluster slot, is never empty, and always stays inside the prefixes' namespace.
+ *
+ * @param storePrefix - the `RedisStore` prefix, or `undefined` for none
+ * @param prefix - the limiter's prefix
+ * @param key - the user's key, any string
+ * @param algorithm - the algorithm, so two algorithms never read each other's state
+ */
+export function redisKey(
+  storePrefix: string | undefined,
+  prefix: string,
+  key: string,
+  algorithm: AlgorithmName,
+): string {
+  const namespace =
+    storePrefix === undefined
+      ? escapeKeyText(prefix)
+      : `${escapeKeyText(storePrefix)}:${escapeKeyText(prefix)}`;
+  return `${namespace}:{${escapeKeyText(key)}}:${algorithm}`;
+}

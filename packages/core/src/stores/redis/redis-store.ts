@@ -1,0 +1,164 @@
+import { SluiceConfigError } from '../../policy/config-error';
+import { ALGORITHMS, type AlgorithmName, type Verdict } from '../../types';
+import type { Store, StoreRequest } from '../store';
+import type { RedisStoreClient, ScriptCommand } from './redis-client';
+import { COMMAND_NAMES, scriptArgs, toVerdict } from './redis-command';
+import { redisKey } from './redis-keys';
+import { LUA_SCRIPTS } from './scripts';
+
+export type { RedisStoreClient } from './redis-client';
+
+/** Options of {@link RedisStore}. */
+export interface RedisStoreOptions {
+  /**
+   * Your ioredis client: a `Redis` (standalone, or Sentinel) or a `Cluster`. The store registers
+   * its scripts on it and never closes it. Commands go through the client's own settings
+   * (`keyPrefix`, timeouts, offline queue), so a `keyPrefix` lands before every sluice key.
+   */
+  client: RedisStoreClient;
+  /**
+   * A namespace put before every key this store writes, ahead of the limiter's own `prefix`:
+   * keys read `<prefix>:<limiter prefix>:{<key>}:<algorithm>`. Use it to share one Redis between
+   * applications. Braces in it are escaped like key text, so it never chooses the Cluster slot.
+   * @defaultValue none: keys read `<limiter prefix>:{<key>}:<algorithm>`, e.g. `sluice:{user:42}:gcra`
+   */
+  prefix?: string;
+}
+
+const OPTIONS = new Set(['client', 'prefix']);
+
+/** Clients whose scripts are already defined: `defineCommand` runs once per client. */
+const registered = new WeakSet<RedisStoreClient>();
+
+/**
+ * A store in Redis, standalone or Cluster, for limits shared by many app servers.
+ *
+ * Each decision is one round trip: one `EVALSHA` of the algorithm's Lua script, which reads the
+ * state, decides exactly as the in-memory algorithm does and writes the new state with its TTL,
+ * atomically (never a read-modify-write from Node). ioredis sends the script itself only when the
+ * server answers `NOSCRIPT` (after a restart or `SCRIPT FLUSH`); any other error rejects.
+ *
+ * - Time: the Redis server's `TIME`, so app servers whose clocks disagree share one exact limit;
+ *   when the limiter has a `clock`, that time is sent instead.
+ * - Keys: `<limiter prefix>:{<key>}:<algorithm>`, one key per decision. The user's key is escaped
+ *   (`%` `{` `}` and lone surrogates as `%XX`, the empty key as `%`, and text over 256 characters
+ *   replaced by its SHA-256), so whatever it holds it is the hash tag: it cannot pick another
+ *   Cluster slot, collide with another key or leave the prefix.
+ * - Memory: every key expires when its state is no longer needed (at most the time to refill
+ *   fully, or one window); an idle user costs nothing.
+ *
+ * Requires Redis 5 or later (Redis 3.2–4 work too: the scripts ask for effects replication).
+ *
+ * @example
+ * ```ts
+ * import Redis from 'ioredis';
+ * import { createLimiter, RedisStore } from '@sluice/core';
+ *
+ * const client = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
+ * // On Redis Cluster: new Cluster([{ host: '10.0.0.1', port: 6379 }]) — nothing else changes.
+ * const limiter = createLimiter({ rate: '10r/s', burst: 20, store: new RedisStore({ client }) });
+ *
+ * const decision = await limiter.consume('user:42');
+ * if (!decision.allowed) console.log(`retry in ${decision.retryAfterMs} ms`);
+ * ```
+ */
+export class RedisStore implements Store {
+  /** The namespace before every key, if any. */
+  readonly prefix: string | undefined;
+  readonly #client: RedisStoreClient;
+  readonly #commands: Record<AlgorithmName, ScriptCommand>;
+
+  /**
+   * @param options - `client` (required) and `prefix`
+   * @throws {@link SluiceConfigError} when `client` is not an ioredis client or an option is invalid
+   */
+  constructor(options: RedisStoreOptions) {
+    if (typeof options !== 'object' || options === null) {
+      throw new SluiceConfigError('options', options, 'expected an object such as { client: new Redis() }');
+    }
+    for (const name of Object.keys(options)) {
+      if (!OPTIONS.has(name)) {
+        throw new SluiceConfigError(
+          name,
+          (options as unknown as Record<string, unknown>)[name],
+          'unknown RedisStore option; accepted: client, prefix',
+          'SLUICE_UNKNOWN_OPTION',
+        );
+      }
+    }
+    const { client, prefix } = options;
+    if (
+      typeof client !== 'object' ||
+      client === null ||
+      typeof client.defineCommand !== 'function' ||
+      typeof client.del !== 'function'
+    ) {
+      throw new SluiceConfigError(
+        'client',
+        client,
+        'expected an ioredis client: new Redis(...) or new Cluster([...])',
+      );
+    }
+    if (prefix !== undefined && (typeof prefix !== 'string' || prefix.length === 0)) {
+      throw new SluiceConfigError('prefix', prefix, 'must be a non-empty string (or left out)');
+    }
+    this.prefix = prefix;
+    this.#client = client;
+    this.#commands = scriptCommands(client);
+  }
+
+  /** Runs the policy's script on the key: one round trip, atomic. */
+  consume(request: StoreRequest): Promise<Verdict> {
+    const { nowMs } = request;
+    if (nowMs !== undefined && !(Number.isSafeInteger(nowMs) && nowMs >= 0)) {
+      return Promise.reject(
+        new SluiceConfigError(
+          'nowMs',
+          nowMs,
+          'must be epoch milliseconds: a whole number >= 0',
+          'SLUICE_INVALID_ARGUMENT',
+        ),
+      );
+    }
+    const run = this.#commands[request.policy.algorithm];
+    return run(this.keyOf(request), ...scriptArgs(request)).then(toVerdict);
+  }
+
+  /** Deletes the key's state for the policy's algorithm: its next request starts fresh. */
+  async reset(request: Omit<StoreRequest, 'cost'>): Promise<void> {
+    await this.#client.del(this.keyOf(request));
+  }
+
+  /**
+   * The Redis key that holds a request's state (see {@link redisKey}), for inspection and tests.
+   * @param request - the limiter prefix, the user's key and the policy
+   */
+  keyOf({ prefix, key, policy }: Pick<StoreRequest, 'prefix' | 'key' | 'policy'>): string {
+    return redisKey(this.prefix, prefix, key, policy.algorithm);
+  }
+}
+
+/** Defines the scripts on the client (once per client) and returns the methods that run them. */
+function scriptCommands(client: RedisStoreClient): Record<AlgorithmName, ScriptCommand> {
+  if (!registered.has(client)) {
+    for (const algorithm of ALGORITHMS) {
+      client.defineCommand(COMMAND_NAMES[algorithm], { lua: LUA_SCRIPTS[algorithm], numberOfKeys: 1 });
+    }
+    registered.add(client);
+  }
+  // defineCommand adds each script as a method named at run time, which TypeScript cannot see.
+  const methods = client as unknown as Record<string, ScriptCommand | undefined>;
+  const commands = {} as Record<AlgorithmName, ScriptCommand>;
+  for (const algorithm of ALGORITHMS) {
+    const method = methods[COMMAND_NAMES[algorithm]];
+    if (typeof method !== 'function') {
+      throw new SluiceConfigError(
+        'client',
+        client,
+        'defineCommand did not add the script as a method: expected an ioredis client',
+      );
+    }
+    commands[algorithm] = method.bind(client);
+  }
+  return commands;
+}
