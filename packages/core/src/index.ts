@@ -15,3 +15,7 @@ export { algorithms, runStep } from './algorithms';
 export type { Algorithm, AlgorithmStates, Step } from './algorithms';
 export { ALGORITHMS } from './types';
 export type { AlgorithmName, Decision, Policy, RejectReason, Verdict } from './types';
+export type { DegradedMode, LimiterEventName, LimiterEvents, LimiterListener } from './resilience/events';
+export type { InsuranceOption, OnStoreError } from './resilience/on-store-error';
+export { StoreTimeoutError } from './resilience/store-errors';
+export { capacityOf } from './policy/resolve-policy';

@@ -35,8 +35,11 @@ export interface Policy {
   readonly source: string;
 }
 
-/** Why a request was rejected. */
-export type RejectReason = 'limited' | 'cost-exceeds-capacity';
+/**
+ * Why a request was rejected: `'limited'`; `'cost-exceeds-capacity'` when the cost can never
+ * pass; `'store-unavailable'` when the store failed and `onStoreError` is `'fail-closed'`.
+ */
+export type RejectReason = 'limited' | 'cost-exceeds-capacity' | 'store-unavailable';
 
 /**
  * The answer an algorithm or store gives for one request. Every number is a finite integer >= 0.
@@ -54,7 +57,7 @@ export interface Verdict {
   readonly retryAfterMs: number;
   /** Milliseconds the admitted request should be held before it proceeds (`leaky-bucket` without `nodelay`); else 0. */
   readonly delayMs: number;
-  /** Set on a rejection: `'limited'`, or `'cost-exceeds-capacity'` when the cost exceeds `limit` and can never pass. */
+  /** Set on a rejection: `'limited'`, `'cost-exceeds-capacity'` (the cost exceeds `limit` and can never pass) or `'store-unavailable'`. */
   readonly reason?: RejectReason;
 }
 
@@ -64,4 +67,10 @@ export interface Decision extends Verdict {
   readonly key: string;
   /** The policy that decided. */
   readonly policy: Policy;
+  /**
+   * Set when the store could not decide (down, or slower than `timeoutMs`) and `onStoreError`
+   * did: `'fail-open'` (admitted unchecked), `'fail-closed'` (rejected) or `'insurance'` (decided
+   * by the insurance store).
+   */
+  readonly degraded?: 'fail-open' | 'fail-closed' | 'insurance';
 }

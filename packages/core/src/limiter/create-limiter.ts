@@ -1,9 +1,12 @@
 import { SluiceConfigError } from '../policy/config-error';
 import { MAX_LIMIT } from '../policy/rate';
 import { resolvePolicy, type PolicyOptions } from '../policy/resolve-policy';
+import { LimiterEmitter, type LimiterEventName, type LimiterListener } from '../resilience/events';
+import { resolveOnStoreError, type OnStoreError } from '../resilience/on-store-error';
+import { guardStore, type GuardedVerdict } from '../resilience/store-guard';
 import { MemoryStore } from '../stores/memory-store';
 import type { Store } from '../stores/store';
-import type { Decision, Policy, Verdict } from '../types';
+import type { Decision, Policy } from '../types';
 
 /** Options of {@link createLimiter}. */
 export interface LimiterOptions extends PolicyOptions {
@@ -18,6 +21,19 @@ export interface LimiterOptions extends PolicyOptions {
   clock?: () => number;
   /** Units a request takes when `consume` is given no cost. @defaultValue 1 */
   cost?: number;
+  /**
+   * What to do when a remote store (Redis) fails or is slower than `timeoutMs`. Not used with
+   * in-process stores, which cannot be unavailable.
+   * @defaultValue `{ insurance: new MemoryStore() }`: keep limiting on this instance alone
+   */
+  onStoreError?: OnStoreError;
+  /**
+   * A remote store slower than this counts as failed; the request is decided by `onStoreError`
+   * instead of waiting, whatever the client's reconnect and offline-queue settings are. After
+   * repeated failures the store is left alone for 250 ms, then probed by one request.
+   * @defaultValue 50
+   */
+  timeoutMs?: number;
 }
 
 /** Per-call options of {@link Limiter.consume}. */
@@ -42,6 +58,13 @@ export interface Limiter {
   peek(key: string): Promise<Decision>;
   /** Forgets `key`: its next request starts with the full limit. */
   reset(key: string): Promise<void>;
+  /**
+   * Listens to `limited`, `storeError`, `storeRecovered` or `fallback`. A listener that throws
+   * never breaks a request.
+   */
+  on<E extends LimiterEventName>(event: E, listener: LimiterListener<E>): Limiter;
+  /** Stops listening. */
+  off<E extends LimiterEventName>(event: E, listener: LimiterListener<E>): Limiter;
 }
 
 const OPTION_NAMES = new Set([
@@ -54,6 +77,8 @@ const OPTION_NAMES = new Set([
   'prefix',
   'clock',
   'cost',
+  'onStoreError',
+  'timeoutMs',
 ]);
 
 /**
@@ -106,6 +131,12 @@ export function createLimiter(options: LimiterOptions): Limiter {
     throw new SluiceConfigError('clock', clock, 'must be a function returning epoch milliseconds');
   }
   const defaultCost = checkCost('cost', options.cost ?? 1);
+  const timeoutMs = options.timeoutMs ?? 50;
+  if (typeof timeoutMs !== 'number' || !Number.isInteger(timeoutMs) || timeoutMs < 1 || timeoutMs > 60_000) {
+    throw new SluiceConfigError('timeoutMs', timeoutMs, 'must be a whole number of milliseconds from 1 to 60000');
+  }
+  const onStoreError = resolveOnStoreError(options.onStoreError);
+  const events = new LimiterEmitter();
 
   const now = (): number | undefined => {
     if (clock === undefined) return undefined;
@@ -115,27 +146,40 @@ export function createLimiter(options: LimiterOptions): Limiter {
     return Math.floor(ms);
   };
 
-  const decisionOf = (v: Verdict, key: string): Decision => ({
-    allowed: v.allowed,
-    limit: v.limit,
-    remaining: v.remaining,
-    resetMs: v.resetMs,
-    retryAfterMs: v.retryAfterMs,
-    delayMs: v.delayMs,
-    ...(v.reason === undefined ? {} : { reason: v.reason }),
-    key,
-    policy,
-  });
+  const decisionOf = (v: GuardedVerdict, key: string): Decision => {
+    const decision: Decision = {
+      allowed: v.allowed,
+      limit: v.limit,
+      remaining: v.remaining,
+      resetMs: v.resetMs,
+      retryAfterMs: v.retryAfterMs,
+      delayMs: v.delayMs,
+      ...(v.reason === undefined ? {} : { reason: v.reason }),
+      key,
+      policy,
+      ...(v.degraded === undefined ? {} : { degraded: v.degraded }),
+    };
+    if (!decision.allowed && events.has('limited')) events.emit('limited', decision);
+    if (decision.degraded !== undefined && events.has('fallback')) events.emit('fallback', decision);
+    return decision;
+  };
+  // In-process stores answer synchronously and cannot be unavailable; remote ones are guarded.
+  const consumeSync = store.consumeSync?.bind(store);
+  const consumeRemote =
+    consumeSync === undefined
+      ? guardStore({ store, policy, onStoreError, timeoutMs, events, now: clock ?? Date.now })
+      : undefined;
+
   // Not async: a bad key or clock is a programming error, thrown at the call, not a rejection.
   const decide = (key: string, cost: number): Promise<Decision> => {
     if (typeof key !== 'string')
       throw new SluiceConfigError('key', key, 'must be a string', 'SLUICE_INVALID_ARGUMENT');
     const request = { prefix, key, policy, cost, nowMs: now() };
-    if (store.consumeSync !== undefined) return Promise.resolve(decisionOf(store.consumeSync(request), key));
-    return store.consume(request).then((verdict) => decisionOf(verdict, key));
+    if (consumeSync !== undefined) return Promise.resolve(decisionOf(consumeSync(request), key));
+    return (consumeRemote as NonNullable<typeof consumeRemote>)(request).then((verdict) => decisionOf(verdict, key));
   };
 
-  return {
+  const limiter: Limiter = {
     policy,
     store,
     consume(key, consumeOptions) {
@@ -150,7 +194,16 @@ export function createLimiter(options: LimiterOptions): Limiter {
         throw new SluiceConfigError('key', key, 'must be a string', 'SLUICE_INVALID_ARGUMENT');
       return store.reset({ prefix, key, policy, nowMs: now() });
     },
+    on(event, listener) {
+      events.on(event, listener);
+      return limiter;
+    },
+    off(event, listener) {
+      events.off(event, listener);
+      return limiter;
+    },
   };
+  return limiter;
 }
 
 function checkCost(option: string, cost: unknown): number {

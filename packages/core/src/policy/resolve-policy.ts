@@ -86,6 +86,13 @@ export function resolvePolicy(options: PolicyOptions): Policy {
   return policy;
 }
 
+/** Requests allowed at once: `burst + 1` for the bucket algorithms, `limit` for the window ones. */
+export function capacityOf(policy: Policy): number {
+  return policy.algorithm === 'gcra' || policy.algorithm === 'token-bucket' || policy.algorithm === 'leaky-bucket'
+    ? policy.burst + 1
+    : policy.limit;
+}
+
 /** Keeps every integer an algorithm computes below 2^53, where doubles (JS and Lua) are exact. */
 function checkMagnitudes(policy: Policy): void {
   const { algorithm, limit, windowMs, burst } = policy;

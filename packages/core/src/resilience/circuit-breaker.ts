@@ -1,0 +1,47 @@
+/**
+ * Stops asking a failing store for a while. Closed: every request goes to the store. After
+ * `threshold` consecutive failures it opens for `cooldownMs`: no request goes to the store.
+ * Then it half-opens: exactly one request (the probe) goes to the store; success closes it,
+ * failure opens it again. With a cooldown well under a second, a store that comes back is used
+ * again within a second, and a dead one costs one timed-out probe per cooldown.
+ */
+export class CircuitBreaker {
+  #failures = 0;
+  #openUntil = 0;
+  #probing = false;
+  #firstFailureAt = 0;
+
+  constructor(
+    private readonly threshold: number,
+    private readonly cooldownMs: number,
+    private readonly now: () => number,
+  ) {}
+
+  /** Whether the next request may go to the store; when half-open, only the first caller gets true. */
+  allow(): boolean {
+    if (this.#failures < this.threshold) return true;
+    if (this.#probing || this.now() < this.#openUntil) return false;
+    this.#probing = true;
+    return true;
+  }
+
+  /** Ms until the store will be tried again (0 when closed). */
+  retryInMs(): number {
+    return this.#failures < this.threshold ? 0 : Math.max(0, this.#openUntil - this.now());
+  }
+
+  /** Records a success; returns the outage it ends, if any. */
+  succeeded(): { downMs: number; failures: number } | undefined {
+    const failures = this.#failures;
+    this.#failures = 0;
+    this.#probing = false;
+    return failures === 0 ? undefined : { downMs: Math.max(0, this.now() - this.#firstFailureAt), failures };
+  }
+
+  failed(): void {
+    if (this.#failures === 0) this.#firstFailureAt = this.now();
+    this.#failures++;
+    this.#probing = false;
+    if (this.#failures >= this.threshold) this.#openUntil = this.now() + this.cooldownMs;
+  }
+}

@@ -1,0 +1,65 @@
+import type { Decision } from '../types';
+
+/** How a decision was made when the store could not make it. */
+export type DegradedMode = 'fail-open' | 'fail-closed' | 'insurance';
+
+/** The events a limiter emits, with their payloads. */
+export interface LimiterEvents {
+  /** A request was rejected (by the store, the insurance store or fail-closed). */
+  limited: Decision;
+  /** The store failed or was slower than `timeoutMs`; `mode` says how the request was decided instead. */
+  storeError: { readonly error: Error; readonly key: string; readonly mode: DegradedMode };
+  /** The store answered again after failing; `downMs` since its first failure. */
+  storeRecovered: { readonly downMs: number; readonly failures: number };
+  /** A decision was made without the store (circuit open or store error). */
+  fallback: Decision;
+}
+
+/** Name of a limiter event. */
+export type LimiterEventName = keyof LimiterEvents;
+
+/** A listener of one event. */
+export type LimiterListener<E extends LimiterEventName> = (payload: LimiterEvents[E]) => void;
+
+/**
+ * A small typed emitter. A listener that throws never breaks a request: the error is reported
+ * once per emitter as a process warning and otherwise ignored.
+ */
+export class LimiterEmitter {
+  readonly #listeners: { [E in LimiterEventName]?: Array<LimiterListener<E>> } = {};
+  #warned = false;
+
+  /** Adds a listener. */
+  on<E extends LimiterEventName>(event: E, listener: LimiterListener<E>): this {
+    ((this.#listeners[event] ??= []) as Array<LimiterListener<E>>).push(listener);
+    return this;
+  }
+
+  /** Removes a listener added with {@link LimiterEmitter.on}. */
+  off<E extends LimiterEventName>(event: E, listener: LimiterListener<E>): this {
+    const list = this.#listeners[event] as Array<LimiterListener<E>> | undefined;
+    const index = list?.indexOf(listener) ?? -1;
+    if (list && index >= 0) list.splice(index, 1);
+    return this;
+  }
+
+  /** Whether anyone listens: lets hot paths skip building a payload. */
+  has(event: LimiterEventName): boolean {
+    return (this.#listeners[event]?.length ?? 0) > 0;
+  }
+
+  emit<E extends LimiterEventName>(event: E, payload: LimiterEvents[E]): void {
+    const list = this.#listeners[event] as Array<LimiterListener<E>> | undefined;
+    if (!list) return;
+    for (const listener of list) {
+      try {
+        listener(payload);
+      } catch (error) {
+        if (!this.#warned) {
+          this.#warned = true;
+          process.emitWarning(`a sluice '${event}' listener threw (ignored; further ones are not reported): ${String(error)}`, 'SluiceListenerWarning');
+        }
+      }
+    }
+  }
+}

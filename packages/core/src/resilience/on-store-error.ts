@@ -1,0 +1,52 @@
+import { SluiceConfigError } from '../policy/config-error';
+import { MemoryStore } from '../stores/memory-store';
+import type { Store } from '../stores/store';
+
+/**
+ * What to do when the store fails or is slower than `timeoutMs`:
+ * - `'fail-open'`: admit the request (the decision says `degraded: 'fail-open'`);
+ * - `'fail-closed'`: reject it with `reason: 'store-unavailable'` (adapters reply 503 + Retry-After);
+ * - `{ insurance, instances? }`: decide with a second store, typically a `MemoryStore`, so limits
+ *   still hold on each instance; `instances` divides the insurance limit by the number of app
+ *   instances expected to share the load, so the sum stays near the shared limit.
+ */
+export type OnStoreError = 'fail-open' | 'fail-closed' | InsuranceOption;
+
+/** `onStoreError` with an insurance store. */
+export interface InsuranceOption {
+  /** The store that decides while the main store is away. */
+  insurance: Store;
+  /** Divide the limit by this many instances while insured. @defaultValue 1 */
+  instances?: number;
+}
+
+/** `onStoreError`, validated. */
+export type ResolvedOnStoreError =
+  | { readonly mode: 'fail-open' }
+  | { readonly mode: 'fail-closed' }
+  | { readonly mode: 'insurance'; readonly store: Store; readonly instances: number };
+
+const ACCEPTED = `expected 'fail-open', 'fail-closed' or { insurance: new MemoryStore(), instances?: number }`;
+
+/**
+ * Validates `onStoreError`. The default is an in-process `MemoryStore` as insurance: an outage
+ * of the shared store never removes all protection (each instance keeps limiting on its own).
+ */
+export function resolveOnStoreError(value: unknown): ResolvedOnStoreError {
+  if (value === undefined) return { mode: 'insurance', store: new MemoryStore(), instances: 1 };
+  if (value === 'fail-open' || value === 'fail-closed') return { mode: value };
+  if (typeof value !== 'object' || value === null) throw new SluiceConfigError('onStoreError', value, ACCEPTED);
+  for (const name of Object.keys(value)) {
+    if (name !== 'insurance' && name !== 'instances') {
+      throw new SluiceConfigError(`onStoreError.${name}`, (value as Record<string, unknown>)[name], `unknown field; ${ACCEPTED}`);
+    }
+  }
+  const { insurance, instances = 1 } = value as Partial<InsuranceOption>;
+  if (typeof insurance !== 'object' || insurance === null || typeof insurance.consume !== 'function') {
+    throw new SluiceConfigError('onStoreError.insurance', insurance, 'expected a store such as new MemoryStore()');
+  }
+  if (typeof instances !== 'number' || !Number.isInteger(instances) || instances < 1) {
+    throw new SluiceConfigError('onStoreError.instances', instances, 'must be a whole number >= 1');
+  }
+  return { mode: 'insurance', store: insurance, instances };
+}
