@@ -31,14 +31,26 @@ export function describeStoreContract(name: string, getStore: () => Store): void
   describe(`store contract: ${name}`, () => {
     describe.each(Object.keys(CONFIGS) as AlgorithmName[])('%s', (algorithm) => {
       let clock: FakeClock;
-      const make = (extra: Partial<LimiterOptions> = {}): Limiter =>
-        createLimiter({
+      const make = (extra: Partial<LimiterOptions> = {}): Limiter => {
+        const limiter = createLimiter({
           ...CONFIGS[algorithm],
           store: getStore(),
           clock,
           prefix: `contract-${++prefixes}`,
+          // The store itself must decide: a slow or failed call must fail the test, not be
+          // answered by the insurance store (which would give the same numbers).
+          onStoreError: 'fail-closed',
+          timeoutMs: 10_000,
           ...extra,
         });
+        limiter.on('fallback', (d) => undecided.push(`${d.degraded} for key ${JSON.stringify(d.key)}`));
+        return limiter;
+      };
+      const undecided: string[] = [];
+      afterEach(() => {
+        expect(undecided).toEqual([]);
+        undecided.length = 0;
+      });
       const drain = async (limiter: Limiter, key: string, n: number): Promise<Decision[]> => {
         const decisions: Decision[] = [];
         for (let i = 0; i < n; i++) decisions.push(await limiter.consume(key));
