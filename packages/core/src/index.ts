@@ -19,3 +19,5 @@ export type { DegradedMode, LimiterEventName, LimiterEvents, LimiterListener } f
 export type { InsuranceOption, OnStoreError } from './resilience/on-store-error';
 export { StoreTimeoutError } from './resilience/store-errors';
 export { capacityOf } from './policy/resolve-policy';
+export * from './keys';
+export * from './http';

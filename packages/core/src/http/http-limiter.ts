@@ -1,0 +1,224 @@
+import { RequestView, type HttpRequest } from '../keys/http-request';
+import type { Limiter } from '../limiter/create-limiter';
+import { SluiceConfigError } from '../policy/config-error';
+import type { Decision } from '../types';
+import type { HeaderList, HttpOutcome, LimitEvent, RateLimitOptions } from './http-options';
+import { rateLimitHeaders, retryAfterSeconds } from './rate-limit-headers';
+import { rejectionBody } from './reply-body';
+import { resolveHttpLimit, type ResolvedLimit } from './resolve-http-options';
+
+/** Header set on requests `dryRun` let through: `rejected` or `delayed`, what would have happened. */
+export const DRY_RUN_HEADER = 'Sluice-Dry-Run';
+
+/**
+ * One or several limits on a route, resolved once; adapters call {@link HttpLimiter.decide} per request.
+ */
+export interface HttpLimiter<TRequest, THandler> {
+  /** The limiters, in the order the limits were given (for `reset`, `peek`, tests). */
+  readonly limiters: readonly Limiter[];
+  /**
+   * Decides what happens to a request: keys, cost, consumption, headers, status, body.
+   * Rejects only when a store fails or a user callback throws.
+   *
+   * @param request - the framework's request, handed to `key`, `cost`, `skip` functions and events
+   * @param http - the same request in the neutral shape
+   */
+  decide(request: TRequest, http: HttpRequest): Promise<HttpOutcome<THandler>>;
+}
+
+/** One limit taking part in a request. */
+interface Entry<TRequest, THandler> {
+  readonly limit: ResolvedLimit<TRequest, THandler>;
+  readonly key: string;
+  readonly cost: number | undefined;
+}
+
+interface Result<TRequest, THandler> {
+  readonly entry: Entry<TRequest, THandler>;
+  readonly decision: Decision;
+}
+
+/**
+ * Builds the framework-neutral limiter behind every adapter from one limit's options, or from an
+ * array of them: several limits on one route (say per IP, then per SKU), applied in order.
+ *
+ * **What several limits guarantee.** Every limit's key is resolved first, then each limit is
+ * peeked (cost 0, changes nothing). If a limit cannot admit the request's cost, only that limit
+ * is asked, the rejection leaves its state as it was, and no unit of any other limit is used.
+ * Otherwise the limits consume in order and stop at the first rejection, so later limits are
+ * never touched. One case remains, without atomic multi-key scripts: requests racing between the
+ * peek and the consume can drain a later limit, and then the earlier ones have used a unit for a
+ * rejected request (stores have no refund). A single limit needs no peek: one store call per request.
+ *
+ * The reply reports the most restrictive decision: the rejecting one, else the one with the
+ * fewest requests left (on a tie, the longest reset). A delay is the longest any limit asks.
+ *
+ * @param options - one limit's options, or several limits' options in order
+ * @throws {@link SluiceConfigError} naming the first invalid option
+ * @example
+ * ```ts
+ * const limits = createHttpLimiter([
+ *   { key: '$binary_remote_addr', rate: '10r/s', burst: 20 },
+ *   { key: '$arg_sku_id', rate: '6r/m', fallback: { body: { soldOut: false, cached: true } } },
+ * ]);
+ * const outcome = await limits.decide(req, { remoteAddress: req.socket.remoteAddress, url: req.url, headers: req.headers });
+ * ```
+ */
+export function createHttpLimiter<TRequest, THandler extends (...args: never[]) => unknown>(
+  options: RateLimitOptions<TRequest, THandler> | ReadonlyArray<RateLimitOptions<TRequest, THandler>>,
+): HttpLimiter<TRequest, THandler> {
+  const list = Array.isArray(options) ? options : [options as RateLimitOptions<TRequest, THandler>];
+  if (list.length === 0)
+    throw new SluiceConfigError('options', options, 'expected limit options, or a non-empty array of them');
+  const limits = list.map((item: RateLimitOptions<TRequest, THandler>) => resolveHttpLimit(item));
+
+  return {
+    limiters: limits.map((limit) => limit.limiter),
+    async decide(request, http) {
+      const view = new RequestView(http);
+      const entries: Array<Entry<TRequest, THandler>> = [];
+      let dryRunMissingKey = false;
+      for (const limit of limits) {
+        if (limit.skip !== undefined && (await limit.skip(request))) continue;
+        const key = await limit.key(request, view);
+        if (key === '' && limit.onMissingKey === 'skip') continue;
+        if (key === '' && limit.onMissingKey === 'reject') {
+          if (limit.dryRun) {
+            dryRunMissingKey = true;
+            continue;
+          }
+          // Refused before any limit consumed anything.
+          const { type, body } = rejectionBody(undefined, view.header('accept'));
+          return { kind: 'reply', headers: [], status: limit.status, type, body };
+        }
+        const cost = typeof limit.cost === 'function' ? await limit.cost(request) : limit.cost;
+        entries.push({ limit, key, cost });
+      }
+      const results = await consumeAll(entries);
+      return outcomeOf(request, view, results, dryRunMissingKey);
+    },
+  };
+}
+
+function consume<TRequest, THandler>(entry: Entry<TRequest, THandler>): Promise<Decision> {
+  return entry.limit.limiter.consume(entry.key, entry.cost === undefined ? undefined : { cost: entry.cost });
+}
+
+async function consumeAll<TRequest, THandler>(
+  entries: Array<Entry<TRequest, THandler>>,
+): Promise<Array<Result<TRequest, THandler>>> {
+  if (entries.length === 0) return [];
+  if (entries.length === 1) {
+    const entry = entries[0] as Entry<TRequest, THandler>;
+    return [{ entry, decision: await consume(entry) }];
+  }
+  const peeks = await Promise.all(entries.map((entry) => entry.limit.limiter.peek(entry.key)));
+  // A dry-run limit never refuses, so only enforcing limits are predicted.
+  const doomed = entries.findIndex(
+    (entry, i) => !entry.limit.dryRun && (peeks[i] as Decision).remaining < (entry.cost ?? 1),
+  );
+  const results: Array<Result<TRequest, THandler>> = [];
+  let taken: Result<TRequest, THandler> | undefined;
+  if (doomed >= 0) {
+    const entry = entries[doomed] as Entry<TRequest, THandler>;
+    const decision = await consume(entry);
+    // A rejection changes no state: the other limits were never asked.
+    if (!decision.allowed) return [{ entry, decision }];
+    taken = { entry, decision };
+  }
+  for (const entry of entries) {
+    const result = taken?.entry === entry ? taken : { entry, decision: await consume(entry) };
+    results.push(result);
+    if (!result.decision.allowed && !entry.limit.dryRun) break;
+  }
+  return results;
+}
+
+function outcomeOf<TRequest, THandler>(
+  request: TRequest,
+  view: RequestView,
+  results: Array<Result<TRequest, THandler>>,
+  dryRunMissingKey: boolean,
+): HttpOutcome<THandler> {
+  let rejection: Result<TRequest, THandler> | undefined;
+  let reported: Result<TRequest, THandler> | undefined;
+  let delayMs = 0;
+  let dryRun: 'rejected' | 'delayed' | undefined = dryRunMissingKey ? 'rejected' : undefined;
+  for (const result of results) {
+    const { entry, decision } = result;
+    if (!decision.allowed) {
+      notify(entry.limit, { request, decision, dryRun: entry.limit.dryRun });
+      if (entry.limit.dryRun) dryRun = 'rejected';
+      else if (rejection === undefined || decision.retryAfterMs > rejection.decision.retryAfterMs)
+        rejection = result;
+    } else if (decision.delayMs > 0) {
+      if (entry.limit.dryRun) dryRun ??= 'delayed';
+      else delayMs = Math.max(delayMs, decision.delayMs);
+    }
+    if (reported === undefined || moreRestrictive(decision, reported.decision)) reported = result;
+  }
+  if (rejection !== undefined) reported = rejection;
+  if (reported === undefined) return { kind: 'next', headers: [] };
+
+  const { limit } = reported.entry;
+  const headers: Array<readonly [string, string]> = [
+    ...rateLimitHeaders(limit.headers, reported.decision, {
+      policyName: limit.policyName,
+      nowMs: limit.now(),
+    }),
+  ];
+  if (dryRun !== undefined) headers.push([DRY_RUN_HEADER, dryRun]);
+  if (rejection === undefined) {
+    return delayMs > 0 ? { kind: 'delay', headers, delayMs } : { kind: 'next', headers };
+  }
+  const { decision } = rejection;
+  // onStoreError 'fail-closed': the store could not decide, which is the server's trouble, not the client's.
+  const status = decision.reason === 'store-unavailable' ? 503 : limit.status;
+  const retryAfter = retryAfterSeconds(decision);
+  const withRetry = (replyStatus: number): HeaderList =>
+    // Retry-After belongs to refusals (RFC 9110 §10.2.3); a degraded 200 does not carry it.
+    retryAfter !== undefined && replyStatus >= 400
+      ? [...headers, ['Retry-After', String(retryAfter)]]
+      : headers;
+  const fallback = limit.fallback;
+  if (fallback !== undefined && 'handler' in fallback) {
+    return { kind: 'handler', headers: withRetry(status), handler: fallback.handler, decision };
+  }
+  if (fallback !== undefined) {
+    const { reply } = fallback;
+    return {
+      kind: 'reply',
+      headers: [...withRetry(reply.status), ...reply.headers],
+      status: reply.status,
+      type: reply.type,
+      body: reply.body,
+    };
+  }
+  return {
+    kind: 'reply',
+    headers: withRetry(status),
+    status,
+    ...rejectionBody(decision, view.header('accept')),
+  };
+}
+
+const warned = new WeakSet<object>();
+
+/** Calls `onLimit`; as with limiter events, a listener that throws never breaks the request. */
+function notify<TRequest>(limit: ResolvedLimit<TRequest, unknown>, event: LimitEvent<TRequest>): void {
+  if (limit.onLimit === undefined) return;
+  try {
+    limit.onLimit(event);
+  } catch (error) {
+    if (warned.has(limit)) return;
+    warned.add(limit);
+    process.emitWarning(
+      `a sluice onLimit listener threw (ignored; further ones are not reported): ${String(error)}`,
+      'SluiceListenerWarning',
+    );
+  }
+}
+
+function moreRestrictive(a: Decision, b: Decision): boolean {
+  return a.remaining < b.remaining || (a.remaining === b.remaining && a.resetMs > b.resetMs);
+}

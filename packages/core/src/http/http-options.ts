@@ -1,0 +1,148 @@
+import type { Limiter, LimiterOptions } from '../limiter/create-limiter';
+import type { TrustProxy } from '../keys/trust-proxy';
+import type { Decision } from '../types';
+
+/** A value or a promise of it: option callbacks may be sync or async. */
+export type MaybePromise<T> = T | PromiseLike<T>;
+
+/**
+ * Which rate-limit response headers are sent (IETF draft-ietf-httpapi-ratelimit-headers):
+ *
+ * - `'draft-8'` (default): `RateLimit-Policy: "6r/m";q=1;w=10` and `RateLimit: "6r/m";r=0;t=10`
+ * - `'draft-7'`: `RateLimit-Policy: 1;w=10` and `RateLimit: limit=1, remaining=0, reset=10`
+ * - `'draft-6'`: `RateLimit-Policy`, `RateLimit-Limit`, `RateLimit-Remaining`, `RateLimit-Reset` (seconds)
+ * - `'legacy'`: `X-RateLimit-Limit`, `X-RateLimit-Remaining`, `X-RateLimit-Reset` (epoch seconds)
+ * - `false`: none (`Retry-After` is still sent on a rejection)
+ *
+ * `q` is the number of requests allowed at once (`decision.limit`) and `w` the seconds they take to
+ * come back; `r` the requests left now, `t` the seconds until all are back.
+ */
+export type HeaderMode = 'draft-8' | 'draft-7' | 'draft-6' | 'legacy' | false;
+
+/**
+ * What a request whose key is empty gets (a missing header, query argument or cookie):
+ * `'skip'` (default, as nginx does) is not limited; `'reject'` is refused with `status` (no
+ * fallback, nothing counted); `'shared'` is limited with every other keyless request, in one bucket.
+ */
+export type MissingKeyMode = 'skip' | 'reject' | 'shared';
+
+/** A value `JSON.stringify` can write. */
+export type JsonValue =
+  string | number | boolean | null | readonly JsonValue[] | { readonly [key: string]: JsonValue | undefined };
+
+/**
+ * A degraded reply sent instead of the rejection, e.g. cached content with a 200.
+ *
+ * @example
+ * ```ts
+ * const fallback: StaticFallback = { body: { items: [], note: 'busy, showing cached page' } };
+ * ```
+ */
+export interface StaticFallback {
+  /** @defaultValue 200 */
+  readonly status?: number;
+  /** Text is sent as is; anything else as JSON (serialized once, at creation). */
+  readonly body: JsonValue;
+  /** Extra headers, set after the rate-limit headers (so they may override them). */
+  readonly headers?: Readonly<Record<string, string>>;
+  /** Content-Type. @defaultValue `'text/plain; charset=utf-8'` for text, `'application/json; charset=utf-8'` otherwise */
+  readonly type?: string;
+}
+
+/** What {@link HttpLimitOptions.onLimit} receives. */
+export interface LimitEvent<TRequest> {
+  /** The framework's request (Express `req`, Koa `ctx`, Fastify `request`). */
+  readonly request: TRequest;
+  /** The rejecting decision. */
+  readonly decision: Decision;
+  /** `true` when `dryRun` let the request through anyway. */
+  readonly dryRun: boolean;
+}
+
+/**
+ * The HTTP options every adapter shares; they are resolved by the HTTP layer, and every other
+ * option goes to `createLimiter` untouched.
+ *
+ * @typeParam TRequest - the framework's request (Express `Request`, Koa `Context`, Fastify `FastifyRequest`)
+ * @typeParam THandler - the framework's fallback handler type
+ */
+export interface HttpLimitOptions<TRequest, THandler extends (...args: never[]) => unknown> {
+  /**
+   * The key: nginx variables (`$binary_remote_addr` `$remote_addr` `$http_<name>` `$arg_<name>`
+   * `$cookie_<name>` `$server_name` `$uri`), composable (`'$http_user_id:$arg_sku_id'`), constant
+   * text (one bucket for all), or a function (`undefined`, `null` or `''`: the key is missing).
+   * @defaultValue `'$binary_remote_addr'`
+   */
+  key?: string | ((request: TRequest) => MaybePromise<string | undefined | null>);
+  /** Units a request takes: a whole number, or a function of the request. @defaultValue 1 */
+  cost?: number | ((request: TRequest) => MaybePromise<number>);
+  /** A ready limiter instead of limiter options (`rate`, `store`, …). */
+  limiter?: Limiter;
+  /** Status of a rejection: 429, or 503 as nginx's `limit_req_status` defaults to. Whole number 400–599. @defaultValue 429 */
+  status?: number;
+  /** A degraded reply instead of the rejection: static, or the framework's handler, which receives the decision. */
+  fallback?: StaticFallback | THandler;
+  /** Rate-limit headers to send; `true` is `'draft-8'`. @defaultValue `'draft-8'` */
+  headers?: HeaderMode | true;
+  /** Requests for which this returns `true` are not limited (nor counted). */
+  skip?: (request: TRequest) => MaybePromise<boolean>;
+  /** @defaultValue `'skip'` */
+  onMissingKey?: MissingKeyMode;
+  /**
+   * nginx `limit_req_dry_run`: requests are counted and reported (headers, a `Sluice-Dry-Run:
+   * rejected` or `delayed` header, {@link HttpLimitOptions.onLimit}) but never rejected nor delayed.
+   * @defaultValue false
+   */
+  dryRun?: boolean;
+  /** Which proxies may set the client address through `X-Forwarded-For`. @defaultValue false (none) */
+  trustProxy?: TrustProxy;
+  /** Prefix length by which IPv6 clients are grouped. @defaultValue 64 */
+  ipv6Subnet?: number;
+  /** Called for each rejected request (and each one `dryRun` let through that would have been). */
+  onLimit?: (event: LimitEvent<TRequest>) => void;
+  /** The policy name in draft-8 headers (printable ASCII). @defaultValue the rate as written, e.g. `'6r/m'` */
+  policyName?: string;
+}
+
+/** Every `createLimiter` option but `cost` (which the HTTP layer widens to a function). */
+export type LimiterOnlyOptions = Omit<LimiterOptions, 'cost'>;
+
+/**
+ * Options of one limit on a route: HTTP options plus either `createLimiter` options (`rate`,
+ * `burst`, `store`, …, any the core accepts) or a ready `limiter`.
+ */
+export type RateLimitOptions<TRequest, THandler extends (...args: never[]) => unknown> = HttpLimitOptions<
+  TRequest,
+  THandler
+> &
+  (
+    | (LimiterOnlyOptions & { limiter?: undefined })
+    | ({ limiter: Limiter } & { [K in keyof LimiterOnlyOptions]?: undefined })
+  );
+
+/** Response headers as `[name, value]` pairs, in the order to set them. */
+export type HeaderList = ReadonlyArray<readonly [name: string, value: string]>;
+
+/**
+ * What the adapter must do with a request: set `headers` in every case, then
+ * - `next`: pass it on;
+ * - `delay`: hold it `delayMs` (see `holdRequest`), then pass it on unless the client left;
+ * - `reply`: answer `status` with `body` of content type `type`, and stop;
+ * - `handler`: call the user's fallback `handler` with the decision, and stop.
+ */
+export type HttpOutcome<THandler> =
+  | { readonly kind: 'next'; readonly headers: HeaderList }
+  | { readonly kind: 'delay'; readonly headers: HeaderList; readonly delayMs: number }
+  | {
+      readonly kind: 'reply';
+      readonly headers: HeaderList;
+      readonly status: number;
+      readonly type: string;
+      readonly body: string;
+    }
+  | {
+      readonly kind: 'handler';
+      readonly headers: HeaderList;
+      readonly handler: THandler;
+      readonly decision: Decision;
+    };

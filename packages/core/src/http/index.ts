@@ -1,0 +1,23 @@
+export { createHttpLimiter, DRY_RUN_HEADER } from './http-limiter';
+export type { HttpLimiter } from './http-limiter';
+export type {
+  HeaderList,
+  HeaderMode,
+  HttpLimitOptions,
+  HttpOutcome,
+  JsonValue,
+  LimiterOnlyOptions,
+  LimitEvent,
+  MaybePromise,
+  MissingKeyMode,
+  RateLimitOptions,
+  StaticFallback,
+} from './http-options';
+export { holdRequest } from './hold-request';
+export type { ClosableResponse } from './hold-request';
+export { quotaWindowSeconds, rateLimitHeaders, retryAfterSeconds, toSeconds } from './rate-limit-headers';
+export type { RateLimitHeaderContext } from './rate-limit-headers';
+export { JSON_TYPE, prefersJson, rejectionBody, TEXT_TYPE } from './reply-body';
+export type { ReplyBody } from './reply-body';
+export { HTTP_OPTION_NAMES, resolveHttpLimit } from './resolve-http-options';
+export type { ResolvedLimit, ResolvedStaticFallback } from './resolve-http-options';

@@ -1,0 +1,291 @@
+import { compileKeyTemplate } from '../keys/key-template';
+import { resolveIpv6Subnet } from '../keys/client-address';
+import type { RequestView } from '../keys/http-request';
+import { compileTrustProxy } from '../keys/trust-proxy';
+import { createLimiter, type Limiter, type LimiterOptions } from '../limiter/create-limiter';
+import { describeValue, SluiceConfigError } from '../policy/config-error';
+import { MAX_LIMIT } from '../policy/rate';
+import type {
+  HeaderMode,
+  HttpLimitOptions,
+  LimitEvent,
+  MaybePromise,
+  MissingKeyMode,
+  RateLimitOptions,
+} from './http-options';
+import { JSON_TYPE, TEXT_TYPE } from './reply-body';
+
+/** The HTTP options; every other name is a `createLimiter` option. */
+export const HTTP_OPTION_NAMES = [
+  'key',
+  'cost',
+  'limiter',
+  'status',
+  'fallback',
+  'headers',
+  'skip',
+  'onMissingKey',
+  'dryRun',
+  'trustProxy',
+  'ipv6Subnet',
+  'onLimit',
+  'policyName',
+] as const satisfies ReadonlyArray<keyof HttpLimitOptions<unknown, () => void>>;
+
+const HTTP_OPTIONS = new Set<string>(HTTP_OPTION_NAMES);
+const HEADER_MODES = ['draft-8', 'draft-7', 'draft-6', 'legacy'] as const;
+const MISSING_KEY_MODES = ['skip', 'reject', 'shared'] as const;
+
+/** A resolved static fallback: its body already serialized. */
+export interface ResolvedStaticFallback {
+  readonly status: number;
+  readonly type: string;
+  readonly body: string;
+  readonly headers: ReadonlyArray<readonly [string, string]>;
+}
+
+/** One limit with every option validated and compiled, ready for requests. */
+export interface ResolvedLimit<TRequest, THandler> {
+  readonly limiter: Limiter;
+  /** The key of a request, `''` when missing. */
+  readonly key: (request: TRequest, view: RequestView) => MaybePromise<string>;
+  /** A fixed cost (`undefined`: the ready limiter's own default, taken as 1 when predicting) or a function. */
+  readonly cost: number | undefined | ((request: TRequest) => MaybePromise<number>);
+  readonly skip: ((request: TRequest) => MaybePromise<boolean>) | undefined;
+  readonly status: number;
+  readonly fallback: { readonly handler: THandler } | { readonly reply: ResolvedStaticFallback } | undefined;
+  readonly headers: HeaderMode;
+  readonly onMissingKey: MissingKeyMode;
+  readonly dryRun: boolean;
+  readonly onLimit: ((event: LimitEvent<TRequest>) => void) | undefined;
+  readonly policyName: string | undefined;
+  /** Epoch ms for absolute header times: the limiter options' `clock`, else `Date.now`. */
+  readonly now: () => number;
+}
+
+/**
+ * Validates one limit's options once, at creation: resolves the HTTP options and hands every
+ * other option, untouched, to `createLimiter` (so limiter options added later need no change here).
+ *
+ * @param options - the options as the user gave them
+ * @returns the resolved limit
+ * @throws {@link SluiceConfigError} naming the first invalid or unknown option
+ * @example
+ * ```ts
+ * const limit = resolveHttpLimit({ rate: '6r/m', key: '$arg_sku_id', status: 503 });
+ * ```
+ */
+export function resolveHttpLimit<TRequest, THandler extends (...args: never[]) => unknown>(
+  options: RateLimitOptions<TRequest, THandler>,
+): ResolvedLimit<TRequest, THandler> {
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) {
+    throw new SluiceConfigError('options', options, 'expected an object such as { rate: "10r/s" }');
+  }
+  const http = options as HttpLimitOptions<TRequest, THandler>;
+  const limiterOptions: Record<string, unknown> = {};
+  for (const [name, value] of Object.entries(options)) {
+    if (!HTTP_OPTIONS.has(name) && value !== undefined) limiterOptions[name] = value;
+  }
+  const cost = http.cost;
+  if (cost !== undefined && typeof cost !== 'function') {
+    if (typeof cost !== 'number' || !Number.isInteger(cost) || cost < 0 || cost > MAX_LIMIT) {
+      throw new SluiceConfigError(
+        'cost',
+        cost,
+        `must be a whole number from 0 to ${MAX_LIMIT}, or (request) => number`,
+      );
+    }
+  }
+  const limiter = resolveLimiter(http.limiter, limiterOptions, typeof cost === 'number' ? cost : undefined);
+
+  const trust = compileTrustProxy(http.trustProxy);
+  const ipv6Subnet = resolveIpv6Subnet(http.ipv6Subnet);
+  const clock = limiterOptions.clock;
+  return {
+    limiter,
+    key: resolveKey(http.key, trust, ipv6Subnet),
+    cost,
+    skip: optionalFunction('skip', http.skip),
+    status: wholeNumberIn('status', http.status, 429, 400, 599),
+    fallback: resolveFallback(http.fallback),
+    headers: resolveHeaderMode(http.headers),
+    onMissingKey: oneOf('onMissingKey', http.onMissingKey, MISSING_KEY_MODES, 'skip'),
+    dryRun: boolean('dryRun', http.dryRun),
+    onLimit: optionalFunction('onLimit', http.onLimit),
+    policyName: resolvePolicyName(http.policyName),
+    now: typeof clock === 'function' ? (clock as () => number) : Date.now,
+  };
+}
+
+function resolveLimiter(
+  limiter: unknown,
+  limiterOptions: Record<string, unknown>,
+  cost: number | undefined,
+): Limiter {
+  if (limiter === undefined) {
+    try {
+      return createLimiter({
+        ...limiterOptions,
+        ...(cost === undefined ? {} : { cost }),
+      } as unknown as LimiterOptions);
+    } catch (error) {
+      if (error instanceof SluiceConfigError && error.code === 'SLUICE_UNKNOWN_OPTION') {
+        // Name the HTTP options too: a typo such as `keys` may have meant one of them.
+        const accepted = error.message.slice(`${error.option} ${describeValue(error.value)}: `.length);
+        throw new SluiceConfigError(
+          error.option,
+          error.value,
+          `${accepted}; HTTP options: ${HTTP_OPTION_NAMES.join(', ')}`,
+          error.code,
+        );
+      }
+      throw error;
+    }
+  }
+  if (
+    typeof limiter !== 'object' ||
+    limiter === null ||
+    typeof (limiter as Limiter).consume !== 'function' ||
+    typeof (limiter as Limiter).peek !== 'function'
+  ) {
+    throw new SluiceConfigError('limiter', limiter, 'expected a limiter from createLimiter()');
+  }
+  const extra = Object.keys(limiterOptions)[0];
+  if (extra !== undefined) {
+    throw new SluiceConfigError(
+      extra,
+      limiterOptions[extra],
+      'cannot be combined with a ready `limiter`: give limiter options or a limiter, not both',
+    );
+  }
+  return limiter as Limiter;
+}
+
+function resolveKey<TRequest>(
+  key: HttpLimitOptions<TRequest, () => void>['key'],
+  trust: ReturnType<typeof compileTrustProxy>,
+  ipv6Subnet: number,
+): ResolvedLimit<TRequest, never>['key'] {
+  if (key === undefined || typeof key === 'string') {
+    const read = compileKeyTemplate(key ?? '$binary_remote_addr', { trust, ipv6Subnet });
+    return (_request, view) => read(view);
+  }
+  if (typeof key !== 'function') {
+    throw new SluiceConfigError(
+      'key',
+      key,
+      'expected nginx variables such as "$binary_remote_addr" or "$http_user_id:$arg_sku_id", or (req) => string | undefined',
+    );
+  }
+  return async (request) => keyText(await key(request));
+}
+
+function keyText(value: unknown): string {
+  if (typeof value === 'string') return value;
+  if (value === undefined || value === null) return '';
+  if (typeof value === 'number' && Number.isFinite(value)) return String(value);
+  // Stringifying an object would put every such request into one '[object Object]' bucket.
+  throw new TypeError(
+    `sluice: the key function returned ${describeValue(value)}; it must return a string, or undefined when the request has no key`,
+  );
+}
+
+function resolveFallback<THandler>(fallback: unknown): ResolvedLimit<unknown, THandler>['fallback'] {
+  if (fallback === undefined) return undefined;
+  if (typeof fallback === 'function') return { handler: fallback as THandler };
+  const accepted =
+    "expected { status?, body, headers?, type? } or a handler (the framework's, receiving the decision)";
+  if (typeof fallback !== 'object' || fallback === null || Array.isArray(fallback) || !('body' in fallback)) {
+    throw new SluiceConfigError('fallback', fallback, accepted);
+  }
+  const fields = fallback as Record<string, unknown>;
+  for (const name of Object.keys(fields)) {
+    if (!['status', 'body', 'headers', 'type'].includes(name))
+      throw new SluiceConfigError(`fallback.${name}`, fields[name], `unknown field; ${accepted}`);
+  }
+  const { body } = fields;
+  let text: string | undefined;
+  try {
+    text = typeof body === 'string' ? body : JSON.stringify(body);
+  } catch {
+    text = undefined;
+  }
+  if (text === undefined) throw new SluiceConfigError('fallback.body', body, 'must be text or a JSON value');
+  const type = fields.type ?? (typeof body === 'string' ? TEXT_TYPE : JSON_TYPE);
+  if (typeof type !== 'string' || type === '')
+    throw new SluiceConfigError('fallback.type', type, 'must be a content type such as "text/html"');
+  const headers = fields.headers ?? {};
+  if (
+    typeof headers !== 'object' ||
+    headers === null ||
+    Array.isArray(headers) ||
+    !Object.values(headers).every((v) => typeof v === 'string')
+  ) {
+    throw new SluiceConfigError(
+      'fallback.headers',
+      headers,
+      'must be an object of header names to text values',
+    );
+  }
+  return {
+    reply: {
+      status: wholeNumberIn('fallback.status', fields.status, 200, 200, 599),
+      type,
+      body: text,
+      headers: Object.entries(headers as Record<string, string>),
+    },
+  };
+}
+
+function resolveHeaderMode(value: unknown): HeaderMode {
+  if (value === undefined || value === true) return 'draft-8';
+  if (value === false) return false;
+  return oneOf('headers', value, HEADER_MODES, 'draft-8', ', or false');
+}
+
+function resolvePolicyName(value: unknown): string | undefined {
+  if (value === undefined) return undefined;
+  // A structured-field string holds printable ASCII only (RFC 8941 §3.3.3).
+  if (typeof value !== 'string' || !/^[\x20-\x7e]+$/.test(value)) {
+    throw new SluiceConfigError('policyName', value, 'must be non-empty printable ASCII text');
+  }
+  return value;
+}
+
+function oneOf<T extends string>(
+  option: string,
+  value: unknown,
+  accepted: readonly T[],
+  fallback: T,
+  extra = '',
+): T {
+  if (value === undefined) return fallback;
+  if (!(accepted as readonly unknown[]).includes(value)) {
+    throw new SluiceConfigError(
+      option,
+      value,
+      `expected one of ${accepted.map((a) => `'${a}'`).join(', ')}${extra}`,
+    );
+  }
+  return value as T;
+}
+
+function wholeNumberIn(option: string, value: unknown, fallback: number, min: number, max: number): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
+    throw new SluiceConfigError(option, value, `must be a whole number from ${min} to ${max}`);
+  }
+  return value;
+}
+
+function boolean(option: string, value: unknown): boolean {
+  if (value === undefined) return false;
+  if (typeof value !== 'boolean') throw new SluiceConfigError(option, value, 'must be true or false');
+  return value;
+}
+
+function optionalFunction<F>(option: string, value: F | undefined): F | undefined {
+  if (value !== undefined && typeof value !== 'function')
+    throw new SluiceConfigError(option, value, 'must be a function');
+  return value;
+}

@@ -1,0 +1,116 @@
+import { SluiceConfigError } from '../policy/config-error';
+import { clientAddressKey } from './client-address';
+import type { RequestView } from './http-request';
+import { forwardedClient, type TrustFunction } from './trust-proxy';
+
+/** How the client address is resolved for `$remote_addr` and `$binary_remote_addr`. */
+export interface ClientAddressOptions {
+  /** From `compileTrustProxy`; `undefined`: the socket's peer, `X-Forwarded-For` ignored. */
+  readonly trust: TrustFunction | undefined;
+  /** IPv6 clients are keyed by this prefix length. */
+  readonly ipv6Subnet: number;
+}
+
+/** A key template compiled once: reads the request and returns the key, `''` when every variable is empty. */
+export type KeyReader = (view: RequestView) => string;
+
+/** The variables a key template may use, for messages and docs. */
+export const KEY_VARIABLES = [
+  '$binary_remote_addr',
+  '$remote_addr',
+  '$http_<name>',
+  '$arg_<name>',
+  '$cookie_<name>',
+  '$server_name',
+  '$uri',
+] as const;
+
+const ACCEPTED = `expected text with nginx variables (${KEY_VARIABLES.join(' ')}), e.g. "$http_user_id:$arg_sku_id", or (req) => string | undefined`;
+
+/** `$name` or `${name}`; names are nginx's: letters, digits, underscores. */
+const VARIABLE = /\$(?:\{([A-Za-z0-9_]+)\}|([A-Za-z0-9_]+))/g;
+
+/**
+ * Compiles a key written with nginx variables into a reader, once, at creation.
+ *
+ * - `$binary_remote_addr`, `$remote_addr`: the client address (honouring `trustProxy`), IPv6 grouped
+ *   by `ipv6Subnet`, `::ffff:a.b.c.d` as IPv4. Both give the same readable text: nginx's binary form
+ *   saves shared memory, which a string key has no use for, and readable keys are easier to operate.
+ * - `$http_user_id`: header `user-id` (lower-cased, `_` read as `-`, as nginx does).
+ * - `$arg_sku_id`: the first `sku_id` query argument, percent-decoded, so `%61` and `a` share a bucket.
+ * - `$cookie_session`: the first cookie named exactly `session`.
+ * - `$server_name`: the host the client asked for (`Host`, without port). The client chooses it: for
+ *   one bucket per server use a constant key such as `'server'`.
+ * - `$uri`: the normalized path without query.
+ *
+ * As in nginx, the key is empty, and the request not limited by default, only when every variable
+ * in it is empty; a key without variables (`'server'`) is a constant, one bucket for all.
+ *
+ * @param template - e.g. `'$http_user_id:$arg_sku_id'`
+ * @param client - how `$remote_addr` is resolved
+ * @throws {@link SluiceConfigError} naming `key` for an unknown variable or a stray `$`
+ * @example
+ * ```ts
+ * const read = compileKeyTemplate('$http_user_id:$arg_sku_id', { trust: undefined, ipv6Subnet: 64 });
+ * read(new RequestView({ remoteAddress: '10.0.0.1', url: '/buy?sku_id=42', headers: { 'user-id': 'u7' } })); // 'u7:42'
+ * ```
+ */
+export function compileKeyTemplate(template: string, client: ClientAddressOptions): KeyReader {
+  if (template === '') throw new SluiceConfigError('key', template, ACCEPTED);
+  const readers: KeyReader[] = [];
+  const literals: string[] = [];
+  let last = 0;
+  for (const match of template.matchAll(VARIABLE)) {
+    literals.push(template.slice(last, match.index));
+    readers.push(variableReader((match[1] ?? match[2]) as string, template, client));
+    last = match.index + match[0].length;
+  }
+  const tail = template.slice(last);
+  literals.push(tail);
+  const stray = literals.find((text) => text.includes('$'));
+  if (stray !== undefined) {
+    throw new SluiceConfigError(
+      'key',
+      template,
+      `"$" must start a variable such as $arg_sku_id; ${ACCEPTED}`,
+    );
+  }
+  if (readers.length === 0) return () => template;
+  if (readers.length === 1 && literals[0] === '' && tail === '') return readers[0] as KeyReader;
+  return (view) => {
+    let key = literals[0] as string;
+    let empty = true;
+    for (let i = 0; i < readers.length; i++) {
+      const value = (readers[i] as KeyReader)(view);
+      if (value !== '') empty = false;
+      key += value + (literals[i + 1] as string);
+    }
+    return empty ? '' : key;
+  };
+}
+
+function variableReader(name: string, template: string, client: ClientAddressOptions): KeyReader {
+  switch (name) {
+    case 'binary_remote_addr':
+    case 'remote_addr':
+      return (view) => {
+        const { remoteAddress } = view.request;
+        return clientAddressKey(
+          forwardedClient(remoteAddress, view.header('x-forwarded-for'), client.trust),
+          client.ipv6Subnet,
+        );
+      };
+    case 'server_name':
+      return (view) => view.host();
+    case 'uri':
+      return (view) => view.uri();
+  }
+  const [, kind, field] = /^(http|arg|cookie)_(.+)$/.exec(name) ?? [];
+  if (kind === 'http' && field !== undefined) {
+    const header = field.toLowerCase().replaceAll('_', '-');
+    return (view) => view.header(header);
+  }
+  if (kind === 'arg' && field !== undefined) return (view) => view.arg(field);
+  if (kind === 'cookie' && field !== undefined) return (view) => view.cookie(field);
+  throw new SluiceConfigError('key', template, `unknown variable $${name}; ${ACCEPTED}`);
+}
