@@ -133,7 +133,11 @@ export function createLimiter(options: LimiterOptions): Limiter {
   const defaultCost = checkCost('cost', options.cost ?? 1);
   const timeoutMs = options.timeoutMs ?? 50;
   if (typeof timeoutMs !== 'number' || !Number.isInteger(timeoutMs) || timeoutMs < 1 || timeoutMs > 60_000) {
-    throw new SluiceConfigError('timeoutMs', timeoutMs, 'must be a whole number of milliseconds from 1 to 60000');
+    throw new SluiceConfigError(
+      'timeoutMs',
+      timeoutMs,
+      'must be a whole number of milliseconds from 1 to 60000',
+    );
   }
   const onStoreError = resolveOnStoreError(options.onStoreError);
   const events = new LimiterEmitter();
@@ -176,7 +180,9 @@ export function createLimiter(options: LimiterOptions): Limiter {
       throw new SluiceConfigError('key', key, 'must be a string', 'SLUICE_INVALID_ARGUMENT');
     const request = { prefix, key, policy, cost, nowMs: now() };
     if (consumeSync !== undefined) return Promise.resolve(decisionOf(consumeSync(request), key));
-    return (consumeRemote as NonNullable<typeof consumeRemote>)(request).then((verdict) => decisionOf(verdict, key));
+    return (consumeRemote as NonNullable<typeof consumeRemote>)(request).then((verdict) =>
+      decisionOf(verdict, key),
+    );
   };
 
   const limiter: Limiter = {

@@ -57,7 +57,10 @@ export class LimiterEmitter {
       } catch (error) {
         if (!this.#warned) {
           this.#warned = true;
-          process.emitWarning(`a sluice '${event}' listener threw (ignored; further ones are not reported): ${String(error)}`, 'SluiceListenerWarning');
+          process.emitWarning(
+            `a sluice '${event}' listener threw (ignored; further ones are not reported): ${String(error)}`,
+            'SluiceListenerWarning',
+          );
         }
       }
     }

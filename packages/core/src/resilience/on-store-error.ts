@@ -35,15 +35,24 @@ const ACCEPTED = `expected 'fail-open', 'fail-closed' or { insurance: new Memory
 export function resolveOnStoreError(value: unknown): ResolvedOnStoreError {
   if (value === undefined) return { mode: 'insurance', store: new MemoryStore(), instances: 1 };
   if (value === 'fail-open' || value === 'fail-closed') return { mode: value };
-  if (typeof value !== 'object' || value === null) throw new SluiceConfigError('onStoreError', value, ACCEPTED);
+  if (typeof value !== 'object' || value === null)
+    throw new SluiceConfigError('onStoreError', value, ACCEPTED);
   for (const name of Object.keys(value)) {
     if (name !== 'insurance' && name !== 'instances') {
-      throw new SluiceConfigError(`onStoreError.${name}`, (value as Record<string, unknown>)[name], `unknown field; ${ACCEPTED}`);
+      throw new SluiceConfigError(
+        `onStoreError.${name}`,
+        (value as Record<string, unknown>)[name],
+        `unknown field; ${ACCEPTED}`,
+      );
     }
   }
   const { insurance, instances = 1 } = value as Partial<InsuranceOption>;
   if (typeof insurance !== 'object' || insurance === null || typeof insurance.consume !== 'function') {
-    throw new SluiceConfigError('onStoreError.insurance', insurance, 'expected a store such as new MemoryStore()');
+    throw new SluiceConfigError(
+      'onStoreError.insurance',
+      insurance,
+      'expected a store such as new MemoryStore()',
+    );
   }
   if (typeof instances !== 'number' || !Number.isInteger(instances) || instances < 1) {
     throw new SluiceConfigError('onStoreError.instances', instances, 'must be a whole number >= 1');

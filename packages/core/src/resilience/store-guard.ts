@@ -34,16 +34,34 @@ export interface StoreGuardOptions {
 export function guardStore(options: StoreGuardOptions): (request: StoreRequest) => Promise<GuardedVerdict> {
   const { store, policy, onStoreError, timeoutMs, events, now } = options;
   const circuit = new CircuitBreaker(FAILURE_THRESHOLD, COOLDOWN_MS, now);
-  const insurancePolicy = onStoreError.mode === 'insurance' ? dividedPolicy(policy, onStoreError.instances) : policy;
+  const insurancePolicy =
+    onStoreError.mode === 'insurance' ? dividedPolicy(policy, onStoreError.instances) : policy;
 
   const degrade = async (request: StoreRequest): Promise<GuardedVerdict> => {
     const capacity = capacityOf(policy);
     if (onStoreError.mode === 'fail-open') {
-      return { allowed: true, limit: capacity, remaining: capacity, resetMs: 0, retryAfterMs: 0, delayMs: 0, degraded: 'fail-open' };
+      return {
+        allowed: true,
+        limit: capacity,
+        remaining: capacity,
+        resetMs: 0,
+        retryAfterMs: 0,
+        delayMs: 0,
+        degraded: 'fail-open',
+      };
     }
     if (onStoreError.mode === 'fail-closed') {
       const retryAfterMs = Math.max(FAIL_CLOSED_RETRY_MS, circuit.retryInMs());
-      return { allowed: false, limit: capacity, remaining: 0, resetMs: retryAfterMs, retryAfterMs, delayMs: 0, reason: 'store-unavailable', degraded: 'fail-closed' };
+      return {
+        allowed: false,
+        limit: capacity,
+        remaining: 0,
+        resetMs: retryAfterMs,
+        retryAfterMs,
+        delayMs: 0,
+        reason: 'store-unavailable',
+        degraded: 'fail-closed',
+      };
     }
     const insured = { ...request, policy: insurancePolicy };
     const verdict = onStoreError.store.consumeSync?.(insured) ?? (await onStoreError.store.consume(insured));
@@ -53,13 +71,17 @@ export function guardStore(options: StoreGuardOptions): (request: StoreRequest) 
   return async (request) => {
     if (!circuit.allow()) return degrade(request);
     try {
-      const verdict = await withTimeout(Promise.resolve().then(() => store.consume(request)), timeoutMs);
+      const verdict = await withTimeout(
+        Promise.resolve().then(() => store.consume(request)),
+        timeoutMs,
+      );
       const outage = circuit.succeeded();
       if (outage !== undefined && events.has('storeRecovered')) events.emit('storeRecovered', outage);
       return verdict;
     } catch (error) {
       circuit.failed();
-      if (events.has('storeError')) events.emit('storeError', { error: asError(error), key: request.key, mode: onStoreError.mode });
+      if (events.has('storeError'))
+        events.emit('storeError', { error: asError(error), key: request.key, mode: onStoreError.mode });
       return degrade(request);
     }
   };
@@ -68,7 +90,11 @@ export function guardStore(options: StoreGuardOptions): (request: StoreRequest) 
 /** The policy each of `instances` app instances enforces on its own while insured. */
 function dividedPolicy(policy: Policy, instances: number): Policy {
   if (instances === 1) return policy;
-  if (policy.algorithm === 'gcra' || policy.algorithm === 'token-bucket' || policy.algorithm === 'leaky-bucket') {
+  if (
+    policy.algorithm === 'gcra' ||
+    policy.algorithm === 'token-bucket' ||
+    policy.algorithm === 'leaky-bucket'
+  ) {
     // Same window, 1/n of the rate: n times the window for the same limit, exactly.
     const burst = Math.max(0, Math.floor((policy.burst + 1) / instances) - 1);
     return { ...policy, windowMs: policy.windowMs * instances, burst, delay: Math.min(policy.delay, burst) };

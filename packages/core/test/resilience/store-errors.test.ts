@@ -29,7 +29,12 @@ describe('onStoreError', () => {
     const limited = collect(limiter, 'limited');
     store.mode = 'throw';
     const d = await limiter.consume('k');
-    expect(d).toMatchObject({ allowed: false, reason: 'store-unavailable', degraded: 'fail-closed', remaining: 0 });
+    expect(d).toMatchObject({
+      allowed: false,
+      reason: 'store-unavailable',
+      degraded: 'fail-closed',
+      remaining: 0,
+    });
     expect(d.retryAfterMs).toBeGreaterThanOrEqual(1000);
     expect(limited).toEqual([d]);
   });
@@ -50,8 +55,19 @@ describe('onStoreError', () => {
 
   test('insurance divided by instances', async () => {
     const store = new FlakyStore();
-    const gcra = createLimiter({ rate: '8/1m', store, onStoreError: { insurance: new MemoryStore(), instances: 4 }, clock: fakeClock() });
-    const windowed = createLimiter({ algorithm: 'fixed-window', rate: '8/1m', store, onStoreError: { insurance: new MemoryStore(), instances: 4 }, clock: fakeClock() });
+    const gcra = createLimiter({
+      rate: '8/1m',
+      store,
+      onStoreError: { insurance: new MemoryStore(), instances: 4 },
+      clock: fakeClock(),
+    });
+    const windowed = createLimiter({
+      algorithm: 'fixed-window',
+      rate: '8/1m',
+      store,
+      onStoreError: { insurance: new MemoryStore(), instances: 4 },
+      clock: fakeClock(),
+    });
     store.mode = 'throw';
     for (const limiter of [gcra, windowed]) {
       const allowed: boolean[] = [];
