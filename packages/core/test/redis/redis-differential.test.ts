@@ -1,0 +1,197 @@
+import type { ChainableCommander } from 'ioredis';
+import {
+  ALGORITHMS,
+  RedisStore,
+  resolvePolicy,
+  runStep,
+  type AlgorithmName,
+  type Policy,
+  type PolicyOptions,
+} from '../../src';
+import { COMMAND_NAMES, scriptArgs, toVerdict } from '../../src/stores/redis/redis-command';
+import { FAKE_EPOCH } from '../contract/fake-clock';
+import { useRedisServer } from '../harness/redis-fixtures';
+import { seededRandom, type Random } from './seeded-random';
+
+/**
+ * The Lua scripts against the TypeScript reference: seeded random sequences of (time, key, cost)
+ * through `runStep` and through the script must give identical verdicts, identical stored state
+ * and a TTL equal to the step's `ttlMs`.
+ *
+ * Fake time jumps by minutes while real time creeps by milliseconds, so Redis could expire a key
+ * (in real time) that the reference, on fake time, still holds. Each step is therefore followed,
+ * in the same MULTI/EXEC, by a read of the state and its PTTL and then a PERSIST: no key expires
+ * mid-sequence, and a step that must not write (a rejection, a peek) is seen leaving no TTL.
+ */
+const STEPS = 800;
+const KEYS = ['a', '{b}', ''];
+
+const POLICIES: Record<AlgorithmName, PolicyOptions[]> = {
+  gcra: buckets('gcra'),
+  'token-bucket': buckets('token-bucket'),
+  'leaky-bucket': [
+    { algorithm: 'leaky-bucket', rate: '0.5r/s' },
+    { algorithm: 'leaky-bucket', rate: '7r/m', burst: 5, nodelay: true },
+    { algorithm: 'leaky-bucket', rate: '2.5r/s', burst: 6, delay: 2 },
+    { algorithm: 'leaky-bucket', rate: '10r/s', burst: 5 },
+    { algorithm: 'leaky-bucket', rate: '7r/m', burst: 4, delay: 4 },
+    { algorithm: 'leaky-bucket', rate: { limit: 3, window: 7 }, burst: 2, nodelay: true },
+  ],
+  'fixed-window': windows('fixed-window'),
+  'sliding-window': windows('sliding-window'),
+  'sliding-log': windows('sliding-log'),
+};
+
+function buckets(algorithm: 'gcra' | 'token-bucket'): PolicyOptions[] {
+  return [
+    { algorithm, rate: '0.5r/s', burst: 0 },
+    { algorithm, rate: '7r/m', burst: 3 },
+    { algorithm, rate: '2.5r/s', burst: 4 },
+    { algorithm, rate: '100/1m' },
+    { algorithm, rate: { limit: 3, window: 7 }, burst: 1 },
+  ];
+}
+
+function windows(algorithm: 'fixed-window' | 'sliding-window' | 'sliding-log'): PolicyOptions[] {
+  return [
+    { algorithm, rate: '0.5r/s' },
+    { algorithm, rate: '7r/m' },
+    { algorithm, rate: '2.5r/s' },
+    { algorithm, rate: '100/1m' },
+    { algorithm, rate: { limit: 3, window: 7 } },
+  ];
+}
+
+interface Request {
+  readonly nowMs: number;
+  readonly key: string;
+  readonly cost: number;
+}
+
+/** Times that stand still, creep, jump past every TTL and step back (nginx's >1 min branch too). */
+function requests(policy: Policy, random: Random): Request[] {
+  const bucket = ['gcra', 'token-bucket', 'leaky-bucket'].includes(policy.algorithm);
+  const capacity = bucket ? policy.burst + 1 : policy.limit;
+  const interval = Math.ceil(policy.windowMs / policy.limit);
+  let now = FAKE_EPOCH + random.int(0, 10 * policy.windowMs);
+  const out: Request[] = [];
+  for (let i = 0; i < STEPS; i++) {
+    const roll = random();
+    if (roll < 0.25) now += 0;
+    else if (roll < 0.45) now += random.int(0, Math.ceil(interval / 3));
+    else if (roll < 0.7) now += random.int(0, 2 * interval);
+    else if (roll < 0.85) now += random.int(0, 2 * policy.windowMs);
+    else if (roll < 0.92) now += random.int(0, (capacity + 2) * interval + 2 * policy.windowMs);
+    else if (roll < 0.98) now -= random.int(1, Math.min(2000, interval));
+    else now -= 60_001 + random.int(0, 5000);
+    const c = random();
+    const cost =
+      c < 0.1
+        ? 0
+        : c < 0.7
+          ? 1
+          : c < 0.9
+            ? random.int(1, Math.min(capacity, 3))
+            : c < 0.95
+              ? capacity
+              : capacity + random.int(1, 2);
+    out.push({ nowMs: now, key: random.pick(KEYS), cost });
+  }
+  return out;
+}
+
+/** The state a Redis key holds, in the reference's shape. */
+function storedState(algorithm: AlgorithmName, raw: unknown): unknown {
+  if (algorithm === 'sliding-log') {
+    const flat = raw as string[];
+    if (flat.length === 0) return undefined;
+    const times: number[] = [];
+    for (let i = 1; i < flat.length; i += 2) times.push(Number(flat[i]));
+    return { times };
+  }
+  const hash = raw as Record<string, string>;
+  if (Object.keys(hash).length === 0) return undefined;
+  return Object.fromEntries(Object.entries(hash).map(([field, value]) => [field, Number(value)]));
+}
+
+const redis = useRedisServer();
+let store: RedisStore;
+let sequence = 0;
+
+beforeAll(() => {
+  store = new RedisStore({ client: redis.client() });
+});
+
+describe.each(ALGORITHMS)('%s: Lua = TypeScript', (algorithm) => {
+  test.each(POLICIES[algorithm].map((options, i) => [JSON.stringify(options), options, 1000 + i] as const))(
+    '%s',
+    async (_name, options, seed) => {
+      const policy = resolvePolicy(options);
+      const prefix = `diff-${++sequence}`;
+      const plan = requests(policy, seededRandom(seed * 7919 + ALGORITHMS.indexOf(algorithm)));
+      const client = redis.client();
+      // Pipeline.exec registers the defined scripts from the client it was made of.
+      new RedisStore({ client });
+      const multi = client.multi();
+      const run = (multi as unknown as Record<string, (...args: string[]) => ChainableCommander>)[
+        COMMAND_NAMES[algorithm]
+      ] as (...args: string[]) => ChainableCommander;
+      for (const request of plan) {
+        const key = store.keyOf({ prefix, key: request.key, policy });
+        run.call(multi, key, ...scriptArgs({ policy, cost: request.cost, nowMs: request.nowMs }));
+        if (algorithm === 'sliding-log') multi.zrange(key, 0, -1, 'WITHSCORES');
+        else multi.hgetall(key);
+        multi.pttl(key);
+        multi.persist(key);
+      }
+      const started = Date.now();
+      const replies = (await multi.exec()) ?? [];
+      const tookMs = Date.now() - started;
+
+      const model = new Map<string, unknown>();
+      const mismatches: object[] = [];
+      plan.forEach((request, i) => {
+        const [[scriptError, reply], [, raw], [, pttl]] = replies.slice(4 * i, 4 * i + 3) as [
+          unknown,
+          unknown,
+        ][];
+        const before = model.get(request.key);
+        const step = runStep(before, policy, request.nowMs, request.cost);
+        if (step.state !== undefined) model.set(request.key, step.state);
+        const after = model.get(request.key);
+        const verdict = scriptError === null ? toVerdict(reply) : String(scriptError);
+        const state = storedState(algorithm, raw);
+        const ttl = pttl as number;
+        // -2: no key; -1: no TTL, i.e. the previous step's PERSIST left untouched.
+        const ttlOk =
+          after === undefined
+            ? ttl === -2
+            : step.state !== undefined
+              ? ttl <= step.ttlMs && ttl >= Math.max(0, step.ttlMs - tookMs - 2)
+              : ttl === -1;
+        if (
+          JSON.stringify(verdict) !== JSON.stringify(step.verdict) ||
+          JSON.stringify(state) !== JSON.stringify(after) ||
+          !ttlOk
+        ) {
+          mismatches.push({
+            i,
+            request,
+            before,
+            lua: { verdict, state, ttl },
+            ts: { ...step, state: after },
+          });
+        }
+      });
+      expect(mismatches.slice(0, 3)).toEqual([]);
+      // The sequences reach every kind of answer, or they would prove little.
+      const verdicts = plan.map((_, i) => toVerdict(replies[4 * i]?.[1]));
+      expect(verdicts.some((v) => v.allowed && v.remaining === 0)).toBe(true);
+      expect(verdicts.some((v) => v.reason === 'limited')).toBe(true);
+      expect(verdicts.some((v) => v.reason === 'cost-exceeds-capacity')).toBe(true);
+      // Delays need room between delay=N and the burst.
+      if (algorithm === 'leaky-bucket' && !policy.nodelay && policy.delay < policy.burst)
+        expect(verdicts.some((v) => v.delayMs > 0)).toBe(true);
+    },
+  );
+});

@@ -1,0 +1,47 @@
+'use strict';
+/**
+ * A separate OS process sharing one Redis with its siblings, driven over IPC by
+ * redis-concurrency.test.ts. It loads the BUILT package, as an app server would.
+ *
+ * argv: <path to dist/index.cjs> <redis port> <clock skew in ms>
+ * Messages in:  { type: 'run', id, key, count, prefix, policy: PolicyOptions, sendClock }
+ *               { type: 'exit' }
+ * Messages out: { type: 'ready' } once connected; { type: 'done', id, admitted, delayed, errors }
+ */
+const [distPath, port, skew] = process.argv.slice(2);
+const skewMs = Number(skew);
+// This machine's clock is off by skewMs: everything below that reads Date.now() sees it.
+const realNow = Date.now;
+Date.now = () => realNow() + skewMs;
+
+const Redis = require('ioredis');
+const { RedisStore, resolvePolicy } = require(distPath);
+
+const client = new Redis({ host: '127.0.0.1', port: Number(port) });
+const store = new RedisStore({ client });
+
+client.once('ready', () => process.send({ type: 'ready' }));
+
+process.on('message', (message) => {
+  if (message.type === 'exit') {
+    client.disconnect();
+    process.exit(0);
+  }
+  if (message.type !== 'run') return;
+  const { id, key, count, prefix, sendClock } = message;
+  const policy = resolvePolicy(message.policy);
+  // Exactly what createLimiter sends: a time only when the limiter was given a clock.
+  const consume = () =>
+    store.consume({ prefix, key, policy, cost: 1, nowMs: sendClock ? Date.now() : undefined });
+  // All at once: `count` requests in flight together on this process's connection.
+  Promise.allSettled(Array.from({ length: count }, consume)).then((results) => {
+    const verdicts = results.filter((r) => r.status === 'fulfilled').map((r) => r.value);
+    process.send({
+      type: 'done',
+      id,
+      admitted: verdicts.filter((v) => v.allowed).length,
+      delayed: verdicts.filter((v) => v.allowed && v.delayMs > 0).length,
+      errors: results.filter((r) => r.status === 'rejected').map((r) => String(r.reason)),
+    });
+  });
+});
