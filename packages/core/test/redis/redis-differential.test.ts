@@ -151,10 +151,12 @@ describe.each(ALGORITHMS)('%s: Lua = TypeScript', (algorithm) => {
       const model = new Map<string, unknown>();
       const mismatches: object[] = [];
       plan.forEach((request, i) => {
+        type Reply = [error: unknown, value: unknown];
         const [[scriptError, reply], [, raw], [, pttl]] = replies.slice(4 * i, 4 * i + 3) as [
-          unknown,
-          unknown,
-        ][];
+          Reply,
+          Reply,
+          Reply,
+        ];
         const before = model.get(request.key);
         const step = runStep(before, policy, request.nowMs, request.cost);
         if (step.state !== undefined) model.set(request.key, step.state);
