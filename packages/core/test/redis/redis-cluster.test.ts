@@ -1,0 +1,53 @@
+import type Redis from 'ioredis';
+import type { Cluster } from 'ioredis';
+import { RedisStore, resolvePolicy, type RedisStoreClient } from '../../src';
+import { escapeKeyText } from '../../src/stores/redis/redis-keys';
+import { describeStoreContract } from '../contract/store-contract';
+import { useRedisCluster } from '../harness/redis-fixtures';
+import { describeRedisStoreBehaviour, HOSTILE_KEYS } from './redis-store-behaviour';
+
+const redis = useRedisCluster();
+let cluster: Cluster;
+let store: RedisStore;
+let masters: Redis[];
+/** How many contract keys each master was seen holding, by master port. */
+const keysPerMaster = new Map<number, number>();
+
+beforeAll(async () => {
+  cluster = await redis.client();
+  // Annotated: ioredis's Cluster must fit the narrow client type the store declares.
+  const client: RedisStoreClient = cluster;
+  store = new RedisStore({ client });
+  masters = redis.masters();
+});
+
+// After each contract test, look at where its keys actually are: the suite is only a Cluster
+// test if its keys land on every master.
+afterEach(async () => {
+  for (const master of masters) {
+    const port = master.options.port as number;
+    keysPerMaster.set(port, (keysPerMaster.get(port) ?? 0) + (await master.keys('contract-*')).length);
+  }
+});
+
+describeStoreContract('RedisStore (Cluster, 3 masters)', () => store);
+
+test('the contract keys were spread over all three masters', () => {
+  expect(keysPerMaster.size).toBe(3);
+  for (const count of keysPerMaster.values()) expect(count).toBeGreaterThan(0);
+});
+
+describeRedisStoreBehaviour('Cluster, 3 masters', { client: () => cluster, masters: () => masters });
+
+test('the escaped user key alone picks the slot: hostile text can never choose another one', async () => {
+  const policy = resolvePolicy({ rate: '5/1m' });
+  const slots = new Set<number>();
+  for (const key of HOSTILE_KEYS) {
+    const full = store.keyOf({ prefix: 'slots', key, policy });
+    const slot = (await cluster.cluster('KEYSLOT', full)) as number;
+    expect(slot).toBe(await cluster.cluster('KEYSLOT', escapeKeyText(key)));
+    slots.add(slot);
+  }
+  // Different keys spread over the slots instead of piling onto one.
+  expect(slots.size).toBeGreaterThan(HOSTILE_KEYS.length / 2);
+});

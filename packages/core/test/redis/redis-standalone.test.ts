@@ -1,0 +1,82 @@
+import type Redis from 'ioredis';
+import {
+  createLimiter,
+  RedisStore,
+  resolvePolicy,
+  SluiceConfigError,
+  type RedisStoreClient,
+} from '../../src';
+import { describeStoreContract } from '../contract/store-contract';
+import { useRedisServer } from '../harness/redis-fixtures';
+import { describeRedisStoreBehaviour } from './redis-store-behaviour';
+
+const redis = useRedisServer();
+let client: Redis;
+let store: RedisStore;
+
+beforeAll(() => {
+  // Annotated: ioredis's Redis must fit the narrow client type the store declares.
+  const typed: RedisStoreClient = redis.client();
+  client = typed as Redis;
+  store = new RedisStore({ client });
+});
+
+describeStoreContract('RedisStore (standalone)', () => store);
+
+describeRedisStoreBehaviour('standalone', { client: () => client, masters: () => [client] });
+
+describe('RedisStore options', () => {
+  test.each([
+    [undefined, 'options'],
+    [{}, 'client'],
+    [{ client: {} }, 'client'],
+    [{ client: 'redis://localhost' }, 'client'],
+    [{ client: undefined, prefix: 'x' }, 'client'],
+    [{ clients: [] }, 'clients'],
+  ])('%p is rejected naming %s', (options, option) => {
+    expect(() => new RedisStore(options as never)).toThrow(SluiceConfigError);
+    expect(() => new RedisStore(options as never)).toThrow(expect.objectContaining({ option }));
+  });
+
+  test.each([[''], [42]])('prefix %p is rejected', (prefix) => {
+    expect(() => new RedisStore({ client, prefix: prefix as string })).toThrow(
+      expect.objectContaining({ option: 'prefix' }),
+    );
+  });
+
+  test('a client whose defineCommand adds no method is refused at construction', () => {
+    const fake = { defineCommand: () => undefined, del: () => Promise.resolve(0) };
+    expect(() => new RedisStore({ client: fake })).toThrow(/defineCommand did not add the script/);
+  });
+
+  test('scripts are defined once per client, however many stores share it', () => {
+    const fresh = redis.client();
+    const spy = jest.spyOn(fresh, 'defineCommand');
+    new RedisStore({ client: fresh });
+    new RedisStore({ client: fresh, prefix: 'other' });
+    expect(spy).toHaveBeenCalledTimes(6);
+  });
+
+  test('the store prefix goes before the limiter prefix', async () => {
+    const prefixed = new RedisStore({ client, prefix: 'app' });
+    const limiter = createLimiter({ rate: '5/1m', store: prefixed, prefix: 'login' });
+    await limiter.consume('user:42');
+    expect(await client.pttl('app:login:{user:42}:gcra')).toBeGreaterThan(0);
+  });
+
+  test("the client's keyPrefix lands before every key", async () => {
+    const withKeyPrefix = redis.client({ keyPrefix: 'tenant-a:' });
+    const policy = resolvePolicy({ rate: '5/1m' });
+    await new RedisStore({ client: withKeyPrefix }).consume({ prefix: 'sluice', key: 'k', policy, cost: 1 });
+    expect(await client.exists('tenant-a:sluice:{k}:gcra')).toBe(1);
+    await new RedisStore({ client: withKeyPrefix }).reset({ prefix: 'sluice', key: 'k', policy });
+    expect(await client.exists('tenant-a:sluice:{k}:gcra')).toBe(0);
+  });
+
+  test('a time that is not whole epoch ms rejects instead of computing on a fraction', async () => {
+    const policy = resolvePolicy({ rate: '5/1m' });
+    await expect(store.consume({ prefix: 'p', key: 'k', policy, cost: 1, nowMs: 1.5 })).rejects.toThrow(
+      expect.objectContaining({ option: 'nowMs' }),
+    );
+  });
+});
