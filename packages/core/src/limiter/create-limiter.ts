@@ -158,10 +158,11 @@ export function createLimiter(options: LimiterOptions): Limiter {
       resetMs: v.resetMs,
       retryAfterMs: v.retryAfterMs,
       delayMs: v.delayMs,
-      ...(v.reason === undefined ? {} : { reason: v.reason }),
+      // Always the same fields, in the same order: one hidden class for every decision.
+      reason: v.reason,
       key,
       policy,
-      ...(v.degraded === undefined ? {} : { degraded: v.degraded }),
+      degraded: v.degraded,
     };
     if (!decision.allowed && events.has('limited')) events.emit('limited', decision);
     if (decision.degraded !== undefined && events.has('fallback')) events.emit('fallback', decision);

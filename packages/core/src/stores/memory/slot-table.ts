@@ -1,0 +1,128 @@
+import type { StateColumns } from './state-columns';
+
+/** Slots the table starts with; it doubles up to `maxKeys` as keys arrive. */
+const INITIAL_SLOTS = 1024;
+
+/**
+ * Keys → slots in typed-array columns, at most `maxKeys` of them. Eviction is CLOCK (second
+ * chance, as in operating systems' page caches): every access sets a slot's `used` bit; when a
+ * slot is needed and none is free, a hand sweeps the slots, clearing `used` bits and taking the
+ * first slot that was not used since the hand last passed — or whose state has expired. A new
+ * key starts unmarked, so keys seen once go before keys seen again: a key in use survives a
+ * flood of new keys, idle keys go first, and every operation is O(1) amortized, with no
+ * per-key object and no timer.
+ */
+export class SlotTable {
+  readonly columns: StateColumns;
+  /** Epoch ms after which a slot's state is no longer needed. */
+  #expiresAt: Float64Array;
+  #used: Uint8Array;
+  /** Which key, in which index, each slot holds (to unlink it on eviction). */
+  #keys: Array<string | undefined> = [];
+  #owners: Array<Map<string, number> | undefined> = [];
+  #free: number[] = [];
+  #next = 0;
+  #hand = 0;
+  #size = 0;
+
+  constructor(readonly maxKeys: number) {
+    const slots = Math.min(maxKeys, INITIAL_SLOTS);
+    this.columns = {
+      a: new Float64Array(slots),
+      b: new Float64Array(slots),
+      c: new Float64Array(slots),
+      logs: new Map(),
+    };
+    this.#expiresAt = new Float64Array(slots);
+    this.#used = new Uint8Array(slots);
+  }
+
+  /** Keys held. */
+  get size(): number {
+    return this.#size;
+  }
+
+  /** The key's slot when it holds live state at `now`; marks it used. */
+  find(index: Map<string, number>, key: string, now: number): number | undefined {
+    const slot = index.get(key);
+    if (slot === undefined) return undefined;
+    this.#used[slot] = 1;
+    return (this.#expiresAt[slot] as number) > now ? slot : undefined;
+  }
+
+  /** A slot for the key (its own, or a new one), to hold state until `expiresAt`. */
+  claim(index: Map<string, number>, key: string, now: number, expiresAt: number): number {
+    let slot = index.get(key);
+    if (slot === undefined) {
+      slot = this.#allocate(now);
+      index.set(key, slot);
+      this.#keys[slot] = key;
+      this.#owners[slot] = index;
+      this.#size++;
+      // Not marked used: a key seen once (a flood of rotating addresses) goes before any key
+      // seen again, so a flood cannot push out the keys in use.
+      this.#used[slot] = 0;
+    } else {
+      this.#used[slot] = 1;
+    }
+    this.#expiresAt[slot] = expiresAt;
+    return slot;
+  }
+
+  /** Forgets the key. */
+  release(index: Map<string, number>, key: string): void {
+    const slot = index.get(key);
+    if (slot !== undefined) this.#vacate(slot);
+  }
+
+  #allocate(now: number): number {
+    const free = this.#free.pop();
+    if (free !== undefined) return free;
+    if (this.#next < this.#expiresAt.length) return this.#next++;
+    if (this.#expiresAt.length < this.maxKeys) {
+      this.#grow(Math.min(this.maxKeys, this.#expiresAt.length * 2));
+      return this.#next++;
+    }
+    return this.#evict(now);
+  }
+
+  #evict(now: number): number {
+    const slots = this.#expiresAt.length;
+    for (;;) {
+      const slot = this.#hand;
+      this.#hand = slot + 1 === slots ? 0 : slot + 1;
+      if (this.#used[slot] === 0 || (this.#expiresAt[slot] as number) <= now) {
+        this.#vacate(slot);
+        return this.#free.pop() as number;
+      }
+      this.#used[slot] = 0;
+    }
+  }
+
+  #vacate(slot: number): void {
+    const key = this.#keys[slot];
+    if (key === undefined) return;
+    this.#owners[slot]?.delete(key);
+    this.#keys[slot] = undefined;
+    this.#owners[slot] = undefined;
+    this.#expiresAt[slot] = 0;
+    this.#used[slot] = 0;
+    this.columns.logs.delete(slot);
+    this.#free.push(slot);
+    this.#size--;
+  }
+
+  #grow(slots: number): void {
+    const grow = <T extends Float64Array | Uint8Array>(old: T, make: (n: number) => T): T => {
+      const next = make(slots);
+      next.set(old);
+      return next;
+    };
+    const f64 = (n: number) => new Float64Array(n);
+    this.columns.a = grow(this.columns.a, f64);
+    this.columns.b = grow(this.columns.b, f64);
+    this.columns.c = grow(this.columns.c, f64);
+    this.#expiresAt = grow(this.#expiresAt, f64);
+    this.#used = grow(this.#used, (n) => new Uint8Array(n));
+  }
+}
