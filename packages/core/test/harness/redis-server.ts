@@ -134,6 +134,7 @@ function spawnServer(port: number, dir: string, extraArgs: readonly string[]): P
       }
     };
     const onExit = (): void => fail('redis-server exited during startup');
+    child.once('error', (error) => fail(`redis-server failed: ${error.message}`));
     const timer = setTimeout(
       () => fail(`redis-server not ready within ${STARTUP_TIMEOUT_MS} ms`),
       STARTUP_TIMEOUT_MS,

@@ -74,7 +74,7 @@ export class WorkerPool {
     try {
       await Promise.all(workers.map((worker) => pool.#next(worker, 'ready')));
     } catch (error) {
-      pool.stop();
+      await pool.stop();
       throw error;
     }
     return pool;
@@ -104,18 +104,21 @@ export class WorkerPool {
     };
   }
 
-  /** Asks every worker to exit, and kills (by PID) any still running. */
-  stop(): void {
-    for (const worker of this.#workers) {
-      if (worker.exitCode === null && worker.signalCode === null) {
+  /** Asks every worker to exit and waits for it; kills (by its PID) any still running after 2 s. */
+  async stop(): Promise<void> {
+    await Promise.all(
+      this.#workers.map(async (worker) => {
+        if (worker.exitCode !== null || worker.signalCode !== null) return;
+        const exited = new Promise((resolve) => worker.once('exit', resolve));
         if (worker.connected) worker.send({ type: 'exit' });
-        const pid = worker.pid;
-        setTimeout(() => {
-          if (pid !== undefined && worker.exitCode === null && worker.signalCode === null)
-            process.kill(pid, 'SIGKILL');
-        }, 2_000).unref();
-      }
-    }
+        const timer = setTimeout(
+          () => worker.pid !== undefined && process.kill(worker.pid, 'SIGKILL'),
+          2_000,
+        );
+        await exited;
+        clearTimeout(timer);
+      }),
+    );
   }
 
   #next(worker: ChildProcess, type: string): Promise<Record<string, unknown>> {

@@ -47,7 +47,7 @@ const registered = new WeakSet<RedisStoreClient>();
  * - Memory: every key expires when its state is no longer needed (at most the time to refill
  *   fully, or one window); an idle user costs nothing.
  *
- * Requires Redis 5 or later (Redis 3.2–4 work too: the scripts ask for effects replication).
+ * Requires Redis 4.0 or later (tested on 7.0); Redis Cluster included.
  *
  * @example
  * ```ts

@@ -21,6 +21,8 @@ const client = new Redis({ host: '127.0.0.1', port: Number(port) });
 const store = new RedisStore({ client });
 
 client.once('ready', () => process.send({ type: 'ready' }));
+// The test runner went away: never outlive it.
+process.on('disconnect', () => process.exit(0));
 
 process.on('message', (message) => {
   if (message.type === 'exit') {
