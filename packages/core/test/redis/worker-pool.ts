@@ -35,7 +35,10 @@ export function ensureCoreBuilt(): string {
 /** What one run of {@link WorkerPool.run} tells. */
 export interface RunResult {
   admitted: number;
+  /** Admitted with `delayMs > 0`. */
   delayed: number;
+  /** Decided without Redis (by `onStoreError`): must stay 0. */
+  degraded: number;
   errors: string[];
 }
 
@@ -45,7 +48,7 @@ export interface RunOptions {
   prefix: string;
   policy: PolicyOptions;
   perWorker: number;
-  /** Send each worker's (skewed) `Date.now()` as the time, as a limiter with `clock` would. */
+  /** Give each worker's limiter `clock: Date.now` (skewed), so it sends its own time. */
   sendClock?: boolean;
   /** Only these workers (indexes) fire. @defaultValue all */
   workers?: readonly number[];
@@ -100,6 +103,7 @@ export class WorkerPool {
     return {
       admitted: results.reduce((sum, r) => sum + r.admitted, 0),
       delayed: results.reduce((sum, r) => sum + r.delayed, 0),
+      degraded: results.reduce((sum, r) => sum + r.degraded, 0),
       errors: results.flatMap((r) => r.errors),
     };
   }

@@ -6,7 +6,7 @@
  * argv: <path to dist/index.cjs> <redis port> <clock skew in ms>
  * Messages in:  { type: 'run', id, key, count, prefix, policy: PolicyOptions, sendClock }
  *               { type: 'exit' }
- * Messages out: { type: 'ready' } once connected; { type: 'done', id, admitted, delayed, errors }
+ * Messages out: { type: 'ready' } once connected; { type: 'done', id, admitted, delayed, degraded, errors }
  */
 const [distPath, port, skew] = process.argv.slice(2);
 const skewMs = Number(skew);
@@ -15,7 +15,7 @@ const realNow = Date.now;
 Date.now = () => realNow() + skewMs;
 
 const Redis = require('ioredis');
-const { RedisStore, resolvePolicy } = require(distPath);
+const { createLimiter, RedisStore } = require(distPath);
 
 const client = new Redis({ host: '127.0.0.1', port: Number(port) });
 const store = new RedisStore({ client });
@@ -31,10 +31,17 @@ process.on('message', (message) => {
   }
   if (message.type !== 'run') return;
   const { id, key, count, prefix, sendClock } = message;
-  const policy = resolvePolicy(message.policy);
-  // Exactly what createLimiter sends: a time only when the limiter was given a clock.
-  const consume = () =>
-    store.consume({ prefix, key, policy, cost: 1, nowMs: sendClock ? Date.now() : undefined });
+  const limiter = createLimiter({
+    ...message.policy,
+    store,
+    prefix,
+    // A limiter sends a time only when given a clock: without one, Redis decides on its TIME.
+    ...(sendClock ? { clock: Date.now } : {}),
+    // Every decision must come from Redis: a slow one must not fall back to a local store here.
+    timeoutMs: 60_000,
+    onStoreError: 'fail-closed',
+  });
+  const consume = () => limiter.consume(key);
   // All at once: `count` requests in flight together on this process's connection.
   Promise.allSettled(Array.from({ length: count }, consume)).then((results) => {
     const verdicts = results.filter((r) => r.status === 'fulfilled').map((r) => r.value);
@@ -43,6 +50,7 @@ process.on('message', (message) => {
       id,
       admitted: verdicts.filter((v) => v.allowed).length,
       delayed: verdicts.filter((v) => v.allowed && v.delayMs > 0).length,
+      degraded: verdicts.filter((v) => v.degraded !== undefined).length,
       errors: results.filter((r) => r.status === 'rejected').map((r) => String(r.reason)),
     });
   });
