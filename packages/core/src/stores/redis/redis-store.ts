@@ -35,8 +35,9 @@ const registered = new WeakSet<RedisStoreClient>();
  *
  * Each decision is one round trip: one `EVALSHA` of the algorithm's Lua script, which reads the
  * state, decides exactly as the in-memory algorithm does and writes the new state with its TTL,
- * atomically (never a read-modify-write from Node). ioredis sends the script itself only when the
- * server answers `NOSCRIPT` (after a restart or `SCRIPT FLUSH`); any other error rejects.
+ * atomically (never a read-modify-write from Node). ioredis (`defineCommand`) sends the script
+ * text itself with `EVAL` on a connection's first use, and again only when the server answers
+ * `NOSCRIPT` (after a restart, a failover or `SCRIPT FLUSH`); any other error rejects, unretried.
  *
  * - Time: the Redis server's `TIME`, so app servers whose clocks disagree share one exact limit;
  *   when the limiter has a `clock`, that time is sent instead.
@@ -130,7 +131,8 @@ export class RedisStore implements Store {
   }
 
   /**
-   * The Redis key that holds a request's state (see {@link redisKey}), for inspection and tests.
+   * The Redis key that holds a request's state, `[<store prefix>:]<limiter prefix>:{<key>}:<algorithm>`
+   * with every text part escaped, for inspection (`PTTL`, `HGETALL`) and tests.
    * @param request - the limiter prefix, the user's key and the policy
    */
   keyOf({ prefix, key, policy }: Pick<StoreRequest, 'prefix' | 'key' | 'policy'>): string {
