@@ -1,4 +1,4 @@
-import type { ChainableCommander } from 'ioredis';
+import type { ChainableCommander, default as Redis } from 'ioredis';
 import {
   ALGORITHMS,
   RedisStore,
@@ -115,11 +115,13 @@ function storedState(algorithm: AlgorithmName, raw: unknown): unknown {
 }
 
 const redis = useRedisServer();
+let client: Redis;
 let store: RedisStore;
 let sequence = 0;
 
 beforeAll(() => {
-  store = new RedisStore({ client: redis.client() });
+  client = redis.client();
+  store = new RedisStore({ client });
 });
 
 describe.each(ALGORITHMS)('%s: Lua = TypeScript', (algorithm) => {
@@ -129,9 +131,7 @@ describe.each(ALGORITHMS)('%s: Lua = TypeScript', (algorithm) => {
       const policy = resolvePolicy(options);
       const prefix = `diff-${++sequence}`;
       const plan = requests(policy, seededRandom(seed * 7919 + ALGORITHMS.indexOf(algorithm)));
-      const client = redis.client();
-      // Pipeline.exec registers the defined scripts from the client it was made of.
-      new RedisStore({ client });
+      // A MULTI of the store's client carries the scripts the store defined on it.
       const multi = client.multi();
       const run = (multi as unknown as Record<string, (...args: string[]) => ChainableCommander>)[
         COMMAND_NAMES[algorithm]
