@@ -13,4 +13,9 @@ export default defineConfig({
   platform: 'node',
   tsconfig: 'tsconfig.json',
   external: ['@sluice/core', 'fastify'],
+  // As Fastify plugins do: `require('@sluice/fastify')` is the plugin itself (with `.default`,
+  // `.sluice` and `.RateLimit`), so `fastify.register(require('@sluice/fastify'))` keeps the
+  // fastify-plugin marks that let its hooks reach the routes of the instance it is registered on.
+  footer: ({ format }) =>
+    format === 'cjs' ? { js: 'module.exports = Object.assign(module.exports.default, module.exports);' } : {},
 });

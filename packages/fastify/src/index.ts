@@ -1,1 +1,164 @@
-export {};
+import { createHttpLimiter, holdRequest, scopedOptions, SluiceConfigError } from '@sluice/core';
+import type { Decision, PartialRateLimitOptions, RateLimitOptions } from '@sluice/core';
+import type {
+  FastifyInstance,
+  FastifyReply,
+  FastifyRequest,
+  onRequestAsyncHookHandler,
+  RouteOptions,
+} from 'fastify';
+import fp from 'fastify-plugin';
+
+/** A fallback handler: sends a reply in place of the rejection, with the decision at hand. */
+export type FastifyFallback = (request: FastifyRequest, reply: FastifyReply, decision: Decision) => unknown;
+
+/**
+ * One limit's options for a route (`config: { rateLimit }`): the shared sluice options with
+ * Fastify's `request` in callbacks. A route's options are merged over the plugin's (see
+ * `scopedOptions`: each route with its own config has its own buckets), and together they need a
+ * `rate` or a `limiter`.
+ */
+export type SluiceRouteOptions = PartialRateLimitOptions<FastifyRequest, FastifyFallback>;
+
+/** Options of the plugin: defaults for every route; with a `rate` (or `limiter`), a limit on every route. */
+export type SluicePluginOptions = SluiceRouteOptions & {
+  /** The hook that limits: `'preHandler'` when keys need what auth hooks set on the request. @defaultValue `'onRequest'` */
+  hook?: 'onRequest' | 'preHandler';
+};
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** sluice limits of this route (one, or several in order), merged over the plugin's options; `false` exempts the route. */
+    rateLimit?: SluiceRouteOptions | readonly SluiceRouteOptions[] | false;
+  }
+}
+
+type Options = RateLimitOptions<FastifyRequest, FastifyFallback>;
+type Gate = (request: FastifyRequest, reply: FastifyReply) => Promise<boolean>;
+
+function createGate(options: Options | readonly Options[]): Gate {
+  const limits = createHttpLimiter<FastifyRequest, FastifyFallback>(options);
+  return async (request, reply) => {
+    const { raw, url, headers } = request;
+    const outcome = await limits.decide(request, { remoteAddress: raw.socket.remoteAddress, url, headers });
+    for (const [name, value] of outcome.headers) reply.header(name, value);
+    switch (outcome.kind) {
+      case 'next':
+        return true;
+      case 'delay':
+        if (await holdRequest(outcome.delayMs, reply.raw)) return true;
+        // The client left: take the reply out of Fastify's hands so nothing more runs for it.
+        reply.hijack();
+        return false;
+      case 'reply':
+        reply.code(outcome.status).type(outcome.type).send(outcome.body);
+        return false;
+      case 'handler':
+        await outcome.handler(request, reply, outcome.decision);
+        return false;
+    }
+  };
+}
+
+function hookOf(gate: Gate): onRequestAsyncHookHandler {
+  return async function sluiceRateLimit(request, reply) {
+    if (!(await gate(request, reply))) return reply;
+  };
+}
+
+/**
+ * The sluice Fastify plugin (Fastify 4 and 5). Registered with a `rate`, it limits every route;
+ * without one, only routes whose `config.rateLimit` sets one; `config: { rateLimit: false }`
+ * exempts a route. Register it before the routes it limits. Invalid options reject `register`;
+ * invalid route options throw where the route is defined; never at the first request.
+ *
+ * @param fastify - the instance
+ * @param options - defaults for every route, and a limit on every route when they carry a `rate`
+ * @example
+ * ```ts
+ * import Fastify from 'fastify';
+ * import sluice from '@sluice/fastify';
+ *
+ * const app = Fastify();
+ * await app.register(sluice, { rate: '10r/s', burst: 20 });
+ * app.get('/sku', { config: { rateLimit: { key: '$arg_sku_id', rate: '6r/m' } } }, async () => 'ok');
+ * app.get('/health', { config: { rateLimit: false } }, async () => 'ok');
+ * ```
+ */
+async function sluicePlugin(fastify: FastifyInstance, options: SluicePluginOptions): Promise<void> {
+  const { hook = 'onRequest', ...defaults } = options;
+  if (hook !== 'onRequest' && hook !== 'preHandler') {
+    throw new SluiceConfigError('hook', hook, "expected 'onRequest' or 'preHandler'");
+  }
+  const everyRoute =
+    defaults.rate !== undefined || defaults.limiter !== undefined
+      ? hookOf(createGate(defaults as Options))
+      : undefined;
+
+  fastify.addHook('onRoute', (route: RouteOptions) => {
+    const config = (
+      route.config as { rateLimit?: SluiceRouteOptions | readonly SluiceRouteOptions[] | false }
+    )?.rateLimit;
+    if (config === false || (config === undefined && everyRoute === undefined)) return;
+    const scope = `${[route.method].flat().join(',')} ${route.url}`;
+    const own = (c: SluiceRouteOptions): Options => scopedOptions(defaults, c, scope);
+    const handler =
+      config === undefined
+        ? (everyRoute as onRequestAsyncHookHandler)
+        : hookOf(createGate(Array.isArray(config) ? config.map(own) : own(config as SluiceRouteOptions)));
+    const existing = route[hook];
+    route[hook] = [...(existing === undefined ? [] : [existing].flat()), handler] as never;
+  });
+}
+
+/** The plugin, wrapped by fastify-plugin so its hooks reach the routes of the instance it is registered on. */
+export const sluice = fp(sluicePlugin, { fastify: '4.x || 5.x', name: '@sluice/fastify' });
+export default sluice;
+
+/**
+ * Rate-limits one controller method: a standard (TC39, TypeScript 5) method decorator for a
+ * `(request, reply)` handler. The limits are created once per decorated method; a limited
+ * request never reaches it.
+ *
+ * @param options - one limit, or several in order
+ * @throws `SluiceConfigError` when the class is defined, naming the first invalid option
+ * @example
+ * ```ts
+ * class ShopController {
+ *   @RateLimit({ key: '$arg_sku_id', rate: '6r/m' })
+ *   async sku(request: FastifyRequest, reply: FastifyReply) {
+ *     return { ok: true };
+ *   }
+ * }
+ * const shop = new ShopController();
+ * app.get('/sku', (request, reply) => shop.sku(request, reply));
+ * ```
+ */
+export function RateLimit(options: Options | readonly Options[]) {
+  const gate = createGate(options);
+  return function decorate<
+    This,
+    Method extends (this: This, request: FastifyRequest, reply: FastifyReply) => unknown,
+  >(method: Method, _context: ClassMethodDecoratorContext<This, Method>): Method {
+    async function sluiceRateLimited(
+      this: This,
+      request: FastifyRequest,
+      reply: FastifyReply,
+    ): Promise<unknown> {
+      if (!(await gate(request, reply))) return reply;
+      const result = method.call(this, request, reply);
+      // A callback-style handler returns nothing and sends later: `reply` tells Fastify to wait.
+      return result === undefined ? reply : result;
+    }
+    return sluiceRateLimited as Method;
+  };
+}
+
+export type {
+  Decision,
+  HeaderMode,
+  LimitEvent,
+  MissingKeyMode,
+  StaticFallback,
+  TrustProxy,
+} from '@sluice/core';

@@ -1,0 +1,406 @@
+import { get as httpGet } from 'node:http';
+import { createLimiter, SluiceConfigError, type LimitEvent, type Store } from '@sluice/core';
+import request from 'supertest';
+import { FAKE_EPOCH, fakeClock, type FakeClock } from '../../core/test/contract/fake-clock';
+import type { AdapterDriver, ContractOptions, Mount, TestApp } from './drivers';
+
+/** A store the contract runs on: `undefined` is the default (a MemoryStore per limiter). */
+export interface StoreUnderTest {
+  readonly name: string;
+  store(): Store | undefined;
+}
+
+const MOUNTS: Mount[] = ['middleware', 'decorator'];
+let prefixes = 0;
+
+/** Lets the event loop run (sockets, promises) without moving any fake timer. */
+async function settle(rounds = 20): Promise<void> {
+  for (let i = 0; i < rounds; i++) await new Promise((resolve) => setImmediate(resolve));
+}
+
+/** Runs the loop until `condition` holds: bounded, never a timed sleep. */
+async function until(condition: () => boolean, what: string): Promise<void> {
+  for (let i = 0; i < 2000; i++) {
+    if (condition()) return;
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  throw new Error(`timed out waiting until ${what}`);
+}
+
+/**
+ * The behaviour every adapter must have, written once and run against each framework major
+ * (and, for the parts that touch state, each store). Drivers only map the framework.
+ */
+export function describeAdapterContract(driver: AdapterDriver, stores: readonly StoreUnderTest[]): void {
+  describe(`adapter contract: ${driver.name}`, () => {
+    let clock: FakeClock;
+    const apps: TestApp[] = [];
+    const serve = async (options: ContractOptions | ContractOptions[], mount?: Mount): Promise<TestApp> => {
+      const app = await driver.serve(options, mount);
+      apps.push(app);
+      return app;
+    };
+    const get = (app: TestApp, path = '/', headers: Record<string, string> = {}) =>
+      request(app.url).get(path).set(headers);
+
+    beforeEach(() => {
+      clock = fakeClock();
+    });
+    afterEach(async () => {
+      jest.useRealTimers();
+      for (const app of apps.splice(0)) await app.close();
+    });
+
+    describe.each(stores)('$name store', (under) => {
+      const withStore = (options: ContractOptions): ContractOptions => {
+        const store = under.store();
+        return store === undefined ? options : { ...options, store, prefix: `contract-${++prefixes}` };
+      };
+
+      test.each(MOUNTS)('admits, then limits with 429, Retry-After and a short body (%s)', async (mount) => {
+        const app = await serve(withStore({ rate: '2/1m', clock }), mount);
+        const first = await get(app);
+        expect(first.status).toBe(200);
+        expect(first.body).toEqual({ ok: true });
+        expect(first.headers['ratelimit-policy']).toBe('"2/1m";q=2;w=60');
+        expect(first.headers.ratelimit).toBe('"2/1m";r=1;t=30');
+        expect((await get(app)).headers.ratelimit).toBe('"2/1m";r=0;t=60');
+
+        const json = await get(app, '/', { Accept: 'application/json' });
+        expect(json.status).toBe(429);
+        expect(json.headers['retry-after']).toBe('30');
+        expect(json.headers['content-type']).toMatch(/^application\/json/);
+        expect(json.body).toEqual({
+          error: 'rate_limited',
+          message: 'Too many requests, retry in 30 s.',
+          retryAfter: 30,
+        });
+        const text = await get(app);
+        expect(text.status).toBe(429);
+        expect(text.headers['content-type']).toMatch(/^text\/plain/);
+        expect(text.text).toBe('Too many requests, retry in 30 s.\n');
+        expect(app.handled).toBe(2);
+
+        clock.advance(30_000);
+        expect((await get(app)).status).toBe(200);
+      });
+
+      test('several limits: a request rejected by the second uses no unit of the first', async () => {
+        const perIp = createLimiter(withStore({ rate: '3/1m', clock }) as never);
+        const app = await serve([
+          { limiter: perIp },
+          withStore({ key: '$arg_sku_id', rate: '1/1m', clock, fallback: { body: { cached: true } } }),
+        ]);
+        expect((await get(app, '/?sku_id=a')).status).toBe(200);
+        const ip = '127.0.0.1';
+        expect((await perIp.peek(ip)).remaining).toBe(2);
+        const degraded = await get(app, '/?sku_id=a');
+        expect(degraded.status).toBe(200);
+        expect(degraded.body).toEqual({ cached: true });
+        expect((await perIp.peek(ip)).remaining).toBe(2);
+        // The most restrictive limit is the one reported.
+        const other = await get(app, '/?sku_id=b');
+        expect(other.headers.ratelimit).toBe('"1/1m";r=0;t=60');
+        expect((await perIp.peek(ip)).remaining).toBe(1);
+        await get(app, '/?sku_id=c');
+        const limited = await get(app, '/?sku_id=d');
+        expect(limited.status).toBe(429);
+        expect(limited.headers.ratelimit).toBe('"3/1m";r=0;t=60');
+        expect(app.handled).toBe(3);
+      });
+    });
+
+    describe('keys', () => {
+      type Shape = (value: string) => { path?: string; headers?: Record<string, string> };
+      const cases: Array<[string, () => unknown, Shape]> = [
+        ['$http_user_id', () => '$http_user_id', (v) => ({ headers: { 'User-Id': v } })],
+        ['$arg_sku_id', () => '$arg_sku_id', (v) => ({ path: `/buy?sku_id=${v}&x=1` })],
+        [
+          '$cookie_session',
+          () => '$cookie_session',
+          (v) => ({ headers: { Cookie: `theme=dark; session=${v}` } }),
+        ],
+        ['$server_name', () => '$server_name', (v) => ({ headers: { Host: `${v}.example:8080` } })],
+        ['$uri', () => '$uri', (v) => ({ path: `/items/${v}?page=1` })],
+        [
+          '$http_user_id:$arg_sku_id',
+          () => '$http_user_id:$arg_sku_id',
+          (v) => ({ path: `/?sku_id=${v}`, headers: { 'user-id': 'u1' } }),
+        ],
+        ['a key function', () => driver.keyFromHeader('x-api-key'), (v) => ({ headers: { 'X-Api-Key': v } })],
+      ];
+      test.each(cases)('%s: one bucket per value', async (_name, key, shape) => {
+        const app = await serve({ key: key(), rate: '1/1m', clock });
+        const send = (value: string) => {
+          const { path = '/', headers = {} } = shape(value);
+          return get(app, path, headers);
+        };
+        expect((await send('a')).status).toBe(200);
+        expect((await send('a')).status).toBe(429);
+        expect((await send('b')).status).toBe(200);
+      });
+
+      test('a repeated query argument keys on its first value and does not crash', async () => {
+        const app = await serve({ key: '$arg_sku_id', rate: '1/1m', clock });
+        expect((await get(app, '/?sku_id=a&sku_id=b')).status).toBe(200);
+        expect((await get(app, '/?sku_id=a')).status).toBe(429);
+        expect((await get(app, '/?sku_id=b&sku_id=a')).status).toBe(200);
+      });
+
+      test('an empty key is not limited by default; reject and shared are one option away', async () => {
+        const skip = await serve({ key: '$http_user_id', rate: '1/1m', clock });
+        for (let i = 0; i < 3; i++) {
+          const res = await get(skip);
+          expect(res.status).toBe(200);
+          expect(res.headers.ratelimit).toBeUndefined();
+        }
+        const reject = await serve({
+          key: '$http_user_id:$arg_sku_id',
+          rate: '1/1m',
+          clock,
+          onMissingKey: 'reject',
+        });
+        const refused = await get(reject, '/', { Accept: 'application/json' });
+        expect(refused.status).toBe(429);
+        expect(refused.body.error).toBe('missing_key');
+        expect(reject.handled).toBe(0);
+        const shared = await serve({ key: '$http_user_id', rate: '1/1m', clock, onMissingKey: 'shared' });
+        expect((await get(shared)).status).toBe(200);
+        expect((await get(shared)).status).toBe(429);
+        expect((await get(shared, '/', { 'user-id': 'u' })).status).toBe(200);
+      });
+
+      test('trustProxy off ignores a forged X-Forwarded-For; on, believes it', async () => {
+        const off = await serve({ rate: '1/1m', clock });
+        expect((await get(off, '/', { 'X-Forwarded-For': '198.51.100.1' })).status).toBe(200);
+        expect((await get(off, '/', { 'X-Forwarded-For': '198.51.100.2' })).status).toBe(429);
+        const on = await serve({ rate: '1/1m', clock, trustProxy: 'loopback' });
+        expect((await get(on, '/', { 'X-Forwarded-For': '198.51.100.1' })).status).toBe(200);
+        expect((await get(on, '/', { 'X-Forwarded-For': '198.51.100.2' })).status).toBe(200);
+        expect((await get(on, '/', { 'X-Forwarded-For': '203.0.113.5, 198.51.100.1' })).status).toBe(429);
+      });
+
+      test('IPv6 clients of one /64 share a bucket; ::ffff:a.b.c.d is the IPv4 client', async () => {
+        const events: Array<LimitEvent<unknown>> = [];
+        const app = await serve({
+          rate: '1/1m',
+          clock,
+          trustProxy: true,
+          onLimit: (e: LimitEvent<unknown>) => events.push(e),
+        });
+        const from = (address: string) => get(app, '/', { 'X-Forwarded-For': address });
+        expect((await from('2001:db8:1:2::1')).status).toBe(200);
+        expect((await from('2001:db8:1:2:ffff:ffff:ffff:fffe')).status).toBe(429);
+        expect((await from('2001:db8:1:3::1')).status).toBe(200);
+        expect((await from('::ffff:198.51.100.7')).status).toBe(200);
+        expect((await from('198.51.100.7')).status).toBe(429);
+        expect(events.map((e) => e.decision.key)).toEqual(['2001:db8:1:2::/64', '198.51.100.7']);
+        const wide = await serve({ rate: '1/1m', clock, trustProxy: true, ipv6Subnet: 48 });
+        expect((await get(wide, '/', { 'X-Forwarded-For': '2001:db8:1:2::1' })).status).toBe(200);
+        expect((await get(wide, '/', { 'X-Forwarded-For': '2001:db8:1:9::1' })).status).toBe(429);
+      });
+    });
+
+    describe('replies', () => {
+      const RATE_HEADERS = [
+        'ratelimit',
+        'ratelimit-policy',
+        'ratelimit-limit',
+        'ratelimit-remaining',
+        'ratelimit-reset',
+        'x-ratelimit-limit',
+        'x-ratelimit-remaining',
+        'x-ratelimit-reset',
+      ];
+      test.each<[string, unknown, Record<string, string>]>([
+        ['draft-8', undefined, { 'ratelimit-policy': '"6r/m";q=1;w=10', ratelimit: '"6r/m";r=0;t=10' }],
+        ['draft-8', 'draft-8', { 'ratelimit-policy': '"6r/m";q=1;w=10', ratelimit: '"6r/m";r=0;t=10' }],
+        ['draft-7', 'draft-7', { 'ratelimit-policy': '1;w=10', ratelimit: 'limit=1, remaining=0, reset=10' }],
+        [
+          'draft-6',
+          'draft-6',
+          {
+            'ratelimit-policy': '1;w=10',
+            'ratelimit-limit': '1',
+            'ratelimit-remaining': '0',
+            'ratelimit-reset': '10',
+          },
+        ],
+        [
+          'legacy',
+          'legacy',
+          {
+            'x-ratelimit-limit': '1',
+            'x-ratelimit-remaining': '0',
+            'x-ratelimit-reset': String((FAKE_EPOCH + 10_000) / 1000),
+          },
+        ],
+        ['false', false, {}],
+      ])('headers %s (%p): exact strings', async (_name, headers, expected) => {
+        const app = await serve({ rate: '6r/m', clock, ...(headers === undefined ? {} : { headers }) });
+        const res = await get(app);
+        const sent = Object.fromEntries(
+          RATE_HEADERS.filter((h) => h in res.headers).map((h) => [h, res.headers[h]]),
+        );
+        expect(sent).toEqual(expected);
+        const limited = await get(app);
+        expect(limited.status).toBe(429);
+        expect(limited.headers['retry-after']).toBe('10');
+      });
+
+      test('status 503 as nginx; a cost that can never pass gets no Retry-After', async () => {
+        const nginx = await serve({ rate: '6r/m', clock, status: 503 });
+        await get(nginx);
+        const unavailable = await get(nginx);
+        expect(unavailable.status).toBe(503);
+        expect(unavailable.headers['retry-after']).toBe('10');
+        const heavy = await serve({ rate: '6r/m', clock, cost: 2 });
+        const never = await get(heavy, '/', { Accept: 'application/json' });
+        expect(never.status).toBe(429);
+        expect(never.headers['retry-after']).toBeUndefined();
+        expect(never.body.error).toBe('cost_exceeds_capacity');
+      });
+
+      test('fallback: a static degraded reply instead of the rejection', async () => {
+        const app = await serve({
+          rate: '1/1m',
+          clock,
+          fallback: { body: { cached: true }, headers: { 'X-Cache': 'HIT' } },
+        });
+        await get(app);
+        const degraded = await get(app);
+        expect(degraded.status).toBe(200);
+        expect(degraded.body).toEqual({ cached: true });
+        expect(degraded.headers['content-type']).toMatch(/^application\/json/);
+        expect(degraded.headers['x-cache']).toBe('HIT');
+        expect(degraded.headers['retry-after']).toBeUndefined();
+        expect(degraded.headers.ratelimit).toBe('"1/1m";r=0;t=60');
+        const html = await serve({
+          rate: '1/1m',
+          clock,
+          fallback: { status: 503, body: '<p>busy</p>', type: 'text/html; charset=utf-8' },
+        });
+        await get(html);
+        const busy = await get(html);
+        expect([busy.status, busy.text, busy.headers['content-type'], busy.headers['retry-after']]).toEqual([
+          503,
+          '<p>busy</p>',
+          'text/html; charset=utf-8',
+          '60',
+        ]);
+        expect(app.handled + html.handled).toBe(2);
+      });
+
+      test.each(MOUNTS)('fallback: the framework handler receives the decision (%s)', async (mount) => {
+        const app = await serve({ rate: '1/1m', clock, fallback: driver.fallbackHandler(200) }, mount);
+        await get(app);
+        const handled = await get(app);
+        expect(handled.status).toBe(200);
+        expect(handled.body).toEqual({ handled: true, remaining: 0 });
+        expect(app.handled).toBe(1);
+      });
+
+      test('dryRun never rejects, but reports with a header and events', async () => {
+        const events: Array<LimitEvent<unknown>> = [];
+        const app = await serve({
+          rate: '1/1m',
+          clock,
+          dryRun: true,
+          onLimit: (e: LimitEvent<unknown>) => events.push(e),
+        });
+        const statuses = [];
+        for (let i = 0; i < 3; i++) {
+          const res = await get(app);
+          statuses.push([res.status, res.headers['sluice-dry-run'], res.headers['retry-after']]);
+        }
+        expect(statuses).toEqual([
+          [200, undefined, undefined],
+          [200, 'rejected', undefined],
+          [200, 'rejected', undefined],
+        ]);
+        expect(app.handled).toBe(3);
+        expect(events.map((e) => [e.dryRun, e.decision.allowed])).toEqual([
+          [true, false],
+          [true, false],
+        ]);
+      });
+    });
+
+    describe('delay (nginx burst without nodelay)', () => {
+      const delayed = { algorithm: 'leaky-bucket', rate: '1r/s', burst: 2 };
+      const fake = () =>
+        jest.useFakeTimers({
+          doNotFake: ['nextTick', 'setImmediate', 'queueMicrotask', 'Date', 'hrtime', 'performance'],
+        });
+
+      test.each(MOUNTS)('holds an excess request for its delay, then runs it (%s)', async (mount) => {
+        const app = await serve({ ...delayed, clock }, mount);
+        expect((await get(app)).status).toBe(200);
+        fake();
+        let done = false;
+        const pending = get(app).then((res) => {
+          done = true;
+          return res;
+        });
+        await until(() => jest.getTimerCount() > 0, 'the request is held');
+        jest.advanceTimersByTime(999);
+        await settle();
+        expect([done, app.handled]).toEqual([false, 1]);
+        jest.advanceTimersByTime(1);
+        const res = await pending;
+        expect(res.status).toBe(200);
+        expect(app.handled).toBe(2);
+      });
+
+      test('runs nothing for a client that left during the delay', async () => {
+        const app = await serve({ ...delayed, clock });
+        expect((await get(app)).status).toBe(200);
+        fake();
+        const client = httpGet(`${app.url}/`);
+        client.on('error', () => undefined);
+        await until(() => jest.getTimerCount() > 0, 'the request is held');
+        client.destroy();
+        await until(() => jest.getTimerCount() === 0, 'the hold notices the client left');
+        jest.advanceTimersByTime(10_000);
+        await settle();
+        expect(app.handled).toBe(1);
+      });
+    });
+
+    test.each(MOUNTS)(
+      "a failure (here a key function's) goes to the framework's error handling (%s)",
+      async (mount) => {
+        const app = await serve(
+          {
+            rate: '1/1m',
+            clock,
+            key: () => {
+              throw new Error('no session store');
+            },
+          },
+          mount,
+        );
+        const res = await get(app);
+        expect(res.status).toBe(500);
+        expect(app.handled).toBe(0);
+      },
+    );
+
+    describe('options', () => {
+      test.each<[string, ContractOptions]>([
+        ['rate', { rate: '6r/x' }],
+        ['status', { rate: '6r/m', status: 200 }],
+        ['key', { rate: '6r/m', key: '$nope' }],
+        ['headers', { rate: '6r/m', headers: 'draft-9' }],
+        ['trustProxy', { rate: '6r/m', trustProxy: 'proxy.example' }],
+        ['bogus', { rate: '6r/m', bogus: 1 }],
+      ])('an invalid %s throws SluiceConfigError at creation, naming it', async (option, options) => {
+        for (const mount of MOUNTS) {
+          const attempt = driver.serve(options, mount);
+          await expect(attempt).rejects.toBeInstanceOf(SluiceConfigError);
+          await expect(attempt).rejects.toMatchObject({ option });
+        }
+      });
+    });
+  });
+}

@@ -1,0 +1,18 @@
+import { RedisStore } from '@sluice/core';
+import { useRedisServer } from '../../core/test/harness/redis-fixtures';
+import { describeAdapterContract, type StoreUnderTest } from './adapter-contract';
+import { DRIVERS } from './drivers';
+
+// One redis-server on a free loopback port for this file (never the shared one on 6379).
+const redis = useRedisServer();
+let redisStore: RedisStore | undefined;
+
+const STORES: StoreUnderTest[] = [
+  { name: 'memory', store: () => undefined },
+  {
+    name: 'redis',
+    store: () => (redisStore ??= new RedisStore({ client: redis.client() })),
+  },
+];
+
+for (const driver of DRIVERS) describeAdapterContract(driver, STORES);

@@ -1,0 +1,189 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Decision } from '@sluice/core';
+import * as sluiceExpress from '@sluice/express';
+import sluiceFastify, * as sluiceFastifyNamed from '@sluice/fastify';
+import * as sluiceKoa from '@sluice/koa';
+import express5 from 'express';
+import express4 from 'express4';
+import type { NextFunction, Request, Response } from 'express';
+import fastify5, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import fastify4 from 'fastify4';
+import Koa3 from 'koa';
+import Koa2 from 'koa2';
+import type { Context, Next } from 'koa';
+
+/**
+ * Options as the contract writes them: framework-neutral, except the values built by a driver
+ * (`fallbackHandler`, `keyFromHeader`), which each driver casts to its framework's types.
+ */
+export type ContractOptions = Record<string, unknown>;
+
+/** A running app: `handled` counts the requests that reached the route handler. */
+export interface TestApp {
+  readonly server: Server;
+  readonly url: string;
+  handled: number;
+  close(): Promise<void>;
+}
+
+/** How the limits are put in front of the handler. */
+export type Mount = 'middleware' | 'decorator';
+
+/** What the contract needs from one framework major. */
+export interface AdapterDriver {
+  readonly name: string;
+  /** Serves every path with 200 `{"ok":true}` behind the limits; rejects with the adapter's error on invalid options. */
+  serve(options: ContractOptions | ContractOptions[], mount?: Mount): Promise<TestApp>;
+  /** A fallback in the framework's own terms: replies `status` with `{ handled: true, remaining }`. */
+  fallbackHandler(status: number): unknown;
+  /** A key function reading one request header through the framework's request object. */
+  keyFromHeader(name: string): unknown;
+}
+
+const OK = { ok: true };
+
+async function listen(
+  server: Server,
+  app: Omit<TestApp, 'server' | 'url' | 'close'>,
+  close?: () => Promise<void>,
+): Promise<TestApp> {
+  // The default dual-stack address: IPv4 clients appear as ::ffff:127.0.0.1, as in production.
+  if (!server.listening) await new Promise<void>((resolve) => server.listen(0, resolve));
+  const { port } = server.address() as AddressInfo;
+  return Object.assign(app, {
+    server,
+    url: `http://localhost:${port}`,
+    close:
+      close ??
+      (() =>
+        new Promise<void>((resolve) => {
+          server.closeAllConnections();
+          server.close(() => resolve());
+        })),
+  });
+}
+
+function expressDriver(name: string, express: typeof express5): AdapterDriver {
+  const { rateLimit, RateLimit } = sluiceExpress;
+  type Options = sluiceExpress.RateLimitOptions;
+  return {
+    name,
+    async serve(options, mount = 'middleware') {
+      const app = express();
+      const state = { handled: 0 };
+      const limits = options as unknown as Options | Options[];
+      if (mount === 'middleware') {
+        app.use(rateLimit(limits));
+        app.use((_req: Request, res: Response) => {
+          state.handled++;
+          res.json(OK);
+        });
+      } else {
+        class Controller {
+          @RateLimit(limits)
+          handle(_req: Request, res: Response, _next: NextFunction): void {
+            state.handled++;
+            res.json(OK);
+          }
+        }
+        const controller = new Controller();
+        app.use((req: Request, res: Response, next: NextFunction) => controller.handle(req, res, next));
+      }
+      return listen(createServer(app), state);
+    },
+    fallbackHandler: (status) => (_req: Request, res: Response, d: Decision) =>
+      res.status(status).json({ handled: true, remaining: d.remaining }),
+    keyFromHeader: (header) => (req: Request) => req.headers[header] as string | undefined,
+  };
+}
+
+function koaDriver(name: string, Koa: typeof Koa3): AdapterDriver {
+  const { rateLimit, RateLimit } = sluiceKoa;
+  type Options = sluiceKoa.RateLimitOptions;
+  return {
+    name,
+    async serve(options, mount = 'middleware') {
+      const app = new Koa();
+      app.silent = true; // the error test expects a 500; Koa would also print it
+      const state = { handled: 0 };
+      const limits = options as unknown as Options | Options[];
+      if (mount === 'middleware') {
+        app.use(rateLimit(limits));
+        app.use((ctx) => {
+          state.handled++;
+          ctx.body = OK;
+        });
+      } else {
+        class Controller {
+          @RateLimit(limits)
+          handle(ctx: Context, _next: Next): void {
+            state.handled++;
+            ctx.body = OK;
+          }
+        }
+        const controller = new Controller();
+        app.use((ctx, next) => controller.handle(ctx, next));
+      }
+      return listen(createServer(app.callback()), state);
+    },
+    fallbackHandler: (status) => (ctx: Context, d: Decision) => {
+      ctx.status = status;
+      ctx.body = { handled: true, remaining: d.remaining };
+    },
+    keyFromHeader: (header) => (ctx: Context) => ctx.get(header),
+  };
+}
+
+function fastifyDriver(name: string, fastify: typeof fastify5): AdapterDriver {
+  const { RateLimit } = sluiceFastifyNamed;
+  type Options = Parameters<typeof RateLimit>[0];
+  return {
+    name,
+    async serve(options, mount = 'middleware') {
+      const app: FastifyInstance = fastify();
+      const state = { handled: 0 };
+      if (mount === 'middleware') {
+        if (Array.isArray(options)) {
+          // Several limits: the plugin without a rate, the limits on the route.
+          await app.register(sluiceFastify);
+          app.all('*', { config: { rateLimit: options as never } }, async () => {
+            state.handled++;
+            return OK;
+          });
+        } else {
+          await app.register(sluiceFastify, options as never);
+          app.all('*', async () => {
+            state.handled++;
+            return OK;
+          });
+        }
+      } else {
+        class Controller {
+          @RateLimit(options as unknown as Options)
+          async handle(_request: FastifyRequest, _reply: FastifyReply): Promise<unknown> {
+            state.handled++;
+            return OK;
+          }
+        }
+        const controller = new Controller();
+        app.all('*', (request, reply) => controller.handle(request, reply));
+      }
+      await app.listen({ port: 0, host: '::' });
+      return listen(app.server, state, () => app.close());
+    },
+    fallbackHandler: (status) => (_request: FastifyRequest, reply: FastifyReply, d: Decision) =>
+      reply.code(status).send({ handled: true, remaining: d.remaining }),
+    keyFromHeader: (header) => (request: FastifyRequest) => request.headers[header] as string | undefined,
+  };
+}
+
+/** Both supported majors of each framework. */
+export const DRIVERS: AdapterDriver[] = [
+  expressDriver('express 5', express5),
+  expressDriver('express 4', express4 as unknown as typeof express5),
+  koaDriver('koa 3', Koa3),
+  koaDriver('koa 2', Koa2 as unknown as typeof Koa3),
+  fastifyDriver('fastify 5', fastify5),
+  fastifyDriver('fastify 4', fastify4 as unknown as typeof fastify5),
+];

@@ -1,0 +1,47 @@
+import type { Limiter } from '../limiter/create-limiter';
+import type { HttpLimitOptions, LimiterOnlyOptions, RateLimitOptions } from './http-options';
+import { HTTP_OPTION_NAMES } from './resolve-http-options';
+
+/**
+ * Options that may lack a `rate`: defaults for a group of routes (a Fastify plugin registration),
+ * or one route's own options merged over them.
+ */
+export type PartialRateLimitOptions<
+  TRequest,
+  THandler extends (...args: never[]) => unknown,
+> = HttpLimitOptions<TRequest, THandler> & Partial<LimiterOnlyOptions> & { limiter?: Limiter };
+
+/**
+ * One scope's options (a route's) merged over shared defaults (a plugin's), once, at route definition:
+ *
+ * - the scope's own options win;
+ * - a scope with its own `rate` or `limiter` does not inherit the defaults' `limiter`, and one with
+ *   its own `limiter` inherits only HTTP options (`key`, `headers`, …), never limiter options;
+ * - a scope without its own `prefix` gets `<prefix>:<scope>`: each scope has its own buckets, also
+ *   in a store the defaults share between scopes (as with the default per-limiter MemoryStore).
+ *
+ * @param defaults - the shared options
+ * @param own - the scope's options
+ * @param scope - a name unique to the scope, e.g. `'GET /sku'`
+ * @example
+ * ```ts
+ * scopedOptions({ store, headers: 'legacy' }, { rate: '6r/m' }, 'GET /sku');
+ * // { store, headers: 'legacy', rate: '6r/m', prefix: 'sluice:GET /sku' }
+ * ```
+ */
+export function scopedOptions<TRequest, THandler extends (...args: never[]) => unknown>(
+  defaults: PartialRateLimitOptions<TRequest, THandler>,
+  own: PartialRateLimitOptions<TRequest, THandler>,
+  scope: string,
+): RateLimitOptions<TRequest, THandler> {
+  const base: Record<string, unknown> = { ...defaults };
+  if (own.limiter !== undefined || own.rate !== undefined) delete base.limiter;
+  if (own.limiter !== undefined) {
+    for (const name of Object.keys(base)) {
+      if (!(HTTP_OPTION_NAMES as readonly string[]).includes(name)) delete base[name];
+    }
+  } else if (own.prefix === undefined) {
+    base.prefix = `${defaults.prefix ?? 'sluice'}:${scope}`;
+  }
+  return { ...base, ...own } as RateLimitOptions<TRequest, THandler>;
+}

@@ -1,0 +1,131 @@
+import { MemoryStore, SluiceConfigError } from '@sluice/core';
+import sluice, * as sluiceModule from '@sluice/fastify';
+import fastify5, { type FastifyInstance } from 'fastify';
+import fastify4 from 'fastify4';
+import request from 'supertest';
+
+const FRAMEWORKS: Array<[string, () => FastifyInstance]> = [
+  ['fastify 5', () => fastify5()],
+  ['fastify 4', () => (fastify4 as unknown as typeof fastify5)()],
+];
+
+describe.each(FRAMEWORKS)('%s: per-route limits', (_name, create) => {
+  let app: FastifyInstance;
+  // Time stands still: these tests never need it to move.
+  const clock = () => 1_700_006_400_000;
+  // supertest, not inject: Fastify 5's light-my-request loads an ES-only module jest cannot require on Node 20.
+  const hit = async (url: string, headers: Record<string, string> = {}) => {
+    if (!app.server.listening) await app.listen({ port: 0, host: '127.0.0.1' });
+    const res = await request(app.server).get(url).set(headers);
+    return { status: res.status, headers: res.headers, body: res.text };
+  };
+  const statuses = async (url: string, n: number) => {
+    const out: number[] = [];
+    for (let i = 0; i < n; i++) out.push((await hit(url)).status);
+    return out;
+  };
+
+  beforeEach(() => {
+    app = create();
+  });
+  afterEach(() => app.close());
+
+  test('registered with a rate, it limits every route; rateLimit: false exempts one', async () => {
+    await app.register(sluice, { rate: '2/1m', clock });
+    app.get('/a', async () => 'a');
+    app.get('/b', async () => 'b');
+    app.get('/health', { config: { rateLimit: false } }, async () => 'ok');
+    // One zone for the whole app: /a and /b share the client's bucket.
+    expect([...(await statuses('/a', 2)), ...(await statuses('/b', 1))]).toEqual([200, 200, 429]);
+    expect(await statuses('/health', 5)).toEqual([200, 200, 200, 200, 200]);
+    expect((await hit('/health')).headers.ratelimit).toBeUndefined();
+  });
+
+  test('without a rate, only routes whose config sets one are limited, each in its own buckets', async () => {
+    const store = new MemoryStore();
+    await app.register(sluice, { headers: 'legacy', clock, store });
+    app.get('/free', async () => 'free');
+    app.get('/sku', { config: { rateLimit: { key: '$arg_sku_id', rate: '1/1m' } } }, async () => 'sku');
+    app.get('/other', { config: { rateLimit: { key: '$arg_sku_id', rate: '1/1m' } } }, async () => 'other');
+    expect(await statuses('/free', 3)).toEqual([200, 200, 200]);
+    expect((await hit('/free')).headers['x-ratelimit-limit']).toBeUndefined();
+    const first = await hit('/sku?sku_id=1');
+    // The plugin's options (legacy headers, the shared store) apply to the route's limit.
+    expect([first.status, first.headers['x-ratelimit-limit']]).toEqual([200, '1']);
+    expect((await hit('/sku?sku_id=1')).status).toBe(429);
+    expect((await hit('/sku?sku_id=2')).status).toBe(200);
+    // Same store, same key, another route: another bucket.
+    expect((await hit('/other?sku_id=1')).status).toBe(200);
+  });
+
+  test('a route config overrides the plugin limit; an array composes several limits', async () => {
+    await app.register(sluice, { rate: '100/1m', clock });
+    app.get('/tight', { config: { rateLimit: { rate: '1/1m' } } }, async () => 'tight');
+    app.get(
+      '/both',
+      {
+        config: {
+          rateLimit: [{ rate: '3/1m' }, { key: '$arg_sku_id', rate: '1/1m', fallback: { body: 'cached' } }],
+        },
+      },
+      async () => 'fresh',
+    );
+    expect(await statuses('/tight', 2)).toEqual([200, 429]);
+    expect((await hit('/both?sku_id=a')).body).toBe('fresh');
+    expect((await hit('/both?sku_id=a')).body).toBe('cached');
+    expect((await hit('/both?sku_id=b')).body).toBe('fresh');
+    expect((await hit('/both?sku_id=c')).body).toBe('fresh');
+    expect((await hit('/both?sku_id=d')).status).toBe(429);
+  });
+
+  test("hook: 'preHandler' sees what earlier hooks set on the request", async () => {
+    app.addHook('preValidation', async (request) => {
+      (request as unknown as { user: string }).user = String(request.headers['x-user'] ?? '');
+    });
+    await app.register(sluice, {
+      rate: '1/1m',
+      clock,
+      hook: 'preHandler',
+      key: (request) => (request as unknown as { user: string }).user,
+    });
+    app.get('/me', async () => 'me');
+    expect((await hit('/me', { 'x-user': 'ann' })).status).toBe(200);
+    expect((await hit('/me', { 'x-user': 'ann' })).status).toBe(429);
+    expect((await hit('/me', { 'x-user': 'bob' })).status).toBe(200);
+  });
+
+  test('invalid plugin options reject registration; invalid route options throw at the route, naming the option', async () => {
+    await expect(create().register(sluice, { rate: '6r/x' })).rejects.toMatchObject({ option: 'rate' });
+    await expect(create().register(sluice, { rate: '6r/m', hook: 'onSend' as never })).rejects.toBeInstanceOf(
+      SluiceConfigError,
+    );
+    await app.register(sluice, {});
+    let error: unknown;
+    try {
+      app.get('/bad', { config: { rateLimit: { rate: '6r/m', status: 200 } } }, async () => 'bad');
+      await app.ready();
+    } catch (caught) {
+      error = caught;
+    }
+    expect(error).toBeInstanceOf(SluiceConfigError);
+    expect(error).toMatchObject({ option: 'status' });
+  });
+
+  test('registers from a module namespace (require) as from the default export', async () => {
+    await app.register(sluiceModule.sluice, { rate: '1/1m', clock });
+    app.get('/', async () => 'ok');
+    expect(await statuses('/', 2)).toEqual([200, 429]);
+    expect(sluiceModule.default).toBe(sluiceModule.sluice);
+  });
+});
+
+// Declaration merging: route config is typed (checked by `pnpm typecheck`, never run).
+export function typedRouteConfig(app: FastifyInstance): void {
+  app.get(
+    '/typed',
+    { config: { rateLimit: { key: '$arg_sku_id', rate: '6r/m', headers: 'draft-7' } } },
+    async () => 'ok',
+  );
+  // @ts-expect-error status is a number
+  app.get('/wrong', { config: { rateLimit: { rate: '6r/m', status: '429' } } }, async () => 'ok');
+}
