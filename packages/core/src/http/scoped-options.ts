@@ -2,6 +2,9 @@ import type { Limiter } from '../limiter/create-limiter';
 import type { HttpLimitOptions, LimiterOnlyOptions, RateLimitOptions } from './http-options';
 import { HTTP_OPTION_NAMES } from './resolve-http-options';
 
+/** The options that describe one rate and mean nothing with another. */
+const RATE_SHAPING = ['burst', 'algorithm', 'nodelay', 'delay'] as const;
+
 /**
  * Options that may lack a `rate`: defaults for a group of routes (a Fastify plugin registration),
  * or one route's own options merged over them.
@@ -15,6 +18,8 @@ export type PartialRateLimitOptions<
  * One scope's options (a route's) merged over shared defaults (a plugin's), once, at route definition:
  *
  * - the scope's own options win;
+ * - a scope with its own `rate` does not inherit the defaults' `burst`, `algorithm`, `nodelay` or
+ *   `delay`: they shape the defaults' rate (a plugin's `burst: 20` is no burst for a login's `'5/15m'`);
  * - a scope with its own `rate` or `limiter` does not inherit the defaults' `limiter`, and one with
  *   its own `limiter` inherits only HTTP options (`key`, `headers`, …), never limiter options;
  * - a scope without its own `prefix` gets `<prefix>:<scope>`: each scope has its own buckets, also
@@ -36,6 +41,7 @@ export function scopedOptions<TRequest, THandler extends (...args: never[]) => u
 ): RateLimitOptions<TRequest, THandler> {
   const base: Record<string, unknown> = { ...defaults };
   if (own.limiter !== undefined || own.rate !== undefined) delete base.limiter;
+  if (own.rate !== undefined) for (const name of RATE_SHAPING) delete base[name];
   if (own.limiter !== undefined) {
     for (const name of Object.keys(base)) {
       if (!(HTTP_OPTION_NAMES as readonly string[]).includes(name)) delete base[name];

@@ -1,0 +1,80 @@
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { RedisStore, type Store } from '@sluice/core';
+import Redis from 'ioredis';
+import { createShop } from './shop';
+
+/** How to start the demo. */
+export interface StartOptions {
+  /** 0 picks a free port. @defaultValue 3000, or a free port when 3000 is taken */
+  port?: number;
+  /** Redis to share the limits through (`redis://host:6379`); without it, memory. */
+  redisUrl?: string;
+  /** Epoch ms; tests inject one. */
+  clock?: () => number;
+}
+
+/** The running demo. */
+export interface RunningShop {
+  readonly url: string;
+  /** Which store holds the limits, for the banner. */
+  readonly storeName: string;
+  /** Three commands that show an admitted, a degraded and a limited reply. */
+  readonly curls: readonly string[];
+  /** Stops accepting requests, closes open connections and the Redis client. */
+  close(): Promise<void>;
+}
+
+/**
+ * Starts the flash-sale shop.
+ *
+ * @param options - port, Redis URL, clock
+ * @example
+ * ```ts
+ * const shop = await start({ port: 0 });
+ * console.log(shop.url);
+ * await shop.close();
+ * ```
+ */
+export async function start({ port, redisUrl, clock }: StartOptions = {}): Promise<RunningShop> {
+  let redis: Redis | undefined;
+  let store: Store | undefined;
+  if (redisUrl !== undefined && redisUrl !== '') {
+    // When Redis is down, the limiter keeps limiting in memory (its default onStoreError).
+    redis = new Redis(redisUrl, { maxRetriesPerRequest: 1 });
+    redis.on('error', () => undefined);
+    store = new RedisStore({ client: redis });
+  }
+  const app = createShop({ store, clock });
+  const server = await listen(app, port);
+  const url = `http://localhost:${(server.address() as AddressInfo).port}`;
+  const show = `-w '  -> HTTP %{http_code}\\n'`;
+  return {
+    url,
+    storeName: redis === undefined ? 'memory' : `Redis at ${redisUrl}`,
+    curls: [
+      `curl -s ${show} '${url}/ratelimit/sku?sku_id=iphone-17'`,
+      `for i in 1 2 3 4 5 6 7; do curl -s ${show} '${url}/ratelimit/sku?sku_id=switch-2'; done`,
+      `for i in 1 2 3; do curl -s ${show} -H 'user-id: alice' '${url}/ratelimit/demo'; done`,
+    ],
+    async close() {
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+      await redis?.quit().catch(() => undefined);
+    },
+  };
+}
+
+function listen(app: ReturnType<typeof createShop>, port: number | undefined): Promise<Server> {
+  return new Promise((resolve, reject) => {
+    const server = app.listen(port ?? 3000);
+    server.once('listening', () => resolve(server));
+    server.once('error', (error: NodeJS.ErrnoException) => {
+      // Only the default port falls back: a port the user asked for must be the one used.
+      if (error.code === 'EADDRINUSE' && port === undefined) resolve(listen(app, 0));
+      else reject(error);
+    });
+  });
+}
