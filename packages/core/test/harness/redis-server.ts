@@ -13,6 +13,8 @@ export interface RedisProcess {
   readonly dir: string;
   /** Kills the process (by its PID) and removes its directory. */
   stop(): Promise<void>;
+  /** SIGKILLs the process, as a crash would, and waits until it is gone. */
+  crash(): Promise<void>;
 }
 
 /** Options of {@link startRedisServer}. */
@@ -21,6 +23,8 @@ export interface RedisServerOptions {
   args?: readonly string[];
   /** Also require `port + busOffset` to be free (Cluster bus port). */
   busOffset?: number;
+  /** This port, e.g. to restart a killed server where its clients expect it (no retry elsewhere). */
+  port?: number;
 }
 
 const STARTUP_TIMEOUT_MS = 10_000;
@@ -64,8 +68,8 @@ export function requireRedisBinaries(): void {
 export async function startRedisServer(options: RedisServerOptions = {}): Promise<RedisProcess> {
   requireRedisBinaries();
   let lastError: unknown;
-  for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
-    const port = await freePort(options.busOffset);
+  for (let attempt = 0; attempt < (options.port === undefined ? ATTEMPTS : 1); attempt++) {
+    const port = options.port ?? (await freePort(options.busOffset));
     const dir = mkdtempSync(join(tmpdir(), `sluice-redis-${port}-`));
     try {
       return await spawnServer(port, dir, options.args ?? []);
@@ -130,7 +134,12 @@ function spawnServer(port: number, dir: string, extraArgs: readonly string[]): P
         child.stdout?.off('data', onData);
         child.stdout?.resume();
         child.stderr?.resume();
-        resolve({ host: '127.0.0.1', port, pid, dir, stop });
+        const crash = async (): Promise<void> => {
+          kill(pid, 'SIGKILL');
+          await exited;
+          rmSync(dir, { recursive: true, force: true });
+        };
+        resolve({ host: '127.0.0.1', port, pid, dir, stop, crash });
       }
     };
     const onExit = (): void => fail('redis-server exited during startup');
