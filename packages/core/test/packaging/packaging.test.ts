@@ -19,7 +19,13 @@ import { join, resolve } from 'node:path';
  */
 const ROOT = resolve(__dirname, '../../../..');
 const PACKAGES: Record<string, { dir: string; names: string[] }> = {
-  '@sluice/core': { dir: 'packages/core', names: ['createLimiter', 'MemoryStore', 'SluiceConfigError'] },
+  '@sluice/core': {
+    dir: 'packages/core',
+    names: ['createLimiter', 'MemoryStore', 'RedisStore', 'SluiceConfigError'],
+  },
+  '@sluice/express': { dir: 'packages/express', names: ['rateLimit', 'RateLimit'] },
+  '@sluice/koa': { dir: 'packages/koa', names: ['rateLimit', 'RateLimit'] },
+  '@sluice/fastify': { dir: 'packages/fastify', names: ['default', 'sluice', 'RateLimit'] },
 };
 
 const run = (cmd: string, args: string[], cwd: string): string =>
@@ -44,8 +50,11 @@ beforeAll(() => {
     // Dependencies come from the workspace install instead of the registry (tests run offline).
     const manifest = JSON.parse(readFileSync(join(target, 'package.json'), 'utf8')) as {
       dependencies?: Record<string, string>;
+      peerDependencies?: Record<string, string>;
     };
-    for (const dependency of Object.keys(manifest.dependencies ?? {})) {
+    // Peers (express, koa, fastify, ioredis) as a user would have installed them.
+    const needed = { ...manifest.dependencies, ...manifest.peerDependencies };
+    for (const dependency of Object.keys(needed).filter((name) => !name.startsWith('@sluice/'))) {
       const link = join(project, 'node_modules', dependency);
       if (!existsSync(link)) {
         mkdirSync(join(link, '..'), { recursive: true });
