@@ -54,6 +54,13 @@ export interface Limiter {
    * @throws {@link SluiceConfigError} (synchronously) when `key` is not a string, `cost` is invalid or `clock` returns no valid time
    */
   consume(key: string, options?: ConsumeOptions): Promise<Decision>;
+  /**
+   * {@link Limiter.consume} without a promise, when the store decides in-process (MemoryStore):
+   * the fast path adapters take. Returns `undefined` when the store is remote (Redis): use
+   * `consume` then.
+   * @throws {@link SluiceConfigError} when `key` is not a string or `cost` is invalid
+   */
+  consumeSync(key: string, options?: ConsumeOptions): Decision | undefined;
   /** The decision a request of cost 0 would get: looks without taking anything. */
   peek(key: string): Promise<Decision>;
   /** Forgets `key`: its next request starts with the full limit. */
@@ -169,19 +176,35 @@ export function createLimiter(options: LimiterOptions): Limiter {
     return decision;
   };
   // In-process stores answer synchronously and cannot be unavailable; remote ones are guarded.
-  const consumeSync = store.consumeSync?.bind(store);
   const consumeRemote =
-    consumeSync === undefined
+    store.consumeSync === undefined
       ? guardStore({ store, policy, onStoreError, timeoutMs, events, now: clock ?? Date.now })
       : undefined;
+  // The in-process path reuses one request object: consumeSync neither keeps it nor yields, so
+  // a decision allocates nothing but the decision itself.
+  const scratch: { prefix: string; key: string; policy: Policy; cost: number; nowMs: number | undefined } = {
+    prefix,
+    key: '',
+    policy,
+    cost: 0,
+    nowMs: undefined,
+  };
+  const checkKey = (key: unknown): void => {
+    if (typeof key !== 'string')
+      throw new SluiceConfigError('key', key, 'must be a string', 'SLUICE_INVALID_ARGUMENT');
+  };
+  const decideSync = (key: string, cost: number): Decision => {
+    scratch.key = key;
+    scratch.cost = cost;
+    scratch.nowMs = now();
+    return decisionOf((store.consumeSync as NonNullable<Store['consumeSync']>)(scratch), key);
+  };
 
   // Not async: a bad key or clock is a programming error, thrown at the call, not a rejection.
   const decide = (key: string, cost: number): Promise<Decision> => {
-    if (typeof key !== 'string')
-      throw new SluiceConfigError('key', key, 'must be a string', 'SLUICE_INVALID_ARGUMENT');
-    const request = { prefix, key, policy, cost, nowMs: now() };
-    if (consumeSync !== undefined) return Promise.resolve(decisionOf(consumeSync(request), key));
-    return (consumeRemote as NonNullable<typeof consumeRemote>)(request).then((verdict) =>
+    checkKey(key);
+    if (consumeRemote === undefined) return Promise.resolve(decideSync(key, cost));
+    return consumeRemote({ prefix, key, policy, cost, nowMs: now() }).then((verdict) =>
       decisionOf(verdict, key),
     );
   };
@@ -192,6 +215,12 @@ export function createLimiter(options: LimiterOptions): Limiter {
     consume(key, consumeOptions) {
       const cost = consumeOptions?.cost === undefined ? defaultCost : checkCost('cost', consumeOptions.cost);
       return decide(key, cost);
+    },
+    consumeSync(key, consumeOptions) {
+      if (consumeRemote !== undefined) return undefined;
+      const cost = consumeOptions?.cost === undefined ? defaultCost : checkCost('cost', consumeOptions.cost);
+      checkKey(key);
+      return decideSync(key, cost);
     },
     peek(key) {
       return decide(key, 0);

@@ -41,6 +41,10 @@ export class MemoryStore implements Store {
   readonly #table: SlotTable;
   /** algorithm → prefix → key → slot: no string is built per decision. */
   readonly #indexes = new Map<AlgorithmName, Map<string, Map<string, number>>>();
+  // The index used last: one limiter calling in a row skips both lookups.
+  #lastAlgorithm: AlgorithmName | undefined;
+  #lastPrefix: string | undefined;
+  #lastIndex: Map<string, number> | undefined;
 
   constructor(options: MemoryStoreOptions = {}) {
     for (const name of Object.keys(options)) {
@@ -94,10 +98,15 @@ export class MemoryStore implements Store {
   }
 
   #index(algorithm: AlgorithmName, prefix: string): Map<string, number> {
+    if (algorithm === this.#lastAlgorithm && prefix === this.#lastPrefix)
+      return this.#lastIndex as Map<string, number>;
     let byPrefix = this.#indexes.get(algorithm);
     if (byPrefix === undefined) this.#indexes.set(algorithm, (byPrefix = new Map()));
     let index = byPrefix.get(prefix);
     if (index === undefined) byPrefix.set(prefix, (index = new Map()));
+    this.#lastAlgorithm = algorithm;
+    this.#lastPrefix = prefix;
+    this.#lastIndex = index;
     return index;
   }
 }
