@@ -1,0 +1,180 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import fastifyRateLimit from '@fastify/rate-limit';
+import { MemoryStore, RedisStore } from '@sluice/core';
+import { rateLimit as sluiceExpress } from '@sluice/express';
+import sluiceFastify from '@sluice/fastify';
+import { rateLimit as sluiceKoa } from '@sluice/koa';
+import express, { type RequestHandler } from 'express';
+import { rateLimit as expressRateLimit } from 'express-rate-limit';
+import Fastify from 'fastify';
+import type Redis from 'ioredis';
+import Koa, { type Middleware } from 'koa';
+import koaRateLimit from 'koa-ratelimit';
+import { RedisStore as RateLimitRedisStore, type RedisReply } from 'rate-limit-redis';
+import { countedLimiter, type CountedLimiter } from '../sluice-limiter';
+import { ADMIT_ALL, WINDOW_MS } from '../limits';
+
+export const FRAMEWORKS = ['express', 'koa', 'fastify'] as const;
+export type Framework = (typeof FRAMEWORKS)[number];
+
+/** The limiter each framework's users reach for, named in the report. */
+export const USUAL_LIMITER: Record<Framework, { memory: string; redis: string }> = {
+  express: { memory: 'express-rate-limit', redis: 'express-rate-limit + rate-limit-redis' },
+  koa: { memory: 'koa-ratelimit (memory)', redis: 'koa-ratelimit (redis)' },
+  fastify: { memory: '@fastify/rate-limit', redis: '@fastify/rate-limit (redis)' },
+};
+
+/** One limited variant of the app: who limits, with which store, on which path. */
+export interface Variant {
+  readonly limiter: 'sluice' | 'usual';
+  readonly store: 'memory' | 'redis';
+  /** `admitted`: the limit is never reached; `429`: the only client is over its limit. */
+  readonly path: 'admitted' | '429';
+}
+
+/** `sluice:memory:admitted`, …; `bare` for the app without a limiter. */
+export type VariantId = 'bare' | `${Variant['limiter']}:${Variant['store']}:${Variant['path']}`;
+
+export const VARIANTS: readonly Variant[] = (['sluice', 'usual'] as const).flatMap((limiter) =>
+  (['memory', 'redis'] as const).flatMap((store) =>
+    (['admitted', '429'] as const).map((path) => ({ limiter, store, path })),
+  ),
+);
+
+export function variantId(variant: Variant): VariantId {
+  return `${variant.limiter}:${variant.store}:${variant.path}`;
+}
+
+/** Per minute: never reached by a run (admitted), or reached by the first request (429). */
+const LIMIT = { admitted: ADMIT_ALL, '429': 1 } as const;
+const BODY = { hello: 'world' };
+
+/** What the apps of one framework share. */
+interface Context {
+  readonly framework: Framework;
+  readonly redis: Redis;
+  /** Limiters of the sluice variants, for their store-error counts. */
+  readonly counted: Map<VariantId, CountedLimiter>;
+}
+
+/** Keys of each framework's variant apart in the shared Redis (limiters of one kind share a key layout). */
+function prefixOf(variant: Variant, context: Context): string {
+  return `bench-${context.framework}-${variantId(variant)}`;
+}
+
+function sluiceLimiter(variant: Variant, context: Context): CountedLimiter {
+  const id = variantId(variant);
+  const counted = countedLimiter(
+    {
+      rate: variant.path === 'admitted' ? { limit: LIMIT.admitted, window: WINDOW_MS } : '1r/m',
+      store: variant.store === 'memory' ? new MemoryStore() : new RedisStore({ client: context.redis }),
+      prefix: prefixOf(variant, context),
+    },
+    { shared: variant.store === 'redis' },
+  );
+  context.counted.set(id, counted);
+  return counted;
+}
+
+function expressMiddleware(variant: Variant, context: Context): RequestHandler {
+  if (variant.limiter === 'sluice')
+    return sluiceExpress({ limiter: sluiceLimiter(variant, context).limiter });
+  return expressRateLimit({
+    windowMs: WINDOW_MS,
+    limit: LIMIT[variant.path],
+    ...(variant.store === 'redis'
+      ? {
+          store: new RateLimitRedisStore({
+            sendCommand: (command: string, ...args: string[]) =>
+              context.redis.call(command, ...args) as Promise<RedisReply>,
+            prefix: `${prefixOf(variant, context)}:`,
+          }),
+        }
+      : {}),
+  });
+}
+
+function koaMiddleware(variant: Variant, context: Context): Middleware {
+  if (variant.limiter === 'sluice') return sluiceKoa({ limiter: sluiceLimiter(variant, context).limiter });
+  return koaRateLimit({
+    driver: variant.store,
+    db: variant.store === 'memory' ? new Map() : context.redis,
+    duration: WINDOW_MS,
+    max: LIMIT[variant.path],
+    id: (ctx) => ctx.ip,
+    namespace: prefixOf(variant, context),
+  });
+}
+
+function listenNode(server: Server): Promise<number> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => resolve((server.address() as AddressInfo).port));
+  });
+}
+
+/** A running app: its port and how to close it. */
+export interface RunningApp {
+  readonly port: number;
+  close(): Promise<void>;
+}
+
+/**
+ * Starts one app of `framework` on a free loopback port: `GET /` answers `{ hello: 'world' }`,
+ * behind the variant's limiter (or none for `bare`), each limiter with its defaults otherwise.
+ */
+export async function startApp(
+  framework: Framework,
+  variant: Variant | 'bare',
+  context: Context,
+): Promise<RunningApp> {
+  if (framework === 'fastify') {
+    const app = Fastify();
+    if (variant !== 'bare') {
+      if (variant.limiter === 'sluice') {
+        await app.register(sluiceFastify, { limiter: sluiceLimiter(variant, context).limiter });
+      } else {
+        await app.register(fastifyRateLimit, {
+          max: LIMIT[variant.path],
+          timeWindow: WINDOW_MS,
+          ...(variant.store === 'redis'
+            ? { redis: context.redis, nameSpace: `${prefixOf(variant, context)}-` }
+            : {}),
+        });
+      }
+    }
+    app.get('/', async () => BODY);
+    await app.listen({ port: 0, host: '127.0.0.1' });
+    return { port: (app.server.address() as AddressInfo).port, close: () => app.close() };
+  }
+  let server: Server;
+  if (framework === 'express') {
+    const app = express();
+    if (variant !== 'bare') app.use(expressMiddleware(variant, context));
+    app.get('/', (_req, res) => {
+      res.json(BODY);
+    });
+    server = createServer(app);
+  } else {
+    const app = new Koa();
+    // autocannon closes sockets with pipelined requests in flight at the end of each run.
+    app.silent = true;
+    if (variant !== 'bare') app.use(koaMiddleware(variant, context));
+    app.use((ctx) => {
+      ctx.body = BODY;
+    });
+    server = createServer(app.callback());
+  }
+  const port = await listenNode(server);
+  return {
+    port,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+export type { Context as AppContext };

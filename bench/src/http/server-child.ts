@@ -1,0 +1,47 @@
+// The HTTP servers of one framework, alone on their core: the bare app and every limited variant,
+// each on its own loopback port. Only one is under load at a time.
+import Redis from 'ioredis';
+import { serveRequests } from '../child';
+import {
+  FRAMEWORKS,
+  VARIANTS,
+  startApp,
+  variantId,
+  type AppContext,
+  type Framework,
+  type VariantId,
+} from './apps';
+
+async function main(): Promise<void> {
+  const framework = process.env.BENCH_FRAMEWORK as Framework;
+  if (!FRAMEWORKS.includes(framework)) throw new Error(`BENCH_FRAMEWORK: unknown framework ${framework}`);
+  const redis = new Redis({ host: '127.0.0.1', port: Number(process.env.BENCH_REDIS_PORT) });
+  await new Promise<void>((resolve, reject) => {
+    redis.once('ready', resolve);
+    redis.once('error', reject);
+  });
+  const context: AppContext = { framework, redis, counted: new Map() };
+  const ports: Partial<Record<VariantId, number>> = {
+    bare: (await startApp(framework, 'bare', context)).port,
+  };
+  for (const variant of VARIANTS)
+    ports[variantId(variant)] = (await startApp(framework, variant, context)).port;
+
+  serveRequests(async (message) => {
+    if (message.type !== 'stats') throw new Error(`unknown request ${message.type}`);
+    const cpu = process.cpuUsage();
+    return {
+      type: 'stats',
+      cpuMicros: cpu.user + cpu.system,
+      storeErrors: Object.fromEntries(
+        [...context.counted].map(([id, counted]) => [id, counted.storeErrors()]),
+      ),
+    };
+  });
+  process.send?.({ type: 'ready', ports });
+}
+
+main().catch((error: unknown) => {
+  process.send?.({ type: 'error', message: error instanceof Error ? error.stack : String(error) });
+  process.exitCode = 1;
+});

@@ -1,0 +1,307 @@
+import { ALGORITHMS, RedisStore as SluiceRedisStore, type AlgorithmName } from '@sluice/core';
+import type { Options as ErlOptions } from 'express-rate-limit';
+import Redis from 'ioredis';
+import { RedisStore as RateLimitRedisStore, type RedisReply } from 'rate-limit-redis';
+import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
+import { median, round } from '../measure';
+import { progress } from '../progress';
+import type { Settings } from '../settings';
+import { countedLimiter, supportsBlockCache } from '../sluice-limiter';
+import { spawnTsChild } from '../child';
+import { countCommands, total } from './command-count';
+import { ADMIT_ALL, WINDOW_MS } from '../limits';
+
+const KEYS = Array.from({ length: 10_000 }, (_, i) => `user:${i}`);
+const IN_FLIGHT = [1, 256] as const;
+
+/** One decision: resolves whether it was admitted. */
+type Decide = (key: string) => Promise<boolean>;
+
+interface Candidate {
+  readonly id: string;
+  readonly name: string;
+  readonly client: Redis;
+  /** Decides with a limit never reached (`admitted`) or of 1 per minute (`limited`). */
+  readonly admitted: Decide;
+  readonly limited?: Decide;
+  /** Decisions made without the store (sluice only). */
+  storeErrors(): number;
+}
+
+/** Decisions/s of one candidate at one concurrency. */
+export interface RedisRow {
+  readonly id: string;
+  readonly candidate: string;
+  readonly inFlight: number;
+  readonly perSecond: number;
+  /** Median over the rounds of this rate / rate-limiter-flexible's in the same round. */
+  readonly ofRlf: number;
+  /** Same, against the bare INCR. */
+  readonly ofIncr: number;
+  readonly samples: readonly number[];
+  readonly storeErrors: number;
+}
+
+/** Commands per decision of one candidate in one scenario. */
+export interface RedisCountRow {
+  readonly id: string;
+  readonly candidate: string;
+  /** `admitted`: distinct keys under their limit; `flood`: one key already over its limit. */
+  readonly scenario: 'admitted' | 'flood';
+  readonly decisions: number;
+  /** Commands the client sent per decision (round trips' commands; MONITOR). */
+  readonly sentPerDecision: number;
+  /** Commands Redis ran per decision, scripts' own calls included (INFO commandstats). */
+  readonly executedPerDecision: number;
+  readonly sent: Record<string, number>;
+  readonly inScripts: Record<string, number>;
+  /** Share of the decisions that admitted (1 expected for `admitted`, 0 for `flood`). */
+  readonly admittedShare: number;
+  /** Decisions sluice made without the store during the pass: any makes the counts meaningless. */
+  readonly storeErrors: number;
+}
+
+/** What the Redis section measured. */
+export interface RedisResult {
+  readonly rounds: number;
+  readonly ms: number;
+  readonly blockCache: boolean;
+  readonly rows: readonly RedisRow[];
+  readonly counts: readonly RedisCountRow[];
+  readonly notes: readonly string[];
+}
+
+function connect(port: number): Redis {
+  return new Redis({ host: '127.0.0.1', port });
+}
+
+function sluice(port: number, algorithm: AlgorithmName): Candidate {
+  const client = connect(port);
+  const store = new SluiceRedisStore({ client });
+  const rate =
+    algorithm === 'sliding-log' ? { limit: 1000, window: '1s' } : { limit: ADMIT_ALL, window: WINDOW_MS };
+  const admitted = countedLimiter({ algorithm, rate, store, prefix: `bench-${algorithm}` }, { shared: true });
+  const limited = countedLimiter(
+    { algorithm, rate: '1r/m', store, prefix: `bench-flood-${algorithm}` },
+    { shared: true },
+  );
+  return {
+    id: `sluice:${algorithm}`,
+    name: algorithm === 'sliding-log' ? 'sluice sliding-log (1000/1s)' : `sluice ${algorithm}`,
+    client,
+    admitted: (key) => admitted.limiter.consume(key).then((d) => d.allowed),
+    limited: (key) => limited.limiter.consume(key).then((d) => d.allowed),
+    storeErrors: () => admitted.storeErrors() + limited.storeErrors(),
+  };
+}
+
+function rlfDecide(limiter: RateLimiterRedis): Decide {
+  return (key) =>
+    limiter.consume(key).then(
+      () => true,
+      (rejection: unknown) => {
+        if (rejection instanceof RateLimiterRes) return false;
+        throw rejection;
+      },
+    );
+}
+
+function candidates(port: number): Candidate[] {
+  const incr = connect(port);
+  const rlfClient = connect(port);
+  const rlrClient = connect(port);
+  const rlrStore = (limit: number, prefix: string): Decide => {
+    const store = new RateLimitRedisStore({
+      sendCommand: (command: string, ...args: string[]) =>
+        rlrClient.call(command, ...args) as Promise<RedisReply>,
+      prefix,
+    });
+    store.init({ windowMs: WINDOW_MS } as ErlOptions);
+    // The store counts; express-rate-limit compares with the limit.
+    return (key) => store.increment(key).then((info) => info.totalHits <= limit);
+  };
+  return [
+    {
+      id: 'incr',
+      name: 'bare INCR (ceiling)',
+      client: incr,
+      admitted: (key) => incr.incr(`bench-incr:${key}`).then(() => true),
+      storeErrors: () => 0,
+    },
+    ...ALGORITHMS.map((algorithm) => sluice(port, algorithm)),
+    {
+      id: 'rate-limiter-flexible',
+      name: 'rate-limiter-flexible RateLimiterRedis',
+      client: rlfClient,
+      admitted: rlfDecide(
+        new RateLimiterRedis({
+          storeClient: rlfClient,
+          points: ADMIT_ALL,
+          duration: WINDOW_MS / 1000,
+          keyPrefix: 'bench-rlf',
+        }),
+      ),
+      limited: rlfDecide(
+        new RateLimiterRedis({
+          storeClient: rlfClient,
+          points: 1,
+          duration: WINDOW_MS / 1000,
+          keyPrefix: 'bench-rlf-flood',
+        }),
+      ),
+      storeErrors: () => 0,
+    },
+    {
+      id: 'rate-limit-redis',
+      name: 'rate-limit-redis (express-rate-limit store)',
+      client: rlrClient,
+      admitted: rlrStore(ADMIT_ALL, 'bench-rlr:'),
+      limited: rlrStore(1, 'bench-rlr-flood:'),
+      storeErrors: () => 0,
+    },
+  ];
+}
+
+/** Decisions/s with `inFlight` decisions outstanding at all times, for about `ms`. */
+async function throughput(decide: Decide, inFlight: number, ms: number): Promise<number> {
+  let next = 0;
+  let done = 0;
+  const start = performance.now();
+  const deadline = start + ms;
+  const worker = async (): Promise<void> => {
+    while (performance.now() < deadline) {
+      await decide(KEYS[next++ % KEYS.length] as string);
+      done++;
+    }
+  };
+  await Promise.all(Array.from({ length: inFlight }, worker));
+  return done / ((performance.now() - start) / 1000);
+}
+
+/** `count` decisions of `decide` on `key` (or the rotating keys), 256 at a time; the share admitted. */
+async function decisions(decide: Decide, count: number, key?: string): Promise<number> {
+  let next = 0;
+  let admitted = 0;
+  const worker = async (): Promise<void> => {
+    while (next < count) {
+      const i = next++;
+      if (await decide(key ?? (KEYS[i % KEYS.length] as string))) admitted++;
+    }
+  };
+  await Promise.all(Array.from({ length: 256 }, worker));
+  return admitted / count;
+}
+
+async function counted(
+  port: number,
+  candidate: Candidate,
+  scenario: RedisCountRow['scenario'],
+  count: number,
+): Promise<RedisCountRow> {
+  const decide = scenario === 'admitted' ? candidate.admitted : (candidate.limited as Decide);
+  const key = scenario === 'flood' ? 'flooded' : undefined;
+  // The flood's key is over its limit before the count starts.
+  if (key !== undefined) for (let i = 0; i < 3; i++) await decide(key);
+  let admittedShare = 0;
+  const errorsBefore = candidate.storeErrors();
+  const counts = await countCommands(port, candidate.client, async () => {
+    admittedShare = await decisions(decide, count, key);
+  });
+  return {
+    id: candidate.id,
+    candidate: candidate.name,
+    scenario,
+    decisions: count,
+    sentPerDecision: round(total(counts.sent) / count, 4),
+    executedPerDecision: round(counts.executed / count, 4),
+    sent: counts.sent,
+    inScripts: counts.inScripts,
+    admittedShare: round(admittedShare, 4),
+    storeErrors: candidate.storeErrors() - errorsBefore,
+  };
+}
+
+/**
+ * Redis decisions/s at 1 and 256 in flight beside rate-limiter-flexible's RateLimiterRedis,
+ * rate-limit-redis and a bare INCR (the ceiling), interleaved, medians of `redisRounds`; then
+ * commands per decision (MONITOR and INFO commandstats) for admitted decisions and for a flood
+ * on one key already over its limit.
+ */
+export async function runRedis(settings: Settings, port: number): Promise<RedisResult> {
+  const admin = connect(port);
+  await admin.flushall();
+  const all = candidates(port);
+  const rows: RedisRow[] = [];
+  const counts: RedisCountRow[] = [];
+  try {
+    for (const inFlight of IN_FLIGHT) {
+      progress('redis', `${inFlight} in flight`, `warm-up, ${all.length} candidates`);
+      for (const candidate of all)
+        await throughput(candidate.admitted, inFlight, Math.min(200, settings.redisMs));
+      const samples = new Map<string, number[]>(all.map((c) => [c.id, []]));
+      const errorsBefore = new Map(all.map((c) => [c.id, c.storeErrors()]));
+      for (let r = 0; r < settings.redisRounds; r++) {
+        progress(
+          'redis',
+          `${inFlight} in flight`,
+          `round ${r + 1}/${settings.redisRounds}`,
+          `${all.length} × ${settings.redisMs} ms`,
+        );
+        for (let i = 0; i < all.length; i++) {
+          const candidate = all[(i + r) % all.length] as Candidate;
+          samples.get(candidate.id)?.push(await throughput(candidate.admitted, inFlight, settings.redisMs));
+        }
+      }
+      const rlf = samples.get('rate-limiter-flexible') ?? [];
+      const incr = samples.get('incr') ?? [];
+      for (const candidate of all) {
+        const mine = samples.get(candidate.id) ?? [];
+        rows.push({
+          id: candidate.id,
+          candidate: candidate.name,
+          inFlight,
+          perSecond: Math.round(median(mine)),
+          ofRlf: round(median(mine.map((v, r) => v / (rlf[r] ?? Number.NaN))), 3),
+          ofIncr: round(median(mine.map((v, r) => v / (incr[r] ?? Number.NaN))), 3),
+          samples: mine.map(Math.round),
+          storeErrors: candidate.storeErrors() - (errorsBefore.get(candidate.id) ?? 0),
+        });
+      }
+    }
+    progress('redis', 'commands per decision', `${settings.redisCountDecisions} decisions each, MONITOR on`);
+    for (const candidate of all) {
+      counts.push(await counted(port, candidate, 'admitted', settings.redisCountDecisions));
+      if (candidate.limited !== undefined)
+        counts.push(await counted(port, candidate, 'flood', settings.redisCountDecisions));
+    }
+  } finally {
+    admin.disconnect();
+    for (const candidate of all) candidate.client.disconnect();
+  }
+  const blockCache = supportsBlockCache();
+  return {
+    rounds: settings.redisRounds,
+    ms: settings.redisMs,
+    blockCache,
+    rows,
+    counts,
+    notes: [
+      `each candidate has its own ioredis connection; 10 000 keys in turn; limit ${ADMIT_ALL.toLocaleString('en')} per minute (sliding-log: 1000/s), so every decision admits`,
+      'sent = commands the client sent, per decision (MONITOR); executed = INFO commandstats deltas, which also count the commands scripts run',
+      `flood: a limit of 1 per minute, the key already over it, ${settings.redisCountDecisions} decisions 256 at a time; sluice ${blockCache ? 'with blockCache: true' : 'without blockCache (this core has no such option yet)'}, peers with their defaults`,
+    ],
+  };
+}
+
+/** {@link runRedis} in a child process, pinned to cpu 0 (redis-server has cpu 1) when `pinned`. */
+export async function runRedisApart(settings: Settings, port: number, pinned: boolean): Promise<RedisResult> {
+  const child = spawnTsChild('redis/redis-child.ts', {
+    ...(pinned ? { cpu: 0 } : {}),
+    env: { BENCH_SETTINGS: JSON.stringify(settings), BENCH_REDIS_PORT: String(port) },
+  });
+  try {
+    return (await child.first('result')).result as RedisResult;
+  } finally {
+    await child.stop();
+  }
+}

@@ -1,0 +1,203 @@
+import { FRAMEWORKS, type Framework, type Variant } from '../http/apps';
+import type { HttpResult, HttpRow } from '../http/http';
+import { median } from '../measure';
+import type { MemoryResult } from '../memory/memory';
+import type { MicroResult } from '../micro/micro';
+import type { RedisResult } from '../redis/redis';
+import type { Goal } from './results';
+
+type Sections = { micro?: MicroResult; memory?: MemoryResult; http?: HttpResult; redis?: RedisResult };
+
+const NOT_MEASURED = { measured: 'not measured (section not run)', met: null } as const;
+
+function fmt(value: number | undefined, digits = 2): string {
+  return value === undefined || Number.isNaN(value) ? 'n/a' : value.toFixed(digits);
+}
+
+/** Median over the rounds of a / b, from two candidates' per-round samples. */
+function roundRatio(a: readonly number[] | undefined, b: readonly number[] | undefined): number {
+  if (a === undefined || b === undefined) return Number.NaN;
+  return median(a.map((value, r) => value / (b[r] ?? Number.NaN)));
+}
+
+function microGoals(micro: MicroResult | undefined): Goal[] {
+  const row = (id: string, scenario: string) =>
+    micro?.rows.find((r) => r.id === id && r.scenario === scenario);
+  const hot = row('sluice:gcra', 'one hot key');
+  const many = row('sluice:gcra', 'many keys');
+  const rlf = row('rate-limiter-flexible', 'one hot key');
+  const vsRlf = roundRatio(hot?.samples, rlf?.samples);
+  const keys = micro?.keys.toLocaleString('en') ?? '100 000';
+  return [
+    {
+      id: 'micro-hot-floor',
+      goal: 'memory consume, one hot key (gcra, the default) vs the plain-Map floor',
+      target: '≥ 0.6 × floor',
+      ...(hot === undefined
+        ? NOT_MEASURED
+        : { measured: `${fmt(hot.ofFloor)} × floor`, met: hot.ofFloor >= 0.6 }),
+    },
+    {
+      id: 'micro-hot-rlf',
+      goal: 'memory consume, one hot key (gcra) vs rate-limiter-flexible RateLimiterMemory',
+      target: '≥ 2 × rate-limiter-flexible',
+      ...(hot === undefined || rlf === undefined
+        ? NOT_MEASURED
+        : { measured: `${fmt(vsRlf)} × rate-limiter-flexible`, met: vsRlf >= 2 }),
+    },
+    {
+      id: 'micro-many-floor',
+      goal: `memory consume over ${keys} keys (gcra) vs the plain-Map floor`,
+      target: '≥ 0.5 × floor',
+      ...(many === undefined
+        ? NOT_MEASURED
+        : { measured: `${fmt(many.ofFloor)} × floor`, met: many.ofFloor >= 0.5 }),
+    },
+  ];
+}
+
+function memoryGoals(memory: MemoryResult | undefined): Goal[] {
+  const row = memory?.rows.find((r) => r.id === 'sluice:gcra');
+  const map = memory?.rows.find((r) => r.id === 'map');
+  return [
+    {
+      id: 'heap-per-key',
+      goal: `heap per key in MemoryStore (gcra) after ${memory?.keys.toLocaleString('en') ?? '1 000 000'} keys vs a plain Map of objects`,
+      target: '≤ 0.9 × plain Map',
+      ...(row === undefined || map === undefined
+        ? NOT_MEASURED
+        : {
+            measured: `${fmt(row.ofMap)} × plain Map (${fmt(row.bytesPerKey, 1)} vs ${fmt(map.bytesPerKey, 1)} B)`,
+            met: row.ofMap <= 0.9,
+          }),
+    },
+  ];
+}
+
+/** Why an HTTP row's figure cannot be trusted, if it cannot. */
+function flaw(row: HttpRow): string | undefined {
+  if (row.storeErrors > 0) return `${row.storeErrors} decisions made without the store`;
+  if (row.expectedShare < 0.99)
+    return `only ${(row.expectedShare * 100).toFixed(1)} % of replies had the path's status`;
+  if (row.errors > 0) return `${row.errors} connection errors`;
+  return undefined;
+}
+
+function httpGoals(http: HttpResult | undefined): Goal[] {
+  const goals: Goal[] = [];
+  const find = (framework: Framework, variant: Variant) =>
+    http?.rows.find(
+      (r) =>
+        r.framework === framework &&
+        r.limiter === variant.limiter &&
+        r.store === variant.store &&
+        r.path === variant.path,
+    );
+  const ratioGoal = (
+    framework: Framework,
+    store: Variant['store'],
+    path: Variant['path'],
+    min: number,
+  ): Goal => {
+    const row = find(framework, { limiter: 'sluice', store, path });
+    const problem = row === undefined ? undefined : flaw(row);
+    return {
+      id: `http-${store}-${path}-${framework}`,
+      goal: `HTTP ${framework}, sluice ${store} store, ${path} path: requests/s vs bare`,
+      target: `≥ ${min} × bare`,
+      ...(row === undefined
+        ? NOT_MEASURED
+        : {
+            measured: `${fmt(row.ratio, 3)} × bare${problem === undefined ? '' : ` (invalid: ${problem})`}`,
+            met: problem === undefined && row.ratio >= min,
+          }),
+    };
+  };
+  const peerGoal = (framework: Framework, store: Variant['store'], path: Variant['path']): Goal => {
+    const mine = find(framework, { limiter: 'sluice', store, path });
+    const usual = find(framework, { limiter: 'usual', store, path });
+    const problem = mine === undefined ? undefined : flaw(mine);
+    return {
+      id: `http-${store}-${path}-${framework}-vs-usual`,
+      goal: `HTTP ${framework}, ${store} store, ${path} path: sluice's ratio vs ${usual?.name ?? 'the usual limiter'}'s`,
+      target: 'above the usual limiter',
+      ...(mine === undefined || usual === undefined
+        ? NOT_MEASURED
+        : {
+            measured: `${fmt(mine.ratio, 3)} vs ${fmt(usual.ratio, 3)}${problem === undefined ? '' : ` (invalid: ${problem})`}`,
+            met: problem === undefined && mine.ratio > usual.ratio,
+          }),
+    };
+  };
+  for (const framework of FRAMEWORKS)
+    goals.push(ratioGoal(framework, 'memory', 'admitted', framework === 'express' ? 0.97 : 0.95));
+  for (const framework of FRAMEWORKS) goals.push(ratioGoal(framework, 'memory', '429', 0.95));
+  for (const path of ['admitted', '429'] as const)
+    for (const framework of FRAMEWORKS) goals.push(peerGoal(framework, 'memory', path));
+  goals.push(ratioGoal('fastify', 'redis', 'admitted', 0.85));
+  for (const framework of FRAMEWORKS) goals.push(peerGoal(framework, 'redis', 'admitted'));
+  return goals;
+}
+
+function redisGoals(redis: RedisResult | undefined): Goal[] {
+  const goals: Goal[] = [];
+  for (const inFlight of [1, 256]) {
+    const row = redis?.rows.find((r) => r.id === 'sluice:gcra' && r.inFlight === inFlight);
+    goals.push({
+      id: `redis-rlf-${inFlight}`,
+      goal: `Redis decisions/s at ${inFlight} in flight (gcra) vs rate-limiter-flexible RateLimiterRedis`,
+      target: '≥ 1.2 × rate-limiter-flexible',
+      ...(row === undefined
+        ? NOT_MEASURED
+        : {
+            measured: `${fmt(row.ofRlf)} × rate-limiter-flexible${row.storeErrors > 0 ? ` (invalid: ${row.storeErrors} store errors)` : ''}`,
+            met: row.storeErrors === 0 && row.ofRlf >= 1.2,
+          }),
+    });
+  }
+  const sluice = (scenario: 'admitted' | 'flood') =>
+    redis?.counts.filter((c) => c.id.startsWith('sluice:') && c.scenario === scenario) ?? [];
+  const admitted = sluice('admitted');
+  const gcra = admitted.find((c) => c.id === 'sluice:gcra');
+  const sentRange = admitted.map((c) => c.sentPerDecision);
+  const errors = (rows: ReadonlyArray<{ storeErrors: number }>) =>
+    rows.reduce((sum, c) => sum + c.storeErrors, 0);
+  const invalid = (rows: ReadonlyArray<{ storeErrors: number }>) =>
+    errors(rows) > 0 ? ` (invalid: ${errors(rows)} decisions made without the store)` : '';
+  goals.push({
+    id: 'redis-commands-admitted',
+    goal: 'Redis commands per admitted decision (every algorithm)',
+    target: 'exactly 1',
+    ...(gcra === undefined
+      ? NOT_MEASURED
+      : {
+          measured: `${fmt(Math.min(...sentRange), 3)}–${fmt(Math.max(...sentRange), 3)} sent (${Object.keys(gcra.sent).join(', ')}); ${fmt(gcra.executedPerDecision)} executed with the script's own calls (gcra)${invalid(admitted)}`,
+          met: errors(admitted) === 0 && sentRange.every((sent) => sent === 1),
+        }),
+  });
+  const flood = sluice('flood');
+  const worst = Math.max(...flood.map((c) => c.sentPerDecision));
+  const floodGcra = flood.find((c) => c.id === 'sluice:gcra');
+  goals.push({
+    id: 'redis-commands-flood',
+    goal: 'Redis commands per request, flood on one already-limited key (every algorithm)',
+    target: '< 0.05',
+    ...(floodGcra === undefined
+      ? NOT_MEASURED
+      : {
+          measured: `${fmt(floodGcra.sentPerDecision, 3)} (gcra), worst ${fmt(worst, 3)}${redis?.blockCache ? '' : '; core has no blockCache option'}${invalid(flood)}`,
+          met: errors(flood) === 0 && worst < 0.05,
+        }),
+  });
+  return goals;
+}
+
+/** Every goal of issue 6, judged on this run's figures. */
+export function judgeGoals(sections: Sections): Goal[] {
+  return [
+    ...microGoals(sections.micro),
+    ...memoryGoals(sections.memory),
+    ...httpGoals(sections.http),
+    ...redisGoals(sections.redis),
+  ];
+}

@@ -1,0 +1,195 @@
+import { machineLine } from '../machine';
+import type { Results } from './results';
+
+const n = (value: number): string => Math.round(value).toLocaleString('en');
+const x = (value: number, digits = 2): string => (Number.isFinite(value) ? value.toFixed(digits) : 'n/a');
+
+function table(
+  head: readonly string[],
+  align: readonly ('l' | 'r')[],
+  rows: ReadonlyArray<readonly string[]>,
+): string[] {
+  return [
+    `| ${head.join(' | ')} |`,
+    `| ${align.map((a) => (a === 'r' ? '---:' : '---')).join(' | ')} |`,
+    ...rows.map((row) => `| ${row.join(' | ')} |`),
+  ];
+}
+
+function notes(list: readonly string[]): string[] {
+  return list.length === 0 ? [] : ['', ...list.map((note) => `- ${note}`)];
+}
+
+function microSection(results: Results): string[] {
+  const micro = results.micro;
+  if (micro === undefined) return [];
+  const candidates = [...new Set(micro.rows.map((row) => row.id))];
+  const cell = (id: string, scenario: string) =>
+    micro.rows.find((r) => r.id === id && r.scenario === scenario);
+  return [
+    '',
+    `## Micro: decisions/s of \`consume\`, in-process (median of ${micro.rounds} rounds × ${micro.ms} ms, interleaved)`,
+    '',
+    ...table(
+      ['candidate', 'one hot key', '× floor', `${n(micro.keys)} keys`, '× floor'],
+      ['l', 'r', 'r', 'r', 'r'],
+      candidates.map((id) => {
+        const hot = cell(id, 'one hot key');
+        const many = cell(id, 'many keys');
+        return [
+          hot?.candidate ?? many?.candidate ?? id,
+          hot === undefined ? '' : n(hot.perSecond),
+          hot === undefined ? '' : x(hot.ofFloor),
+          many === undefined ? '' : n(many.perSecond),
+          many === undefined ? '' : x(many.ofFloor),
+        ];
+      }),
+    ),
+    ...notes(micro.notes),
+  ];
+}
+
+function memorySection(results: Results): string[] {
+  const memory = results.memory;
+  if (memory === undefined) return [];
+  return [
+    '',
+    `## Memory: heap per key after ${n(memory.keys)} distinct keys (one process each, --expose-gc)`,
+    '',
+    ...table(
+      ['candidate', 'bytes/key', '× plain Map', 'keys held'],
+      ['l', 'r', 'r', 'r'],
+      memory.rows.map((row) => [
+        row.candidate,
+        x(row.bytesPerKey, 1),
+        x(row.ofMap),
+        row.held === null ? '' : n(row.held),
+      ]),
+    ),
+    ...notes(memory.notes),
+  ];
+}
+
+function httpSection(results: Results): string[] {
+  const http = results.http;
+  if (http === undefined) return [];
+  return [
+    '',
+    `## HTTP: requests/s and p99, limited ÷ bare (median of ${http.rounds} rounds, B L B L … interleaved)`,
+    '',
+    ...table(
+      ['framework', 'bare req/s', 'bare p99 ms', 'server CPU', 'load-generator CPU'],
+      ['l', 'r', 'r', 'r', 'r'],
+      http.bare.map((b) => [b.framework, n(b.rps), x(b.p99Ms, 0), x(b.serverCpu), x(b.loadCpu)]),
+    ),
+    '',
+    ...table(
+      [
+        'framework',
+        'store',
+        'path',
+        'limiter',
+        'req/s',
+        '× bare',
+        'p99 ms (bare)',
+        'right status',
+        'store errors',
+      ],
+      ['l', 'l', 'l', 'l', 'r', 'r', 'r', 'r', 'r'],
+      http.rows.map((row) => [
+        row.framework,
+        row.store,
+        row.path,
+        row.limiter === 'sluice' ? '**sluice**' : row.name,
+        n(row.rps),
+        row.limiter === 'sluice' ? `**${x(row.ratio, 3)}**` : x(row.ratio, 3),
+        `${x(row.p99Ms, 0)} (${x(row.bareP99Ms, 0)})`,
+        `${(row.expectedShare * 100).toFixed(1)} %`,
+        String(row.storeErrors),
+      ]),
+    ),
+    ...notes([
+      ...http.notes,
+      'server CPU near 1.00 means the server, not autocannon, was the limit; "right status" is the share of 200s (admitted) or 429s',
+    ]),
+  ];
+}
+
+function redisSection(results: Results): string[] {
+  const redis = results.redis;
+  if (redis === undefined) return [];
+  const ids = [...new Set(redis.rows.map((row) => row.id))];
+  const at = (id: string, inFlight: number) => redis.rows.find((r) => r.id === id && r.inFlight === inFlight);
+  const count = (id: string, scenario: string) =>
+    redis.counts.find((c) => c.id === id && c.scenario === scenario);
+  return [
+    '',
+    `## Redis: decisions/s (median of ${redis.rounds} rounds × ${redis.ms} ms, interleaved) and commands per decision`,
+    '',
+    ...table(
+      [
+        'candidate',
+        '1 in flight',
+        '× rlf',
+        '256 in flight',
+        '× rlf',
+        '× INCR',
+        'sent/decision',
+        'executed/decision',
+        'flood: sent/request',
+        'store errors',
+      ],
+      ['l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r'],
+      ids.map((id) => {
+        const one = at(id, 1);
+        const many = at(id, 256);
+        const admitted = count(id, 'admitted');
+        const flood = count(id, 'flood');
+        return [
+          one?.candidate ?? many?.candidate ?? id,
+          one === undefined ? '' : n(one.perSecond),
+          one === undefined ? '' : x(one.ofRlf),
+          many === undefined ? '' : n(many.perSecond),
+          many === undefined ? '' : x(many.ofRlf),
+          many === undefined ? '' : x(many.ofIncr),
+          admitted === undefined ? '' : x(admitted.sentPerDecision, 3),
+          admitted === undefined ? '' : x(admitted.executedPerDecision, 2),
+          flood === undefined ? '' : x(flood.sentPerDecision, 3),
+          String([one, many, admitted, flood].reduce((sum, row) => sum + (row?.storeErrors ?? 0), 0)),
+        ];
+      }),
+    ),
+    ...notes(redis.notes),
+  ];
+}
+
+/** The Markdown report: machine, goals (met / not met), then one table per section. */
+export function markdown(results: Results): string {
+  const minutes = Math.floor(results.durationSeconds / 60);
+  const seconds = Math.round(results.durationSeconds % 60);
+  const met = results.goals.filter((g) => g.met === true).length;
+  const judged = results.goals.filter((g) => g.met !== null).length;
+  const lines = [
+    '# sluice benchmark',
+    '',
+    `Machine: ${machineLine(results.machine)}. Run ${results.date}, ${minutes} min ${seconds} s.`,
+    '',
+    `## Goals of issue 6: ${met} of ${judged} met`,
+    '',
+    ...table(
+      ['goal', 'measured', 'target', ''],
+      ['l', 'l', 'l', 'l'],
+      results.goals.map((g) => [
+        g.goal,
+        g.measured,
+        g.target,
+        g.met === null ? 'not measured' : g.met ? '**met**' : '**not met**',
+      ]),
+    ),
+    ...microSection(results),
+    ...memorySection(results),
+    ...httpSection(results),
+    ...redisSection(results),
+  ];
+  return `${lines.join('\n')}\n`;
+}

@@ -1,0 +1,93 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Results } from '../src/report/results';
+import { runBench } from '../src/run';
+import { FULL, type Settings } from '../src/settings';
+
+// Every section of the bench with tiny sizes and durations, so it cannot rot: no thresholds,
+// only that each section runs end to end and reports every candidate and goal. It needs the
+// workspace packages built (`pnpm test` builds first): the bench's child processes use them.
+const TINY: Settings = {
+  ...FULL,
+  microRounds: 1,
+  microMs: 5,
+  microKeys: 1000,
+  memoryKeys: 2000,
+  httpRounds: 1,
+  httpSeconds: 0.2,
+  httpWarmupSeconds: 0.1,
+  connections: 4,
+  pipelining: 1,
+  redisRounds: 1,
+  redisMs: 50,
+  redisCountDecisions: 50,
+};
+
+describe('bench smoke (tiny sizes, no thresholds)', () => {
+  let dir: string;
+  let results: Results;
+  let report: string;
+
+  beforeAll(async () => {
+    process.env.BENCH_SILENT = '1';
+    dir = mkdtempSync(join(tmpdir(), 'sluice-bench-smoke-'));
+    ({ results, report } = await runBench(TINY, dir));
+  }, 180_000);
+
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('names the machine and writes latest.json and latest.md', () => {
+    expect(results.machine.cores).toBeGreaterThan(0);
+    expect(results.machine.node).toBe(process.version);
+    const written = JSON.parse(readFileSync(join(dir, 'latest.json'), 'utf8')) as Results;
+    expect(written.goals.length).toBe(results.goals.length);
+    expect(readFileSync(join(dir, 'latest.md'), 'utf8')).toBe(report);
+    expect(report).toContain(results.machine.cpu);
+  });
+
+  it('judges every goal as met or not met', () => {
+    expect(results.goals.length).toBeGreaterThanOrEqual(24);
+    for (const goal of results.goals) expect(typeof goal.met).toBe('boolean');
+  });
+
+  it('measures every micro candidate in both scenarios', () => {
+    const ids = new Set(results.micro?.rows.map((row) => row.id));
+    for (const id of [
+      'floor',
+      'sluice:gcra',
+      'sluice:sliding-log',
+      'rate-limiter-flexible',
+      'express-rate-limit',
+    ])
+      expect(ids).toContain(id);
+    for (const row of results.micro?.rows ?? []) expect(row.perSecond).toBeGreaterThan(0);
+  });
+
+  it('measures the heap of every store in its own process', () => {
+    expect(results.memory?.rows.length).toBe(11);
+    for (const row of results.memory?.rows ?? []) expect(Number.isFinite(row.bytesPerKey)).toBe(true);
+    expect(results.memory?.rows.find((row) => row.id === 'sluice:gcra')?.held).toBe(TINY.memoryKeys);
+  });
+
+  it('loads every HTTP variant and gets the status of its path', () => {
+    expect(results.http?.bare.map((row) => row.framework)).toEqual(['express', 'koa', 'fastify']);
+    expect(results.http?.rows.length).toBe(24);
+    for (const row of results.http?.rows ?? []) {
+      expect(row.rps).toBeGreaterThan(0);
+      expect(Object.keys(row.statuses)).toEqual([row.path === 'admitted' ? '200' : '429']);
+    }
+  });
+
+  it('counts Redis commands per decision for every candidate', () => {
+    expect(results.redis?.rows.length).toBe(18);
+    const admitted = results.redis?.counts.filter((row) => row.scenario === 'admitted') ?? [];
+    expect(admitted.length).toBe(9);
+    for (const row of admitted) {
+      expect(row.admittedShare).toBe(1);
+      expect(row.sentPerDecision).toBeGreaterThan(0);
+    }
+    for (const row of results.redis?.counts.filter((c) => c.scenario === 'flood') ?? [])
+      expect(row.admittedShare).toBe(0);
+  });
+});
