@@ -2,6 +2,7 @@ import { SluiceConfigError } from '../policy/config-error';
 import { MAX_LIMIT } from '../policy/rate';
 import { resolvePolicy, type PolicyOptions } from '../policy/resolve-policy';
 import { LimiterEmitter, type LimiterEventName, type LimiterListener } from '../resilience/events';
+import { BlockCache } from '../resilience/block-cache';
 import { resolveOnStoreError, type OnStoreError } from '../resilience/on-store-error';
 import { guardStore, type GuardedVerdict } from '../resilience/store-guard';
 import { MemoryStore } from '../stores/memory-store';
@@ -34,6 +35,14 @@ export interface LimiterOptions extends PolicyOptions {
    * @defaultValue 50
    */
   timeoutMs?: number;
+  /**
+   * With a remote store: once the store says a key is limited until T, later requests for that
+   * key on this instance are rejected locally until T, without a store call — a flood on one
+   * hot key costs the store almost nothing. It never admits more than the store would. `false`
+   * turns it off; `{ maxKeys }` bounds how many blocked keys are remembered.
+   * @defaultValue `true` (`maxKeys` 10 000)
+   */
+  blockCache?: boolean | { maxKeys?: number };
 }
 
 /** Per-call options of {@link Limiter.consume}. */
@@ -86,6 +95,7 @@ const OPTION_NAMES = new Set([
   'cost',
   'onStoreError',
   'timeoutMs',
+  'blockCache',
 ]);
 
 /**
@@ -147,6 +157,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
     );
   }
   const onStoreError = resolveOnStoreError(options.onStoreError);
+  const blockCacheKeys = resolveBlockCache(options.blockCache);
   const events = new LimiterEmitter();
 
   const now = (): number | undefined => {
@@ -200,13 +211,51 @@ export function createLimiter(options: LimiterOptions): Limiter {
     return decisionOf((store.consumeSync as NonNullable<Store['consumeSync']>)(scratch), key);
   };
 
+  const blocks =
+    consumeRemote !== undefined && blockCacheKeys > 0 ? new BlockCache(blockCacheKeys) : undefined;
+  const localNow = clock ?? Date.now;
+  const decideRemote = (
+    remote: NonNullable<typeof consumeRemote>,
+    key: string,
+    cost: number,
+  ): Promise<Decision> => {
+    if (blocks === undefined) {
+      return remote({ prefix, key, policy, cost, nowMs: now() }).then((verdict) => decisionOf(verdict, key));
+    }
+    const startedAt = localNow();
+    const block = blocks.find(key, cost, startedAt);
+    if (block !== undefined) {
+      const retryAfterMs = block.until - startedAt;
+      const resetMs = Math.max(retryAfterMs, block.resetAt - startedAt);
+      return Promise.resolve(
+        decisionOf(
+          {
+            allowed: false,
+            limit: block.limit,
+            remaining: 0,
+            resetMs,
+            retryAfterMs,
+            delayMs: 0,
+            reason: 'limited',
+          },
+          key,
+        ),
+      );
+    }
+    return remote({ prefix, key, policy, cost, nowMs: now() }).then((verdict) => {
+      // Only the store's own answer is remembered, from the time the request left: T is never overstated.
+      if (verdict.reason === 'limited' && verdict.degraded === undefined) {
+        blocks.remember(key, cost, startedAt, verdict.limit, verdict.retryAfterMs, verdict.resetMs);
+      }
+      return decisionOf(verdict, key);
+    });
+  };
+
   // Not async: a bad key or clock is a programming error, thrown at the call, not a rejection.
   const decide = (key: string, cost: number): Promise<Decision> => {
     checkKey(key);
     if (consumeRemote === undefined) return Promise.resolve(decideSync(key, cost));
-    return consumeRemote({ prefix, key, policy, cost, nowMs: now() }).then((verdict) =>
-      decisionOf(verdict, key),
-    );
+    return decideRemote(consumeRemote, key, cost);
   };
 
   const limiter: Limiter = {
@@ -228,6 +277,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
     reset(key) {
       if (typeof key !== 'string')
         throw new SluiceConfigError('key', key, 'must be a string', 'SLUICE_INVALID_ARGUMENT');
+      blocks?.forget(key);
       return store.reset({ prefix, key, policy, nowMs: now() });
     },
     on(event, listener) {
@@ -240,6 +290,18 @@ export function createLimiter(options: LimiterOptions): Limiter {
     },
   };
   return limiter;
+}
+
+/** `blockCache` → how many blocked keys to remember (0: off). */
+function resolveBlockCache(value: unknown): number {
+  if (value === undefined || value === true) return 10_000;
+  if (value === false) return 0;
+  if (typeof value === 'object' && value !== null && Object.keys(value).every((name) => name === 'maxKeys')) {
+    const { maxKeys = 10_000 } = value as { maxKeys?: unknown };
+    if (typeof maxKeys === 'number' && Number.isInteger(maxKeys) && maxKeys >= 1) return maxKeys;
+    throw new SluiceConfigError('blockCache.maxKeys', maxKeys, 'must be a whole number >= 1');
+  }
+  throw new SluiceConfigError('blockCache', value, 'expected true, false or { maxKeys: number }');
 }
 
 function checkCost(option: string, cost: unknown): number {
