@@ -14,19 +14,23 @@ export function supportsBlockCache(): boolean {
   }
 }
 
-/** A limiter and the decisions it made without its store (timeouts, errors): any is a flaw of the run. */
+/**
+ * A limiter and the decisions it made without its store: a store error or a timeout (`timeoutMs`,
+ * 50 ms by default), or an open circuit after them. Any is a flaw of the run: such decisions come
+ * from the insurance store, not from the store under test.
+ */
 export interface CountedLimiter {
   readonly limiter: Limiter;
-  /** `storeError` events so far. */
-  storeErrors(): number;
+  /** `fallback` events so far. */
+  withoutStore(): number;
 }
 
-/** createLimiter with `blockCache: true` for shared stores when the core has it, counting store errors. */
+/** createLimiter with `blockCache: true` for shared stores when the core has it, counting fallbacks. */
 export function countedLimiter(options: LimiterOptions, { shared }: { shared: boolean }): CountedLimiter {
   const limiter = createLimiter(
     shared && supportsBlockCache() ? ({ ...options, blockCache: true } as LimiterOptions) : options,
   );
-  let errors = 0;
-  limiter.on('storeError', () => errors++);
-  return { limiter, storeErrors: () => errors };
+  let fallbacks = 0;
+  limiter.on('fallback', () => fallbacks++);
+  return { limiter, withoutStore: () => fallbacks };
 }

@@ -23,7 +23,7 @@ interface Run {
   /** Share of responses with the status the path expects (200 admitted, 429 limited). */
   readonly expectedShare: number;
   readonly errors: number;
-  readonly storeErrors: number;
+  readonly withoutStore: number;
   readonly statuses: Record<string, number>;
 }
 
@@ -42,8 +42,8 @@ export interface HttpRow extends Variant {
   readonly bareP99Ms: number;
   /** Lowest share of the expected status over the rounds. */
   readonly expectedShare: number;
-  /** Requests sluice decided without its store (timeouts): must be 0 for the figures to stand. */
-  readonly storeErrors: number;
+  /** Requests sluice decided without its store (timeouts, open circuit): must be 0 for the figures to stand. */
+  readonly withoutStore: number;
   /** Connection errors seen by the load generator. */
   readonly errors: number;
   /** Replies by status over every round. */
@@ -80,11 +80,11 @@ function sequence(limited: readonly VariantId[]): VariantId[] {
 
 async function serverStats(
   server: TsChild,
-): Promise<{ cpuMicros: number; storeErrors: Record<string, number> }> {
+): Promise<{ cpuMicros: number; withoutStore: Record<string, number> }> {
   const stats = await server.request({ type: 'stats' });
   return {
     cpuMicros: Number(stats.cpuMicros),
-    storeErrors: stats.storeErrors as Record<string, number>,
+    withoutStore: stats.withoutStore as Record<string, number>,
   };
 }
 
@@ -117,7 +117,7 @@ async function load(
     loadCpu: Number(result.loadCpu),
     expectedShare: total === 0 ? 0 : (expected ?? 0) / total,
     errors: Number(result.errors),
-    storeErrors: (after.storeErrors[id] ?? 0) - (before.storeErrors[id] ?? 0),
+    withoutStore: (after.withoutStore[id] ?? 0) - (before.withoutStore[id] ?? 0),
     statuses,
   };
 }
@@ -196,7 +196,7 @@ async function runFramework(
         p99Ms: median(mine.map(({ run }) => run.p99)),
         bareP99Ms: median(mine.map(({ bareP99 }) => bareP99)),
         expectedShare: round(Math.min(...mine.map(({ run }) => run.expectedShare)), 4),
-        storeErrors: mine.reduce((sum, { run }) => sum + run.storeErrors, 0),
+        withoutStore: mine.reduce((sum, { run }) => sum + run.withoutStore, 0),
         errors: mine.reduce((sum, { run }) => sum + run.errors, 0),
         statuses: mine.reduce<Record<string, number>>((sum, { run }) => {
           for (const [code, count] of Object.entries(run.statuses)) sum[code] = (sum[code] ?? 0) + count;

@@ -33,8 +33,8 @@ async function main(): Promise<void> {
     return {
       type: 'stats',
       cpuMicros: cpu.user + cpu.system,
-      storeErrors: Object.fromEntries(
-        [...context.counted].map(([id, counted]) => [id, counted.storeErrors()]),
+      withoutStore: Object.fromEntries(
+        [...context.counted].map(([id, counted]) => [id, counted.withoutStore()]),
       ),
     };
   });

@@ -76,7 +76,7 @@ function memoryGoals(memory: MemoryResult | undefined): Goal[] {
 
 /** Why an HTTP row's figure cannot be trusted, if it cannot. */
 function flaw(row: HttpRow): string | undefined {
-  if (row.storeErrors > 0) return `${row.storeErrors} decisions made without the store`;
+  if (row.withoutStore > 0) return `${row.withoutStore} decisions made without the store`;
   if (row.expectedShare < 0.99)
     return `only ${(row.expectedShare * 100).toFixed(1)} % of replies had the path's status`;
   if (row.errors > 0) return `${row.errors} connection errors`;
@@ -150,8 +150,8 @@ function redisGoals(redis: RedisResult | undefined): Goal[] {
       ...(row === undefined
         ? NOT_MEASURED
         : {
-            measured: `${fmt(row.ofRlf)} × rate-limiter-flexible${row.storeErrors > 0 ? ` (invalid: ${row.storeErrors} store errors)` : ''}`,
-            met: row.storeErrors === 0 && row.ofRlf >= 1.2,
+            measured: `${fmt(row.ofRlf)} × rate-limiter-flexible${row.withoutStore > 0 ? ` (invalid: ${row.withoutStore} without store)` : ''}`,
+            met: row.withoutStore === 0 && row.ofRlf >= 1.2,
           }),
     });
   }
@@ -160,9 +160,9 @@ function redisGoals(redis: RedisResult | undefined): Goal[] {
   const admitted = sluice('admitted');
   const gcra = admitted.find((c) => c.id === 'sluice:gcra');
   const sentRange = admitted.map((c) => c.sentPerDecision);
-  const errors = (rows: ReadonlyArray<{ storeErrors: number }>) =>
-    rows.reduce((sum, c) => sum + c.storeErrors, 0);
-  const invalid = (rows: ReadonlyArray<{ storeErrors: number }>) =>
+  const errors = (rows: ReadonlyArray<{ withoutStore: number }>) =>
+    rows.reduce((sum, c) => sum + c.withoutStore, 0);
+  const invalid = (rows: ReadonlyArray<{ withoutStore: number }>) =>
     errors(rows) > 0 ? ` (invalid: ${errors(rows)} decisions made without the store)` : '';
   goals.push({
     id: 'redis-commands-admitted',

@@ -93,7 +93,7 @@ function httpSection(results: Results): string[] {
         '× bare',
         'p99 ms (bare)',
         'right status',
-        'store errors',
+        'without store',
       ],
       ['l', 'l', 'l', 'l', 'r', 'r', 'r', 'r', 'r'],
       http.rows.map((row) => [
@@ -105,7 +105,7 @@ function httpSection(results: Results): string[] {
         row.limiter === 'sluice' ? `**${x(row.ratio, 3)}**` : x(row.ratio, 3),
         `${x(row.p99Ms, 0)} (${x(row.bareP99Ms, 0)})`,
         `${(row.expectedShare * 100).toFixed(1)} %`,
-        String(row.storeErrors),
+        String(row.withoutStore),
       ]),
     ),
     ...notes([
@@ -137,7 +137,7 @@ function redisSection(results: Results): string[] {
         'sent/decision',
         'executed/decision',
         'flood: sent/request',
-        'store errors',
+        'without store',
       ],
       ['l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r'],
       ids.map((id) => {
@@ -155,7 +155,7 @@ function redisSection(results: Results): string[] {
           admitted === undefined ? '' : x(admitted.sentPerDecision, 3),
           admitted === undefined ? '' : x(admitted.executedPerDecision, 2),
           flood === undefined ? '' : x(flood.sentPerDecision, 3),
-          String([one, many, admitted, flood].reduce((sum, row) => sum + (row?.storeErrors ?? 0), 0)),
+          String([one, many, admitted, flood].reduce((sum, row) => sum + (row?.withoutStore ?? 0), 0)),
         ];
       }),
     ),
