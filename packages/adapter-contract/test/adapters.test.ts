@@ -2,6 +2,9 @@ import { RedisStore } from '@sluice/core';
 import { useRedisServer } from '../../core/test/harness/redis-fixtures';
 import { describeAdapterContract, type StoreUnderTest } from './adapter-contract';
 import { DRIVERS } from './drivers';
+import { describeFailingCallbacks } from './failing-callbacks';
+import { describeForgedProxies } from './forged-proxies';
+import { describeHostileKeys } from './hostile-keys';
 
 // One redis-server on a free loopback port for this file (never the shared one on 6379).
 const redis = useRedisServer();
@@ -15,4 +18,9 @@ const STORES: StoreUnderTest[] = [
   },
 ];
 
-for (const driver of DRIVERS) describeAdapterContract(driver, STORES);
+for (const driver of DRIVERS) {
+  describeAdapterContract(driver, STORES);
+  describeHostileKeys(driver, STORES);
+  describeFailingCallbacks(driver);
+  describeForgedProxies(driver);
+}

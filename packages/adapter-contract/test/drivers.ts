@@ -1,4 +1,4 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Decision } from '@sluice/core';
 import * as sluiceExpress from '@sluice/express';
@@ -30,15 +30,58 @@ export interface TestApp {
 /** How the limits are put in front of the handler. */
 export type Mount = 'middleware' | 'decorator';
 
+/** Options of the Node HTTP server under the framework (`maxHeaderSize` to send 1 MB keys). */
+export interface ServerSettings {
+  readonly maxHeaderSize?: number;
+}
+
+/**
+ * How a broken fallback handler fails: `throw` at once, `reject` (async), `throw-after-headers`
+ * (status and an `X-Cache` header set, nothing sent), `throw-mid-reply` (200 and `partial` written
+ * on the raw response, then the throw).
+ */
+export type FallbackFailure = 'throw' | 'reject' | 'throw-after-headers' | 'throw-mid-reply';
+
 /** What the contract needs from one framework major. */
 export interface AdapterDriver {
   readonly name: string;
   /** Serves every path with 200 `{"ok":true}` behind the limits; rejects with the adapter's error on invalid options. */
-  serve(options: ContractOptions | ContractOptions[], mount?: Mount): Promise<TestApp>;
+  serve(
+    options: ContractOptions | ContractOptions[],
+    mount?: Mount,
+    server?: ServerSettings,
+  ): Promise<TestApp>;
   /** A fallback in the framework's own terms: replies `status` with `{ handled: true, remaining }`. */
   fallbackHandler(status: number): unknown;
+  /** A fallback in the framework's own terms that fails as `how` says. */
+  failingFallback(how: FallbackFailure): unknown;
   /** A key function reading one request header through the framework's request object. */
   keyFromHeader(name: string): unknown;
+  /** A key function returning the framework's parsed query argument as is (an array when repeated). */
+  keyFromQuery(name: string): unknown;
+}
+
+/** The error a failing fallback throws. */
+export const FALLBACK_ERROR = 'fallback template missing';
+
+/** Fails as `how` says, once `begin` has set what a handler sets before failing (status, headers or partial body). */
+async function fail(how: FallbackFailure, begin: { headers(): void; midReply(): void }): Promise<never> {
+  if (how === 'reject') await Promise.resolve();
+  if (how === 'throw-after-headers') begin.headers();
+  if (how === 'throw-mid-reply') begin.midReply();
+  throw new Error(FALLBACK_ERROR);
+}
+
+/** The synchronous throw of `throw`, else the promise of {@link fail}. */
+function failing(how: FallbackFailure, begin: { headers(): void; midReply(): void }): unknown {
+  if (how === 'throw') throw new Error(FALLBACK_ERROR);
+  return fail(how, begin);
+}
+
+/** Writes 200 and `partial` on a raw response, as a handler streaming its reply would. */
+function writePartial(raw: ServerResponse): void {
+  raw.writeHead(200, { 'Content-Type': 'text/plain' });
+  raw.write('partial');
 }
 
 const OK = { ok: true };
@@ -53,7 +96,8 @@ async function listen(
   const { port } = server.address() as AddressInfo;
   return Object.assign(app, {
     server,
-    url: `http://localhost:${port}`,
+    // 127.0.0.1, not localhost: the client address is then known (localhost may resolve to ::1).
+    url: `http://127.0.0.1:${port}`,
     close:
       close ??
       (() =>
@@ -69,7 +113,7 @@ function expressDriver(name: string, express: typeof express5): AdapterDriver {
   type Options = sluiceExpress.RateLimitOptions;
   return {
     name,
-    async serve(options, mount = 'middleware') {
+    async serve(options, mount = 'middleware', server = {}) {
       const app = express();
       const state = { handled: 0 };
       const limits = options as unknown as Options | Options[];
@@ -90,11 +134,17 @@ function expressDriver(name: string, express: typeof express5): AdapterDriver {
         const controller = new Controller();
         app.use((req: Request, res: Response, next: NextFunction) => controller.handle(req, res, next));
       }
-      return listen(createServer(app), state);
+      return listen(createServer(server, app), state);
     },
     fallbackHandler: (status) => (_req: Request, res: Response, d: Decision) =>
       res.status(status).json({ handled: true, remaining: d.remaining }),
+    failingFallback: (how) => (_req: Request, res: Response) =>
+      failing(how, {
+        headers: () => res.status(203).set('X-Cache', 'HIT'),
+        midReply: () => writePartial(res),
+      }),
     keyFromHeader: (header) => (req: Request) => req.headers[header] as string | undefined,
+    keyFromQuery: (name) => (req: Request) => req.query[name],
   };
 }
 
@@ -103,7 +153,7 @@ function koaDriver(name: string, Koa: typeof Koa3): AdapterDriver {
   type Options = sluiceKoa.RateLimitOptions;
   return {
     name,
-    async serve(options, mount = 'middleware') {
+    async serve(options, mount = 'middleware', server = {}) {
       const app = new Koa();
       app.silent = true; // the error test expects a 500; Koa would also print it
       const state = { handled: 0 };
@@ -125,13 +175,22 @@ function koaDriver(name: string, Koa: typeof Koa3): AdapterDriver {
         const controller = new Controller();
         app.use((ctx, next) => controller.handle(ctx, next));
       }
-      return listen(createServer(app.callback()), state);
+      return listen(createServer(server, app.callback()), state);
     },
     fallbackHandler: (status) => (ctx: Context, d: Decision) => {
       ctx.status = status;
       ctx.body = { handled: true, remaining: d.remaining };
     },
+    failingFallback: (how) => (ctx: Context) =>
+      failing(how, {
+        headers: () => {
+          ctx.status = 203;
+          ctx.set('X-Cache', 'HIT');
+        },
+        midReply: () => writePartial(ctx.res),
+      }),
     keyFromHeader: (header) => (ctx: Context) => ctx.get(header),
+    keyFromQuery: (name) => (ctx: Context) => ctx.query[name],
   };
 }
 
@@ -140,8 +199,8 @@ function fastifyDriver(name: string, fastify: typeof fastify5): AdapterDriver {
   type Options = Parameters<typeof RateLimit>[0];
   return {
     name,
-    async serve(options, mount = 'middleware') {
-      const app: FastifyInstance = fastify();
+    async serve(options, mount = 'middleware', server = {}) {
+      const app: FastifyInstance = fastify({ http: server });
       const state = { handled: 0 };
       if (mount === 'middleware') {
         if (Array.isArray(options)) {
@@ -174,7 +233,13 @@ function fastifyDriver(name: string, fastify: typeof fastify5): AdapterDriver {
     },
     fallbackHandler: (status) => (_request: FastifyRequest, reply: FastifyReply, d: Decision) =>
       reply.code(status).send({ handled: true, remaining: d.remaining }),
+    failingFallback: (how) => (_request: FastifyRequest, reply: FastifyReply) =>
+      failing(how, {
+        headers: () => reply.code(203).header('X-Cache', 'HIT'),
+        midReply: () => writePartial(reply.raw),
+      }),
     keyFromHeader: (header) => (request: FastifyRequest) => request.headers[header] as string | undefined,
+    keyFromQuery: (name) => (request: FastifyRequest) => (request.query as Record<string, unknown>)[name],
   };
 }
 

@@ -1,4 +1,5 @@
 import {
+  callFallback,
   createHttpLimiter,
   holdRequest,
   type Decision,
@@ -41,7 +42,8 @@ function createGate(options: RateLimitOptions | readonly RateLimitOptions[]): Ga
         res.end(outcome.body);
         return false;
       case 'handler':
-        await outcome.handler(req, res, outcome.decision);
+        // A handler that throws still leaves the client a reply (core writes it on `res`).
+        await callFallback(outcome, [req, res, outcome.decision], res);
         return false;
     }
   };
@@ -120,6 +122,7 @@ export function RateLimit(options: RateLimitOptions | readonly RateLimitOptions[
 }
 
 export type {
+  CallbackErrorEvent,
   Decision,
   HeaderMode,
   LimitEvent,

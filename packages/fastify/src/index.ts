@@ -1,4 +1,4 @@
-import { createHttpLimiter, holdRequest, scopedOptions, SluiceConfigError } from '@sluice/core';
+import { callFallback, createHttpLimiter, holdRequest, scopedOptions, SluiceConfigError } from '@sluice/core';
 import type { Decision, PartialRateLimitOptions, RateLimitOptions } from '@sluice/core';
 import type {
   FastifyInstance,
@@ -54,7 +54,8 @@ function createGate(options: Options | readonly Options[]): Gate {
         reply.code(outcome.status).type(outcome.type).send(outcome.body);
         return false;
       case 'handler':
-        await outcome.handler(request, reply, outcome.decision);
+        // If the handler throws, core answers on the raw response, out of Fastify's hands.
+        await callFallback(outcome, [request, reply, outcome.decision], reply.raw, () => reply.hijack());
         return false;
     }
   };
@@ -155,6 +156,7 @@ export function RateLimit(options: Options | readonly Options[]) {
 }
 
 export type {
+  CallbackErrorEvent,
   Decision,
   HeaderMode,
   LimitEvent,

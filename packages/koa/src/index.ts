@@ -1,4 +1,5 @@
 import {
+  callFallback,
   createHttpLimiter,
   holdRequest,
   type Decision,
@@ -41,7 +42,8 @@ function createGate(options: RateLimitOptions | readonly RateLimitOptions[]): Ga
         ctx.type = outcome.type;
         return false;
       case 'handler':
-        await outcome.handler(ctx, outcome.decision);
+        // If the handler throws, core answers on the raw response: Koa must not respond after it.
+        await callFallback(outcome, [ctx, outcome.decision], ctx.res, () => (ctx.respond = false));
         return false;
     }
   };
@@ -106,6 +108,7 @@ export function RateLimit(options: RateLimitOptions | readonly RateLimitOptions[
 }
 
 export type {
+  CallbackErrorEvent,
   Decision,
   HeaderMode,
   LimitEvent,

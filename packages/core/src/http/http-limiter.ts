@@ -6,6 +6,7 @@ import type { HeaderList, HttpOutcome, LimitEvent, RateLimitOptions } from './ht
 import { rateLimitHeaders, retryAfterSeconds } from './rate-limit-headers';
 import { rejectionBody } from './reply-body';
 import { resolveHttpLimit, type ResolvedLimit } from './resolve-http-options';
+import { costOf, keyOf, reportFailure, skipOf } from './user-callbacks';
 
 /** Header set on requests `dryRun` let through: `rejected` or `delayed`, what would have happened. */
 export const DRY_RUN_HEADER = 'Sluice-Dry-Run';
@@ -18,7 +19,8 @@ export interface HttpLimiter<TRequest, THandler> {
   readonly limiters: readonly Limiter[];
   /**
    * Decides what happens to a request: keys, cost, consumption, headers, status, body.
-   * Rejects only when a store fails or a user callback throws.
+   * Rejects only when the store fails (and `onStoreError` cannot decide) or the limiter's `clock`
+   * breaks; a `key`, `cost` or `skip` function that throws goes to `onCallbackError` instead.
    *
    * @param request - the framework's request, handed to `key`, `cost`, `skip` functions and events
    * @param http - the same request in the neutral shape
@@ -79,8 +81,8 @@ export function createHttpLimiter<TRequest, THandler extends (...args: never[]) 
       const entries: Array<Entry<TRequest, THandler>> = [];
       let dryRunMissingKey = false;
       for (const limit of limits) {
-        if (limit.skip !== undefined && (await limit.skip(request))) continue;
-        const key = await limit.key(request, view);
+        if (limit.skip !== undefined && (await skipOf(limit, request))) continue;
+        const key = await keyOf(limit, request, view);
         if (key === '' && limit.onMissingKey === 'skip') continue;
         if (key === '' && limit.onMissingKey === 'reject') {
           if (limit.dryRun) {
@@ -91,8 +93,7 @@ export function createHttpLimiter<TRequest, THandler extends (...args: never[]) 
           const { type, body } = rejectionBody(undefined, view.header('accept'));
           return { kind: 'reply', headers: [], status: limit.status, type, body };
         }
-        const cost = typeof limit.cost === 'function' ? await limit.cost(request) : limit.cost;
-        entries.push({ limit, key, cost });
+        entries.push({ limit, key, cost: await costOf(limit, request, key) });
       }
       const results = await consumeAll(entries);
       return outcomeOf(request, view, results, dryRunMissingKey);
@@ -182,7 +183,22 @@ function outcomeOf<TRequest, THandler>(
       : headers;
   const fallback = limit.fallback;
   if (fallback !== undefined && 'handler' in fallback) {
-    return { kind: 'handler', headers: withRetry(status), handler: fallback.handler, decision };
+    const { key } = rejection.entry;
+    const refused = withRetry(status);
+    return {
+      kind: 'handler',
+      headers: refused,
+      handler: fallback.handler,
+      decision,
+      // Built now, used only if the handler fails: the reply the client would have had without it.
+      rejection: {
+        kind: 'reply',
+        headers: refused,
+        status,
+        ...rejectionBody(decision, view.header('accept')),
+      },
+      reportError: (threw) => reportFailure(limit, request, 'fallback', { threw }, key),
+    };
   }
   if (fallback !== undefined) {
     const { reply } = fallback;

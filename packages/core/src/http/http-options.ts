@@ -1,5 +1,6 @@
 import type { Limiter, LimiterOptions } from '../limiter/create-limiter';
 import type { TrustProxy } from '../keys/trust-proxy';
+import type { SluiceConfigError } from '../policy/config-error';
 import type { Decision } from '../types';
 
 /** A value or a promise of it: option callbacks may be sync or async. */
@@ -59,6 +60,34 @@ export interface LimitEvent<TRequest> {
   readonly dryRun: boolean;
 }
 
+/** Which option's function failed: see {@link CallbackErrorEvent}. */
+export type CallbackSource = 'key' | 'cost' | 'skip' | 'fallback';
+
+/**
+ * What {@link HttpLimitOptions.onCallbackError} receives when one of your functions throws,
+ * rejects or returns what it must not. The request never fails for it; instead:
+ *
+ * - `key`: the request has no key, and `onMissingKey` decides (`'skip'` by default: not limited);
+ * - `cost`: the request is counted at the limiter's default cost (1 unless a ready `limiter` was
+ *   created with another), never for free;
+ * - `skip`: the request is not skipped (it is limited);
+ * - `fallback`: the client gets the default rejection (`status`, `Retry-After`, a short body), or,
+ *   when the handler had already begun its reply, the response is ended.
+ */
+export interface CallbackErrorEvent<TRequest> {
+  /** The framework's request (Express `req`, Koa `ctx`, Fastify `request`). */
+  readonly request: TRequest;
+  /** The option whose function failed. */
+  readonly source: CallbackSource;
+  /**
+   * Names the option, what the function threw or returned (`cost NaN: …`, `key "Error: no
+   * session": …`) and what sluice did instead; `cause` holds what was thrown.
+   */
+  readonly error: SluiceConfigError;
+  /** The request's key, once known (`cost`, `fallback`). */
+  readonly key?: string;
+}
+
 /**
  * The HTTP options every adapter shares; they are resolved by the HTTP layer, and every other
  * option goes to `createLimiter` untouched.
@@ -100,6 +129,11 @@ export interface HttpLimitOptions<TRequest, THandler extends (...args: never[]) 
   ipv6Subnet?: number;
   /** Called for each rejected request (and each one `dryRun` let through that would have been). */
   onLimit?: (event: LimitEvent<TRequest>) => void;
+  /**
+   * Called when your `key`, `cost`, `skip` or `fallback` function throws or returns an invalid
+   * value; the request goes on as {@link CallbackErrorEvent} says. A listener that throws is ignored.
+   */
+  onCallbackError?: (event: CallbackErrorEvent<TRequest>) => void;
   /** The policy name in draft-8 headers (printable ASCII). @defaultValue the rate as written, e.g. `'6r/m'` */
   policyName?: string;
 }
@@ -123,26 +157,36 @@ export type RateLimitOptions<TRequest, THandler extends (...args: never[]) => un
 /** Response headers as `[name, value]` pairs, in the order to set them. */
 export type HeaderList = ReadonlyArray<readonly [name: string, value: string]>;
 
+/** A reply for the adapter to send: `status`, `body` of content type `type`, after `headers`. */
+export interface HttpReply {
+  readonly kind: 'reply';
+  readonly headers: HeaderList;
+  readonly status: number;
+  readonly type: string;
+  readonly body: string;
+}
+
+/** Call the user's fallback handler with the decision; see `callFallback`. */
+export interface HttpHandlerOutcome<THandler> {
+  readonly kind: 'handler';
+  readonly headers: HeaderList;
+  readonly handler: THandler;
+  readonly decision: Decision;
+  /** The default rejection, sent instead when the handler throws or rejects before replying. */
+  readonly rejection: HttpReply;
+  /** Reports what the handler threw to `onCallbackError` (source `'fallback'`). */
+  readonly reportError: (error: unknown) => void;
+}
+
 /**
  * What the adapter must do with a request: set `headers` in every case, then
  * - `next`: pass it on;
  * - `delay`: hold it `delayMs` (see `holdRequest`), then pass it on unless the client left;
  * - `reply`: answer `status` with `body` of content type `type`, and stop;
- * - `handler`: call the user's fallback `handler` with the decision, and stop.
+ * - `handler`: call the user's fallback `handler` with the decision through `callFallback`, and stop.
  */
 export type HttpOutcome<THandler> =
   | { readonly kind: 'next'; readonly headers: HeaderList }
   | { readonly kind: 'delay'; readonly headers: HeaderList; readonly delayMs: number }
-  | {
-      readonly kind: 'reply';
-      readonly headers: HeaderList;
-      readonly status: number;
-      readonly type: string;
-      readonly body: string;
-    }
-  | {
-      readonly kind: 'handler';
-      readonly headers: HeaderList;
-      readonly handler: THandler;
-      readonly decision: Decision;
-    };
+  | HttpReply
+  | HttpHandlerOutcome<THandler>;

@@ -1,10 +1,16 @@
 export { createHttpLimiter, DRY_RUN_HEADER } from './http-limiter';
 export type { HttpLimiter } from './http-limiter';
+export { callFallback } from './call-fallback';
+export type { RawResponse } from './call-fallback';
 export type {
+  CallbackErrorEvent,
+  CallbackSource,
   HeaderList,
   HeaderMode,
+  HttpHandlerOutcome,
   HttpLimitOptions,
   HttpOutcome,
+  HttpReply,
   JsonValue,
   LimiterOnlyOptions,
   LimitEvent,

@@ -1,3 +1,4 @@
+import { validateHeaderName, validateHeaderValue } from 'node:http';
 import { compileKeyTemplate } from '../keys/key-template';
 import { resolveIpv6Subnet } from '../keys/client-address';
 import type { RequestView } from '../keys/http-request';
@@ -6,6 +7,7 @@ import { createLimiter, type Limiter, type LimiterOptions } from '../limiter/cre
 import { describeValue, SluiceConfigError } from '../policy/config-error';
 import { MAX_LIMIT } from '../policy/rate';
 import type {
+  CallbackErrorEvent,
   HeaderMode,
   HttpLimitOptions,
   LimitEvent,
@@ -29,6 +31,7 @@ export const HTTP_OPTION_NAMES = [
   'trustProxy',
   'ipv6Subnet',
   'onLimit',
+  'onCallbackError',
   'policyName',
 ] as const satisfies ReadonlyArray<keyof HttpLimitOptions<unknown, () => void>>;
 
@@ -47,8 +50,11 @@ export interface ResolvedStaticFallback {
 /** One limit with every option validated and compiled, ready for requests. */
 export interface ResolvedLimit<TRequest, THandler> {
   readonly limiter: Limiter;
-  /** The key of a request, `''` when missing. */
-  readonly key: (request: TRequest, view: RequestView) => MaybePromise<string>;
+  /**
+   * The key of a request, `''` when missing. A key function's result is passed on unchecked (the
+   * HTTP limiter checks it, and reports what is not a key).
+   */
+  readonly key: (request: TRequest, view: RequestView) => MaybePromise<unknown>;
   /** A fixed cost (`undefined`: the ready limiter's own default, taken as 1 when predicting) or a function. */
   readonly cost: number | undefined | ((request: TRequest) => MaybePromise<number>);
   readonly skip: ((request: TRequest) => MaybePromise<boolean>) | undefined;
@@ -58,6 +64,7 @@ export interface ResolvedLimit<TRequest, THandler> {
   readonly onMissingKey: MissingKeyMode;
   readonly dryRun: boolean;
   readonly onLimit: ((event: LimitEvent<TRequest>) => void) | undefined;
+  readonly onCallbackError: ((event: CallbackErrorEvent<TRequest>) => void) | undefined;
   readonly policyName: string | undefined;
   /** Epoch ms for absolute header times: the limiter options' `clock`, else `Date.now`. */
   readonly now: () => number;
@@ -112,6 +119,7 @@ export function resolveHttpLimit<TRequest, THandler extends (...args: never[]) =
     onMissingKey: oneOf('onMissingKey', http.onMissingKey, MISSING_KEY_MODES, 'skip'),
     dryRun: boolean('dryRun', http.dryRun),
     onLimit: optionalFunction('onLimit', http.onLimit),
+    onCallbackError: optionalFunction('onCallbackError', http.onCallbackError),
     policyName: resolvePolicyName(http.policyName),
     now: typeof clock === 'function' ? (clock as () => number) : Date.now,
   };
@@ -177,17 +185,7 @@ function resolveKey<TRequest>(
       'expected nginx variables such as "$binary_remote_addr" or "$http_user_id:$arg_sku_id", or (req) => string | undefined',
     );
   }
-  return async (request) => keyText(await key(request));
-}
-
-function keyText(value: unknown): string {
-  if (typeof value === 'string') return value;
-  if (value === undefined || value === null) return '';
-  if (typeof value === 'number' && Number.isFinite(value)) return String(value);
-  // Stringifying an object would put every such request into one '[object Object]' bucket.
-  throw new TypeError(
-    `sluice: the key function returned ${describeValue(value)}; it must return a string, or undefined when the request has no key`,
-  );
+  return (request) => key(request);
 }
 
 function resolveFallback<THandler>(fallback: unknown): ResolvedLimit<unknown, THandler>['fallback'] {
@@ -212,20 +210,25 @@ function resolveFallback<THandler>(fallback: unknown): ResolvedLimit<unknown, TH
   }
   if (text === undefined) throw new SluiceConfigError('fallback.body', body, 'must be text or a JSON value');
   const type = fields.type ?? (typeof body === 'string' ? TEXT_TYPE : JSON_TYPE);
-  if (typeof type !== 'string' || type === '')
+  if (typeof type !== 'string' || type === '' || !isHeaderValue(type))
     throw new SluiceConfigError('fallback.type', type, 'must be a content type such as "text/html"');
   const headers = fields.headers ?? {};
-  if (
-    typeof headers !== 'object' ||
-    headers === null ||
-    Array.isArray(headers) ||
-    !Object.values(headers).every((v) => typeof v === 'string')
-  ) {
+  if (typeof headers !== 'object' || headers === null || Array.isArray(headers)) {
     throw new SluiceConfigError(
       'fallback.headers',
       headers,
       'must be an object of header names to text values',
     );
+  }
+  // Checked here as Node checks them when sending, so a bad header fails at creation, not as a 500.
+  for (const [name, value] of Object.entries(headers)) {
+    if (!isHeaderName(name) || typeof value !== 'string' || !isHeaderValue(value)) {
+      throw new SluiceConfigError(
+        'fallback.headers',
+        { [name]: value },
+        'expected header names that are HTTP tokens, with text values free of CR, LF and other control characters',
+      );
+    }
   }
   return {
     reply: {
@@ -235,6 +238,24 @@ function resolveFallback<THandler>(fallback: unknown): ResolvedLimit<unknown, TH
       headers: Object.entries(headers as Record<string, string>),
     },
   };
+}
+
+function isHeaderName(name: string): boolean {
+  try {
+    validateHeaderName(name);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function isHeaderValue(value: string): boolean {
+  try {
+    validateHeaderValue('x', value);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 function resolveHeaderMode(value: unknown): HeaderMode {

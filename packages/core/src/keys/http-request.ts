@@ -1,3 +1,5 @@
+import { decodeKeyText } from './key-text';
+
 /**
  * The framework-neutral request: the three facts every Node framework exposes unchanged from
  * `http.IncomingMessage`. Adapters build it; everything else (query, cookies, path, host,
@@ -25,6 +27,9 @@ export interface HttpRequest {
  * One header's value: a repeated header Node keeps as an array (`set-cookie`, unknown names in
  * old Node versions) is joined with `', '` as HTTP defines for list-valued fields.
  *
+ * Only the object's own entries count: Node's `req.headers` is a plain object, so a key such as
+ * `$http_constructor` would otherwise read `Object.prototype.constructor` (a function) and crash.
+ *
  * @param request - the neutral request
  * @param name - the header name in lower case
  * @returns the value, or `''` when absent
@@ -34,9 +39,11 @@ export interface HttpRequest {
  * ```
  */
 export function headerValue(request: HttpRequest, name: string): string {
-  const value = request.headers[name];
-  if (value === undefined) return '';
-  return typeof value === 'string' ? value : value.join(', ');
+  const { headers } = request;
+  if (!Object.hasOwn(headers, name)) return '';
+  const value: unknown = headers[name];
+  if (typeof value === 'string') return value;
+  return Array.isArray(value) ? value.filter((v) => typeof v === 'string').join(', ') : '';
 }
 
 /**
@@ -45,7 +52,7 @@ export function headerValue(request: HttpRequest, name: string): string {
  */
 export class RequestView {
   readonly request: HttpRequest;
-  #query: URLSearchParams | undefined;
+  #query: Map<string, string> | undefined;
   #cookies: Map<string, string> | undefined;
   #path: string | undefined;
 
@@ -62,20 +69,20 @@ export class RequestView {
   /**
    * The first value of query argument `name`, percent-decoded (`+` is a space), `''` when absent.
    * A repeated argument (`?sku_id=a&sku_id=b`) gives its first value, as nginx's `$arg_` does.
+   * Escapes that are not UTF-8, and a decoded `%`, stay encoded (see {@link decodeKeyText}), so
+   * distinct values never share a key.
    */
   arg(name: string): string {
-    if (this.#query === undefined) {
-      const url = this.request.url;
-      const mark = url.indexOf('?');
-      const hash = url.indexOf('#', mark);
-      this.#query = new URLSearchParams(mark < 0 ? '' : url.slice(mark + 1, hash < 0 ? undefined : hash));
-    }
+    this.#query ??= parseQuery(this.request.url);
     return this.#query.get(name) ?? '';
   }
 
-  /** The first cookie called `name` (exact, case-sensitive, as RFC 6265 compares names), decoded; `''` when absent. */
+  /**
+   * The first cookie called `name` (exact, case-sensitive, as RFC 6265 compares names), decoded
+   * like {@link RequestView.arg} but without `+` as space; `''` when absent.
+   */
   cookie(name: string): string {
-    if (this.#cookies === undefined) this.#cookies = parseCookies(this.header('cookie'));
+    this.#cookies ??= parseCookies(this.header('cookie'));
     return this.#cookies.get(name) ?? '';
   }
 
@@ -96,6 +103,22 @@ export class RequestView {
   }
 }
 
+/** Query arguments by decoded name, first value kept; a Map, so `__proto__` is a name like any other. */
+function parseQuery(url: string): Map<string, string> {
+  const args = new Map<string, string>();
+  const mark = url.indexOf('?');
+  if (mark < 0) return args;
+  const hash = url.indexOf('#', mark);
+  for (const pair of url.slice(mark + 1, hash < 0 ? undefined : hash).split('&')) {
+    if (pair === '') continue;
+    const eq = pair.indexOf('=');
+    const name = decodeKeyText(eq < 0 ? pair : pair.slice(0, eq), { plusAsSpace: true });
+    if (!args.has(name))
+      args.set(name, eq < 0 ? '' : decodeKeyText(pair.slice(eq + 1), { plusAsSpace: true }));
+  }
+  return args;
+}
+
 function parseCookies(header: string): Map<string, string> {
   const cookies = new Map<string, string>();
   for (const pair of header.split(';')) {
@@ -105,25 +128,15 @@ function parseCookies(header: string): Map<string, string> {
     if (name === '' || cookies.has(name)) continue;
     let value = pair.slice(eq + 1).trim();
     if (value.length >= 2 && value.startsWith('"') && value.endsWith('"')) value = value.slice(1, -1);
-    cookies.set(name, safeDecode(value));
+    cookies.set(name, decodeKeyText(value));
   }
   return cookies;
 }
 
-/** Decodes percent-escapes; text that is not valid UTF-8 once decoded is kept as received. */
-function safeDecode(text: string): string {
-  if (!text.includes('%')) return text;
-  try {
-    return decodeURIComponent(text);
-  } catch {
-    return text;
-  }
-}
-
 /**
  * nginx normalizes `$uri` so that one resource has one key: `/a//b/./c/../d%20e` → `/a/b/d e`.
- * Segments are decoded before `.` and `..` are resolved (`%2e%2e` is `..`, as in nginx); a decoded
- * `%2F` is not re-split (it was data, not a separator).
+ * Segments are decoded before `.` and `..` are resolved (`%2e%2e` is `..`, as in nginx); a `%2F`
+ * is not re-split and stays `%2F` (it was data, not a separator: `/a%2Fb` is not `/a/b`).
  */
 function normalizePath(url: string): string {
   const end = url.search(/[?#]/);
@@ -133,7 +146,7 @@ function normalizePath(url: string): string {
   if (scheme) path = path.slice(scheme[0].length) || '/';
   const segments: string[] = [];
   for (const raw of path.split('/')) {
-    const segment = safeDecode(raw);
+    const segment = decodeKeyText(raw, { keep: '/' });
     if (segment === '' || segment === '.') continue;
     if (segment === '..') segments.pop();
     else segments.push(segment);

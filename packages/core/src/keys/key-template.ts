@@ -1,6 +1,7 @@
 import { SluiceConfigError } from '../policy/config-error';
 import { clientAddressKey } from './client-address';
 import type { RequestView } from './http-request';
+import { escaperFor } from './key-text';
 import { forwardedClient, type TrustFunction } from './trust-proxy';
 
 /** How the client address is resolved for `$remote_addr` and `$binary_remote_addr`. */
@@ -46,9 +47,20 @@ const VARIABLE = /\$(?:\{([A-Za-z0-9_]+)\}|([A-Za-z0-9_]+))/g;
  * As in nginx, the key is empty, and the request not limited by default, only when every variable
  * in it is empty; a key without variables (`'server'`) is a constant, one bucket for all.
  *
+ * **Distinct values, distinct keys.** In a key of several parts, a value could contain the text
+ * that separates it from the next (`user-id: a:b` with `sku_id=c` against `user-id: a` with
+ * `sku_id=b:c`), so each value is escaped where it borders a separator: the separator's first
+ * character and `%` become `%XX` (`a:b` → `a%3Ab`). Values are read outwards from one pivot, the
+ * client address when the key has one (it stays readable, IPv6 colons included), else the last
+ * variable: values left of it escape the first character of the text after them, values right of
+ * it the last character of the text before them, and the pivot escapes nothing. Ordinary values
+ * (`u7:42`, `2001:db8::/64:42`) read as written. Two variables side by side (`$a$b`) could always
+ * run into each other, so they are refused: put a separator between them.
+ *
  * @param template - e.g. `'$http_user_id:$arg_sku_id'`
  * @param client - how `$remote_addr` is resolved
- * @throws {@link SluiceConfigError} naming `key` for an unknown variable or a stray `$`
+ * @throws {@link SluiceConfigError} naming `key` for an unknown variable, a stray `$`, or two
+ *   variables with nothing between them
  * @example
  * ```ts
  * const read = compileKeyTemplate('$http_user_id:$arg_sku_id', { trust: undefined, ipv6Subnet: 64 });
@@ -57,16 +69,17 @@ const VARIABLE = /\$(?:\{([A-Za-z0-9_]+)\}|([A-Za-z0-9_]+))/g;
  */
 export function compileKeyTemplate(template: string, client: ClientAddressOptions): KeyReader {
   if (template === '') throw new SluiceConfigError('key', template, ACCEPTED);
-  const readers: KeyReader[] = [];
+  const names: string[] = [];
   const literals: string[] = [];
   let last = 0;
   for (const match of template.matchAll(VARIABLE)) {
     literals.push(template.slice(last, match.index));
-    readers.push(variableReader((match[1] ?? match[2]) as string, template, client));
+    names.push((match[1] ?? match[2]) as string);
     last = match.index + match[0].length;
   }
   const tail = template.slice(last);
   literals.push(tail);
+  const readers = names.map((name) => variableReader(name, template, client));
   const stray = literals.find((text) => text.includes('$'));
   if (stray !== undefined) {
     throw new SluiceConfigError(
@@ -75,15 +88,32 @@ export function compileKeyTemplate(template: string, client: ClientAddressOption
       `"$" must start a variable such as $arg_sku_id; ${ACCEPTED}`,
     );
   }
+  if (literals.slice(1, -1).includes('')) {
+    throw new SluiceConfigError(
+      'key',
+      template,
+      'put text between two variables ("$http_user_id:$arg_sku_id"): side by side, one value could run into the next',
+    );
+  }
   if (readers.length === 0) return () => template;
   if (readers.length === 1 && literals[0] === '' && tail === '') return readers[0] as KeyReader;
+  const addressAt = names.findIndex((name) => name === 'remote_addr' || name === 'binary_remote_addr');
+  const pivot = addressAt >= 0 ? addressAt : readers.length - 1;
+  const escapes = readers.map((_, i) => {
+    if (i === pivot) return undefined;
+    // Neighbouring literals are non-empty (checked above), so each has a first and a last character.
+    const separator = i < pivot ? (literals[i + 1] as string) : (literals[i] as string);
+    const chars = [...separator];
+    return escaperFor((i < pivot ? chars[0] : chars[chars.length - 1]) as string);
+  });
   return (view) => {
     let key = literals[0] as string;
     let empty = true;
     for (let i = 0; i < readers.length; i++) {
       const value = (readers[i] as KeyReader)(view);
       if (value !== '') empty = false;
-      key += value + (literals[i + 1] as string);
+      const escape = escapes[i];
+      key += (escape === undefined ? value : escape(value)) + (literals[i + 1] as string);
     }
     return empty ? '' : key;
   };

@@ -1,0 +1,163 @@
+import type { RequestView } from '../keys/http-request';
+import { SluiceConfigError } from '../policy/config-error';
+import { MAX_LIMIT } from '../policy/rate';
+import type { CallbackErrorEvent, CallbackSource } from './http-options';
+import type { ResolvedLimit } from './resolve-http-options';
+
+// The user's key, cost, skip and fallback functions never fail a request: each failure is
+// reported and has one documented outcome (see CallbackErrorEvent), so a bug or a hostile request
+// cannot become a 500, a hanging request or a free pass.
+
+/** What sluice does instead, per failing function: the wording users read in the error. */
+const INSTEAD: Record<CallbackSource, string> = {
+  key: 'the request is treated as having no key (onMissingKey decides)',
+  cost: "the request is counted at the limiter's default cost",
+  skip: 'the request is not skipped',
+  fallback: 'the default rejection is sent instead (or the response ended, if the handler had begun it)',
+};
+
+/** What a function must return, where sluice checks it (`skip` is read as true or false). */
+const EXPECTED: Partial<Record<CallbackSource, string>> = {
+  key: 'a string, or undefined when the request has no key',
+  cost: `a whole number from 0 to ${MAX_LIMIT}`,
+};
+
+/** What a user function did wrong: threw (or rejected) `thrown`, or returned `returned`. */
+export type CallbackFailure = { readonly threw: unknown } | { readonly returned: unknown };
+
+/**
+ * The error reported when a user function fails: a {@link SluiceConfigError} (code
+ * `SLUICE_INVALID_ARGUMENT`) naming the option, what went wrong and what sluice did instead, e.g.
+ * `cost NaN: the function returned it, expected a whole number from 0 to 1000000000; the request
+ * is counted at the limiter's default cost`. What was thrown is kept as `cause`.
+ *
+ * @param source - the option whose function failed
+ * @param failure - what it threw or returned
+ * @example
+ * ```ts
+ * callbackError('skip', { threw: new Error('db down') }).message;
+ * // 'skip "Error: db down": the function threw; the request is not skipped'
+ * ```
+ */
+export function callbackError(source: CallbackSource, failure: CallbackFailure): SluiceConfigError {
+  if ('threw' in failure) {
+    const { threw } = failure;
+    // The message names what was thrown; an Error would otherwise render as '{}'.
+    const shown = threw instanceof Error ? `${threw.name}: ${threw.message}` : threw;
+    const error = new SluiceConfigError(
+      source,
+      shown,
+      `the function threw; ${INSTEAD[source]}`,
+      'SLUICE_INVALID_ARGUMENT',
+    );
+    error.cause = threw;
+    return error;
+  }
+  return new SluiceConfigError(
+    source,
+    failure.returned,
+    `the function returned it, expected ${EXPECTED[source] ?? 'another value'}; ${INSTEAD[source]}`,
+    'SLUICE_INVALID_ARGUMENT',
+  );
+}
+
+const warned = new WeakSet<object>();
+
+/**
+ * Hands a failure to the limit's `onCallbackError`. As with limiter events, a listener that throws
+ * never breaks the request: it is reported once per listener as a process warning.
+ *
+ * @param listener - the `onCallbackError` option, if any
+ * @param event - the failure
+ */
+function reportCallbackError<TRequest>(
+  listener: ((event: CallbackErrorEvent<TRequest>) => void) | undefined,
+  event: CallbackErrorEvent<TRequest>,
+): void {
+  if (listener === undefined) return;
+  try {
+    listener(event);
+  } catch (error) {
+    if (warned.has(listener)) return;
+    warned.add(listener);
+    process.emitWarning(
+      `a sluice onCallbackError listener threw (ignored; further ones are not reported): ${String(error)}`,
+      'SluiceListenerWarning',
+    );
+  }
+}
+
+/** Whether `skip` says to skip the request; `false` when it throws. */
+export async function skipOf<TRequest>(
+  limit: ResolvedLimit<TRequest, unknown>,
+  request: TRequest,
+): Promise<boolean> {
+  try {
+    return Boolean(await (limit.skip as NonNullable<typeof limit.skip>)(request));
+  } catch (threw) {
+    reportFailure(limit, request, 'skip', { threw });
+    return false;
+  }
+}
+
+/**
+ * The key from the limit's template or function: `''` (no key) when the function throws or
+ * returns what is not a key.
+ */
+export async function keyOf<TRequest>(
+  limit: ResolvedLimit<TRequest, unknown>,
+  request: TRequest,
+  view: RequestView,
+): Promise<string> {
+  let value: unknown;
+  try {
+    value = await limit.key(request, view);
+  } catch (threw) {
+    reportFailure(limit, request, 'key', { threw });
+    return '';
+  }
+  if (typeof value === 'string') return value;
+  if (value === undefined || value === null) return '';
+  if (typeof value === 'number' && Number.isFinite(value)) return String(value);
+  // An object or array would become '[object Object]' or 'a,b': one bucket for unrelated requests.
+  reportFailure(limit, request, 'key', { returned: value });
+  return '';
+}
+
+/**
+ * The cost, fixed or from the function: `undefined` (the limiter's default) when the function
+ * throws or returns what is not a valid cost.
+ */
+export async function costOf<TRequest>(
+  limit: ResolvedLimit<TRequest, unknown>,
+  request: TRequest,
+  key: string,
+): Promise<number | undefined> {
+  if (typeof limit.cost !== 'function') return limit.cost;
+  let value: unknown;
+  try {
+    value = await limit.cost(request);
+  } catch (threw) {
+    reportFailure(limit, request, 'cost', { threw }, key);
+    return undefined;
+  }
+  if (typeof value === 'number' && Number.isInteger(value) && value >= 0 && value <= MAX_LIMIT) return value;
+  // `undefined` consumes the limiter's default cost: a broken cost function never admits for free.
+  reportFailure(limit, request, 'cost', { returned: value }, key);
+  return undefined;
+}
+
+/** Builds the error for a failure and hands it to the limit's `onCallbackError`. */
+export function reportFailure<TRequest>(
+  limit: ResolvedLimit<TRequest, unknown>,
+  request: TRequest,
+  source: CallbackSource,
+  failure: CallbackFailure,
+  key?: string,
+): void {
+  const error = callbackError(source, failure);
+  reportCallbackError(
+    limit.onCallbackError,
+    key === undefined ? { request, source, error } : { request, source, error, key },
+  );
+}
