@@ -31,6 +31,12 @@ export interface Policy {
   readonly nodelay: boolean;
   /** `leaky-bucket` only: the first `delay` excess requests pass at once, later ones are delayed (nginx `delay=N`). */
   readonly delay: number;
+  /**
+   * `gcra` and `token-bucket`: a request that would be rejected is admitted with a delay when
+   * it can pass within this many ms, its slot reserved, so requests are spaced evenly (Sentinel's
+   * rate limiter, Guava's `acquire`). 0: no queue. Integer ms >= 0.
+   */
+  readonly maxWaitMs: number;
   /** The rate as the user wrote it, for headers and messages (e.g. `'6r/m'`, `'100/1m'`). */
   readonly source: string;
 }
@@ -73,4 +79,22 @@ export interface Decision extends Verdict {
    * by the insurance store).
    */
   readonly degraded?: 'fail-open' | 'fail-closed' | 'insurance';
+  /**
+   * Only with several rules (`rate: ['10r/s', '1000/1h']` or `rules`): every rule's numbers, in
+   * rule order. The decision's own fields are those of the rule that decided: the rejecting one,
+   * else the most restrictive (fewest remaining, then longest reset).
+   */
+  readonly limits?: readonly DecisionLimit[];
+}
+
+/** One rule's numbers in a decision with several rules ({@link Decision.limits}). */
+export interface DecisionLimit {
+  /** The rule's policy. */
+  readonly policy: Policy;
+  /** Requests the rule allows at once (as {@link Verdict.limit}). */
+  readonly limit: number;
+  /** Requests of cost 1 the rule would still admit right now. */
+  readonly remaining: number;
+  /** Milliseconds until the rule is back to its full limit. */
+  readonly resetMs: number;
 }

@@ -16,7 +16,8 @@ export interface GcraState {
 /**
  * GCRA with redis-cell `CL.THROTTLE` semantics: limit = burst + 1; a request of `cost` adds
  * `cost` emission intervals to the TAT and passes when the new TAT is within the delay-variation
- * tolerance (`burst + 1` intervals) of now. A rejection leaves the TAT unchanged.
+ * tolerance (`burst + 1` intervals) of now. A rejection leaves the TAT unchanged. With a queue
+ * (`maxWaitMs`), a request up to `maxWaitMs` past the tolerance is admitted with that delay.
  */
 export const gcra: Algorithm<GcraState> = {
   step(state, policy, nowMs, cost) {
@@ -33,18 +34,21 @@ export const gcra: Algorithm<GcraState> = {
       );
     }
     const debt = current + cost * windowMs;
-    if (debt > tolerance) {
+    // A queue lets the TAT run ahead of the tolerance by maxWaitMs: the request waits its turn.
+    const queue = policy.maxWaitMs * perWindow;
+    if (debt > tolerance + queue) {
       return rejected(
         limit,
         remainingOf(tolerance - current, windowMs),
         Math.ceil(current / perWindow),
-        Math.ceil((debt - tolerance) / perWindow),
+        Math.ceil((debt - tolerance - queue) / perWindow),
       );
     }
     const resetMs = Math.ceil(debt / perWindow);
     const remaining = remainingOf(tolerance - debt, windowMs);
     if (cost === 0) return peeked(limit, remaining, resetMs);
-    return admitted(limit, remaining, resetMs, 0, { last: nowMs, debt }, resetMs);
+    const delayMs = debt > tolerance ? Math.ceil((debt - tolerance) / perWindow) : 0;
+    return admitted(limit, remaining, resetMs, delayMs, { last: nowMs, debt }, resetMs);
   },
 };
 

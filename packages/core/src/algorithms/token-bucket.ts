@@ -26,20 +26,25 @@ export const tokenBucket: Algorithm<TokenBucketState> = {
     const elapsed = state === undefined ? 0 : Math.max(0, nowMs - state.last);
     const filled = state === undefined ? capacity : Math.min(capacity, state.tokens + elapsed * perWindow);
     const resetOf = (tokens: number): number => Math.ceil((capacity - tokens) / perWindow);
-    if (cost > limit) return costExceedsCapacity(limit, Math.floor(filled / windowMs), resetOf(filled));
+    if (cost > limit)
+      return costExceedsCapacity(limit, Math.max(0, Math.floor(filled / windowMs)), resetOf(filled));
 
     const requested = cost * windowMs;
-    if (filled < requested) {
+    // A queue lets the bucket go into debt by maxWaitMs of refill: the request waits for it.
+    const queue = policy.maxWaitMs * perWindow;
+    const remainingOf = (tokens: number): number => (tokens > 0 ? Math.floor(tokens / windowMs) : 0);
+    if (filled - requested < -queue) {
       return rejected(
         limit,
-        Math.floor(filled / windowMs),
+        remainingOf(filled),
         resetOf(filled),
-        Math.ceil((requested - filled) / perWindow),
+        Math.ceil((requested - queue - filled) / perWindow),
       );
     }
     const tokens = filled - requested;
     const resetMs = resetOf(tokens);
-    if (cost === 0) return peeked(limit, Math.floor(tokens / windowMs), resetMs);
-    return admitted(limit, Math.floor(tokens / windowMs), resetMs, 0, { tokens, last: nowMs }, resetMs);
+    if (cost === 0) return peeked(limit, remainingOf(tokens), resetMs);
+    const delayMs = tokens < 0 ? Math.ceil(-tokens / perWindow) : 0;
+    return admitted(limit, remainingOf(tokens), resetMs, delayMs, { tokens, last: nowMs }, resetMs);
   },
 };

@@ -96,6 +96,7 @@ const OPTION_NAMES = new Set([
   'onStoreError',
   'timeoutMs',
   'blockCache',
+  'queue',
 ]);
 
 /**
@@ -126,6 +127,10 @@ export function createLimiter(options: LimiterOptions): Limiter {
     }
   }
   const policy = resolvePolicy(options);
+  if (policy.maxWaitMs > 0 && options.store !== undefined && options.store.consumeSync === undefined) {
+    // The Redis scripts do not queue yet: refuse rather than decide differently from memory.
+    throw new SluiceConfigError('queue', options.queue, 'is available with the in-process MemoryStore only, for now');
+  }
   const store = options.store ?? new MemoryStore();
   if (
     typeof store !== 'object' ||

@@ -1,5 +1,6 @@
 import { ALGORITHMS, type AlgorithmName, type Policy } from '../types';
 import { SluiceConfigError } from './config-error';
+import { parseDuration } from './duration';
 import { MAX_LIMIT, parseRate, type RateInput } from './rate';
 
 /** The options that shape a policy (a subset of the limiter options). */
@@ -17,6 +18,14 @@ export interface PolicyOptions {
   nodelay?: boolean;
   /** `leaky-bucket` only: the first N excess requests pass at once, later ones are delayed (nginx `delay=N`). @defaultValue 0 */
   delay?: number;
+  /**
+   * `gcra` and `token-bucket`: queue instead of rejecting. A request that cannot pass now is
+   * admitted with `delayMs` when it can pass within `maxWaitMs`, its turn reserved, so requests
+   * are spaced evenly at the rate; later ones are rejected. (The leaky bucket queues with
+   * `burst` and no `nodelay`, as nginx.) The adapters hold a queued request for its delay.
+   * @defaultValue none: reject at once
+   */
+  queue?: { maxWaitMs: number | string };
 }
 
 /** Largest sliding-log limit: the log keeps one entry per admitted unit, per key. */
@@ -73,6 +82,7 @@ export function resolvePolicy(options: PolicyOptions): Policy {
       'cannot be combined with nodelay: true (nodelay passes the whole burst at once)',
     );
   }
+  const maxWaitMs = resolveQueue(options.queue, algorithm);
   const policy: Policy = {
     algorithm,
     limit: rate.limit,
@@ -80,6 +90,7 @@ export function resolvePolicy(options: PolicyOptions): Policy {
     burst,
     nodelay: options.nodelay ?? false,
     delay,
+    maxWaitMs,
     source: rate.source,
   };
   checkMagnitudes(policy);
@@ -88,9 +99,43 @@ export function resolvePolicy(options: PolicyOptions): Policy {
 
 /** Requests allowed at once: `burst + 1` for the bucket algorithms, `limit` for the window ones. */
 export function capacityOf(policy: Policy): number {
-  return policy.algorithm === 'gcra' || policy.algorithm === 'token-bucket' || policy.algorithm === 'leaky-bucket'
+  return policy.algorithm === 'gcra' ||
+    policy.algorithm === 'token-bucket' ||
+    policy.algorithm === 'leaky-bucket'
     ? policy.burst + 1
     : policy.limit;
+}
+
+/** Longest wait a queue accepts: 10 minutes (a request held longer is better rejected). */
+export const MAX_QUEUE_WAIT_MS = 600_000;
+
+function resolveQueue(queue: unknown, algorithm: Policy['algorithm']): number {
+  if (queue === undefined) return 0;
+  if (algorithm !== 'gcra' && algorithm !== 'token-bucket') {
+    throw new SluiceConfigError(
+      'queue',
+      queue,
+      algorithm === 'leaky-bucket'
+        ? "not for 'leaky-bucket', which queues with burst (without nodelay), as nginx"
+        : `applies to algorithm 'gcra' or 'token-bucket' (got '${algorithm}')`,
+    );
+  }
+  if (
+    typeof queue !== 'object' ||
+    queue === null ||
+    Object.keys(queue).some((name) => name !== 'maxWaitMs')
+  ) {
+    throw new SluiceConfigError(
+      'queue',
+      queue,
+      'expected { maxWaitMs: milliseconds or a duration like "1s" }',
+    );
+  }
+  const maxWaitMs = parseDuration('queue.maxWaitMs', (queue as { maxWaitMs?: unknown }).maxWaitMs);
+  if (maxWaitMs > MAX_QUEUE_WAIT_MS) {
+    throw new SluiceConfigError('queue.maxWaitMs', maxWaitMs, 'must be at most 600000 ms (10 minutes)');
+  }
+  return maxWaitMs;
 }
 
 /** Keeps every integer an algorithm computes below 2^53, where doubles (JS and Lua) are exact. */
@@ -99,7 +144,7 @@ function checkMagnitudes(policy: Policy): void {
   const safe = Number.MAX_SAFE_INTEGER;
   if (algorithm === 'gcra' || algorithm === 'token-bucket' || algorithm === 'leaky-bucket') {
     const scale = algorithm === 'leaky-bucket' ? 1000 : 1;
-    if ((burst + 2) * windowMs * scale > safe) {
+    if ((burst + 2) * windowMs * scale + policy.maxWaitMs * policy.limit > safe) {
       throw new SluiceConfigError(
         'burst',
         burst,

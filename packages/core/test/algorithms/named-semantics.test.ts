@@ -210,3 +210,36 @@ describe('sliding-log', () => {
     expect(await limiter.consume('k')).toMatchObject({ allowed: false, retryAfterMs: 20_000 });
   });
 });
+
+describe('queue (Sentinel rate limiter / Guava acquire)', () => {
+  test.each(['gcra', 'token-bucket'] as const)(
+    '%s: 10 requests at once at 5r/s with maxWaitMs 1000 → 6 served 200 ms apart, 4 rejected',
+    async (algorithm) => {
+      const decisions = await burstOf({ algorithm, rate: '5r/s', queue: { maxWaitMs: 1000 } }, 10);
+      expect(decisions.map((d) => (d.allowed ? d.delayMs : -1))).toEqual([
+        0, 200, 400, 600, 800, 1000, -1, -1, -1, -1,
+      ]);
+      expect(decisions[6]).toMatchObject({ reason: 'limited', retryAfterMs: 200 });
+    },
+  );
+
+  test('a queued turn is reserved: time passing serves the queue, not newcomers ahead of it', async () => {
+    const limiter = limiterOf({ rate: '5r/s', queue: { maxWaitMs: '1s' } });
+    for (let i = 0; i < 6; i++) await limiter.consume('k');
+    clock.advance(400); // two turns have passed; four are still queued
+    expect(await limiter.consume('k')).toMatchObject({ allowed: true, delayMs: 800 });
+  });
+
+  test.each([
+    [
+      { algorithm: 'fixed-window', queue: { maxWaitMs: 10 } },
+      /applies to algorithm 'gcra' or 'token-bucket'/,
+    ],
+    [{ algorithm: 'leaky-bucket', queue: { maxWaitMs: 10 } }, /queues with burst/],
+    [{ queue: { maxWaitMs: 0 } }, /greater than 0/],
+    [{ queue: { maxWaitMs: '11m' } }, /at most 600000/],
+    [{ queue: { wait: 5 } }, /expected \{ maxWaitMs/],
+  ])('%j is a SluiceConfigError', (options, message) => {
+    expect(() => createLimiter({ rate: '5r/s', ...(options as object) })).toThrow(message);
+  });
+});

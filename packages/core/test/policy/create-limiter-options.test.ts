@@ -20,6 +20,7 @@ describe('createLimiter options', () => {
       burst: 0,
       nodelay: false,
       delay: 0,
+      maxWaitMs: 0,
       source: '10r/s',
     });
     expect(createLimiter({ rate: '100/1m' }).policy.burst).toBe(99);
