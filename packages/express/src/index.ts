@@ -3,6 +3,7 @@ import {
   createHttpLimiter,
   holdRequest,
   type Decision,
+  type HttpOutcome,
   type MaybePromise,
   type RateLimitOptions as CoreOptions,
 } from '@sluice/core';
@@ -17,18 +18,16 @@ export type ExpressFallback = (req: Request, res: Response, decision: Decision) 
  */
 export type RateLimitOptions = CoreOptions<Request, ExpressFallback>;
 
-/** Runs the limits for one request; resolves `true` when the request may go on. */
-type Gate = (req: Request, res: Response) => Promise<boolean>;
+/** Runs the limits for one request: `true` when it may go on — synchronously when core can tell at once. */
+type Gate = (req: Request, res: Response) => boolean | Promise<boolean>;
 
 function createGate(options: RateLimitOptions | readonly RateLimitOptions[]): Gate {
   const limits = createHttpLimiter<Request, ExpressFallback>(options);
-  return async (req, res) => {
-    // `originalUrl`: a router mounted at /shop still keys on the full path.
-    const outcome = await limits.decide(req, {
-      remoteAddress: req.socket.remoteAddress,
-      url: req.originalUrl ?? req.url,
-      headers: req.headers,
-    });
+  const apply = (
+    req: Request,
+    res: Response,
+    outcome: HttpOutcome<ExpressFallback>,
+  ): boolean | Promise<boolean> => {
     for (const [name, value] of outcome.headers) res.setHeader(name, value);
     switch (outcome.kind) {
       case 'next':
@@ -43,9 +42,20 @@ function createGate(options: RateLimitOptions | readonly RateLimitOptions[]): Ga
         return false;
       case 'handler':
         // A handler that throws still leaves the client a reply (core writes it on `res`).
-        await callFallback(outcome, [req, res, outcome.decision], res);
-        return false;
+        return callFallback(outcome, [req, res, outcome.decision], res).then(() => false);
     }
+  };
+  return (req, res) => {
+    // `originalUrl`: a router mounted at /shop still keys on the full path.
+    const http = {
+      remoteAddress: req.socket.remoteAddress,
+      url: req.originalUrl ?? req.url,
+      headers: req.headers,
+    };
+    const outcome = limits.decideSync(req, http);
+    return outcome !== undefined
+      ? apply(req, res, outcome)
+      : limits.decide(req, http).then((o) => apply(req, res, o));
   };
 }
 
@@ -68,9 +78,14 @@ function createGate(options: RateLimitOptions | readonly RateLimitOptions[]): Ga
 export function rateLimit(options: RateLimitOptions | readonly RateLimitOptions[]): RequestHandler {
   const gate = createGate(options);
   return function sluiceRateLimit(req: Request, res: Response, next: NextFunction): void {
-    gate(req, res).then((pass) => {
-      if (pass) next();
-    }, next);
+    let pass: boolean | Promise<boolean>;
+    try {
+      pass = gate(req, res);
+    } catch (error) {
+      return next(error);
+    }
+    if (pass === true) next();
+    else if (pass !== false) pass.then((ok) => ok && next(), next);
   };
 }
 

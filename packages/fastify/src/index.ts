@@ -1,10 +1,10 @@
 import { callFallback, createHttpLimiter, holdRequest, scopedOptions, SluiceConfigError } from '@sluice/core';
-import type { Decision, PartialRateLimitOptions, RateLimitOptions } from '@sluice/core';
+import type { Decision, HttpOutcome, PartialRateLimitOptions, RateLimitOptions } from '@sluice/core';
 import type {
   FastifyInstance,
   FastifyReply,
   FastifyRequest,
-  onRequestAsyncHookHandler,
+  onRequestHookHandler,
   RouteOptions,
 } from 'fastify';
 import fp from 'fastify-plugin';
@@ -34,36 +34,49 @@ declare module 'fastify' {
 }
 
 type Options = RateLimitOptions<FastifyRequest, FastifyFallback>;
-type Gate = (request: FastifyRequest, reply: FastifyReply) => Promise<boolean>;
+/** Runs the limits for one request: `true` when it may go on — synchronously when core can tell at once. */
+type Gate = (request: FastifyRequest, reply: FastifyReply) => boolean | Promise<boolean>;
 
 function createGate(options: Options | readonly Options[]): Gate {
   const limits = createHttpLimiter<FastifyRequest, FastifyFallback>(options);
-  return async (request, reply) => {
-    const { raw, url, headers } = request;
-    const outcome = await limits.decide(request, { remoteAddress: raw.socket.remoteAddress, url, headers });
+  const apply = (request: FastifyRequest, reply: FastifyReply, outcome: HttpOutcome<FastifyFallback>) => {
     for (const [name, value] of outcome.headers) reply.header(name, value);
     switch (outcome.kind) {
       case 'next':
         return true;
       case 'delay':
-        if (await holdRequest(outcome.delayMs, reply.raw)) return true;
-        // The client left: take the reply out of Fastify's hands so nothing more runs for it.
-        reply.hijack();
-        return false;
+        return holdRequest(outcome.delayMs, reply.raw).then((held) => {
+          // The client left: take the reply out of Fastify's hands so nothing more runs for it.
+          if (!held) reply.hijack();
+          return held;
+        });
       case 'reply':
         reply.code(outcome.status).type(outcome.type).send(outcome.body);
         return false;
       case 'handler':
         // If the handler throws, core answers on the raw response, out of Fastify's hands.
-        await callFallback(outcome, [request, reply, outcome.decision], reply.raw, () => reply.hijack());
-        return false;
+        return callFallback(outcome, [request, reply, outcome.decision], reply.raw, () =>
+          reply.hijack(),
+        ).then(() => false);
     }
+  };
+  return (request, reply) => {
+    const { raw, url, headers } = request;
+    const http = { remoteAddress: raw.socket.remoteAddress, url, headers };
+    const outcome = limits.decideSync(request, http);
+    return outcome !== undefined
+      ? apply(request, reply, outcome)
+      : limits.decide(request, http).then((o) => apply(request, reply, o));
   };
 }
 
-function hookOf(gate: Gate): onRequestAsyncHookHandler {
-  return async function sluiceRateLimit(request, reply) {
-    if (!(await gate(request, reply))) return reply;
+/** A callback-style hook: the common in-memory case answers without a promise. */
+function hookOf(gate: Gate): onRequestHookHandler {
+  return function sluiceRateLimit(request, reply, done) {
+    const pass = gate(request, reply);
+    // A refused request has its reply sent (or hijacked): Fastify wants no `done` then.
+    if (pass === true) done();
+    else if (pass !== false) pass.then((ok) => ok && done(), done);
   };
 }
 
@@ -105,7 +118,7 @@ async function sluicePlugin(fastify: FastifyInstance, options: SluicePluginOptio
     const own = (c: SluiceRouteOptions): Options => scopedOptions(defaults, c, scope);
     const handler =
       config === undefined
-        ? (everyRoute as onRequestAsyncHookHandler)
+        ? (everyRoute as onRequestHookHandler)
         : hookOf(createGate(Array.isArray(config) ? config.map(own) : own(config as SluiceRouteOptions)));
     const existing = route[hook];
     route[hook] = [...(existing === undefined ? [] : [existing].flat()), handler] as never;

@@ -3,6 +3,7 @@ import {
   createHttpLimiter,
   holdRequest,
   type Decision,
+  type HttpOutcome,
   type MaybePromise,
   type RateLimitOptions as CoreOptions,
 } from '@sluice/core';
@@ -17,18 +18,12 @@ export type KoaFallback = (ctx: Context, decision: Decision) => MaybePromise<unk
  */
 export type RateLimitOptions = CoreOptions<Context, KoaFallback>;
 
-/** Runs the limits for one request; resolves `true` when the request may go on. */
-type Gate = (ctx: Context) => Promise<boolean>;
+/** Runs the limits for one request: `true` when it may go on — synchronously when core can tell at once. */
+type Gate = (ctx: Context) => boolean | Promise<boolean>;
 
 function createGate(options: RateLimitOptions | readonly RateLimitOptions[]): Gate {
   const limits = createHttpLimiter<Context, KoaFallback>(options);
-  return async (ctx) => {
-    // `originalUrl`: koa-mount and routers rewrite `ctx.url`; the key reads the full path.
-    const outcome = await limits.decide(ctx, {
-      remoteAddress: ctx.req.socket.remoteAddress,
-      url: ctx.originalUrl,
-      headers: ctx.headers,
-    });
+  const apply = (ctx: Context, outcome: HttpOutcome<KoaFallback>): boolean | Promise<boolean> => {
     for (const [name, value] of outcome.headers) ctx.set(name, value);
     switch (outcome.kind) {
       case 'next':
@@ -43,9 +38,16 @@ function createGate(options: RateLimitOptions | readonly RateLimitOptions[]): Ga
         return false;
       case 'handler':
         // If the handler throws, core answers on the raw response: Koa must not respond after it.
-        await callFallback(outcome, [ctx, outcome.decision], ctx.res, () => (ctx.respond = false));
-        return false;
+        return callFallback(outcome, [ctx, outcome.decision], ctx.res, () => (ctx.respond = false)).then(
+          () => false,
+        );
     }
+  };
+  return (ctx) => {
+    // `originalUrl`: koa-mount and routers rewrite `ctx.url`; the key reads the full path.
+    const http = { remoteAddress: ctx.req.socket.remoteAddress, url: ctx.originalUrl, headers: ctx.headers };
+    const outcome = limits.decideSync(ctx, http);
+    return outcome !== undefined ? apply(ctx, outcome) : limits.decide(ctx, http).then((o) => apply(ctx, o));
   };
 }
 
@@ -67,8 +69,11 @@ function createGate(options: RateLimitOptions | readonly RateLimitOptions[]): Ga
  */
 export function rateLimit(options: RateLimitOptions | readonly RateLimitOptions[]): Middleware {
   const gate = createGate(options);
-  return async function sluiceRateLimit(ctx: Context, next: Next): Promise<void> {
-    if (await gate(ctx)) await next();
+  return function sluiceRateLimit(ctx: Context, next: Next): Promise<void> {
+    const pass = gate(ctx);
+    if (pass === true) return next();
+    if (pass === false) return Promise.resolve();
+    return pass.then((ok) => (ok ? next() : undefined));
   };
 }
 

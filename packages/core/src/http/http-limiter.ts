@@ -26,6 +26,13 @@ export interface HttpLimiter<TRequest, THandler> {
    * @param http - the same request in the neutral shape
    */
   decide(request: TRequest, http: HttpRequest): Promise<HttpOutcome<THandler>>;
+  /**
+   * The same outcome without a promise, when it can be had synchronously: one limit keyed by
+   * nginx variables, with a fixed cost, no `skip`, and an in-process store. `undefined`
+   * otherwise (nothing was called or consumed): use {@link HttpLimiter.decide}. Adapters try it
+   * first, so the common in-memory case costs no promise per request.
+   */
+  decideSync(request: TRequest, http: HttpRequest): HttpOutcome<THandler> | undefined;
 }
 
 /** One limit taking part in a request. */
@@ -73,9 +80,30 @@ export function createHttpLimiter<TRequest, THandler extends (...args: never[]) 
   if (list.length === 0)
     throw new SluiceConfigError('options', options, 'expected limit options, or a non-empty array of them');
   const limits = list.map((item: RateLimitOptions<TRequest, THandler>) => resolveHttpLimit(item));
+  // Decided once: whether a request can be decided without calling user code or awaiting.
+  const only = limits.length === 1 ? (limits[0] as ResolvedLimit<TRequest, THandler>) : undefined;
+  const syncLimit =
+    only !== undefined &&
+    only.template !== undefined &&
+    only.skip === undefined &&
+    typeof only.cost !== 'function'
+      ? only
+      : undefined;
 
   return {
     limiters: limits.map((limit) => limit.limiter),
+    decideSync(request, http) {
+      if (syncLimit === undefined) return undefined;
+      const view = new RequestView(http);
+      const key = (syncLimit.template as (view: RequestView) => string)(view);
+      // A missing key (rare) takes the general path; the template is pure, so reading it twice is fine.
+      if (key === '' && syncLimit.onMissingKey !== 'shared') return undefined;
+      const cost = syncLimit.cost as number | undefined; // not a function: checked at creation
+      const decision = syncLimit.limiter.consumeSync(key, cost === undefined ? undefined : { cost });
+      // A remote store: nothing was taken; the caller awaits decide() instead.
+      if (decision === undefined) return undefined;
+      return outcomeOf(request, view, [{ entry: { limit: syncLimit, key, cost }, decision }], false);
+    },
     async decide(request, http) {
       const view = new RequestView(http);
       const entries: Array<Entry<TRequest, THandler>> = [];

@@ -55,6 +55,8 @@ export interface ResolvedLimit<TRequest, THandler> {
    * HTTP limiter checks it, and reports what is not a key).
    */
   readonly key: (request: TRequest, view: RequestView) => MaybePromise<unknown>;
+  /** The key template, compiled, when `key` is nginx variables (not a function): synchronous. */
+  readonly template: ((view: RequestView) => string) | undefined;
   /** A fixed cost (`undefined`: the ready limiter's own default, taken as 1 when predicting) or a function. */
   readonly cost: number | undefined | ((request: TRequest) => MaybePromise<number>);
   readonly skip: ((request: TRequest) => MaybePromise<boolean>) | undefined;
@@ -110,7 +112,7 @@ export function resolveHttpLimit<TRequest, THandler extends (...args: never[]) =
   const clock = limiterOptions.clock;
   return {
     limiter,
-    key: resolveKey(http.key, trust, ipv6Subnet),
+    ...resolveKey(http.key, trust, ipv6Subnet),
     cost,
     skip: optionalFunction('skip', http.skip),
     status: wholeNumberIn('status', http.status, 429, 400, 599),
@@ -173,10 +175,10 @@ function resolveKey<TRequest>(
   key: HttpLimitOptions<TRequest, () => void>['key'],
   trust: ReturnType<typeof compileTrustProxy>,
   ipv6Subnet: number,
-): ResolvedLimit<TRequest, never>['key'] {
+): Pick<ResolvedLimit<TRequest, never>, 'key' | 'template'> {
   if (key === undefined || typeof key === 'string') {
     const read = compileKeyTemplate(key ?? '$binary_remote_addr', { trust, ipv6Subnet });
-    return (_request, view) => read(view);
+    return { key: (_request, view) => read(view), template: read };
   }
   if (typeof key !== 'function') {
     throw new SluiceConfigError(
@@ -185,7 +187,7 @@ function resolveKey<TRequest>(
       'expected nginx variables such as "$binary_remote_addr" or "$http_user_id:$arg_sku_id", or (req) => string | undefined',
     );
   }
-  return (request) => key(request);
+  return { key: (request) => key(request), template: undefined };
 }
 
 function resolveFallback<THandler>(fallback: unknown): ResolvedLimit<unknown, THandler>['fallback'] {
