@@ -1,5 +1,5 @@
-/** A candidate of the micro bench: takes a key and a time, decides once. */
-export type Decide = (key: string, now: number) => Promise<unknown>;
+/** A candidate of the micro bench: takes a key, decides once (each reads its own clock). */
+export type Decide = (key: string) => Promise<unknown>;
 
 /** A named, ready candidate. */
 export interface Contender {
@@ -11,14 +11,11 @@ export interface Contender {
 export async function rate(decide: Decide, keys: readonly string[], ms: number): Promise<number> {
   const start = performance.now();
   let done = 0;
-  // A fake clock for the floor; the others read their own, as in production.
-  let now = 1_700_006_400_000;
   while (performance.now() - start < ms) {
     for (let i = 0; i < 2048; i++) {
-      await decide(keys[done % keys.length] as string, now);
+      await decide(keys[done % keys.length] as string);
       done++;
     }
-    now += 1;
   }
   return done / ((performance.now() - start) / 1000);
 }
@@ -56,8 +53,7 @@ export async function interleaved(
   { rounds, ms, onRound }: { rounds: number; ms: number; onRound?: (round: number) => void },
 ): Promise<Map<string, Samples>> {
   for (const { decide } of contenders) {
-    let now = 1_700_006_400_000;
-    for (const key of keys) await decide(key, now++);
+    for (const key of keys) await decide(key);
     await rate(decide, keys, ms);
   }
   const samples = new Map<string, number[]>(contenders.map(({ name }) => [name, []]));

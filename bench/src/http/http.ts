@@ -48,6 +48,8 @@ export interface HttpRow extends Variant {
   readonly errors: number;
   /** Replies by status over every round. */
   readonly statuses: Record<string, number>;
+  /** When some replies had another status than the path's: one reply fetched after the runs, to say why. */
+  unexpectedReply?: string;
 }
 
 /** The bare app of one framework. */
@@ -86,6 +88,16 @@ async function serverStats(
     cpuMicros: Number(stats.cpuMicros),
     withoutStore: stats.withoutStore as Record<string, number>,
   };
+}
+
+/** Status and start of the body of one GET, for the report of a variant that answered wrongly. */
+async function oneReply(port: number): Promise<string> {
+  try {
+    const response = await fetch(`http://127.0.0.1:${port}/`);
+    return `${response.status} ${(await response.text()).slice(0, 300).replace(/[\s`]+/g, ' ')}`;
+  } catch (error) {
+    return String(error);
+  }
 }
 
 async function load(
@@ -204,6 +216,9 @@ async function runFramework(
         }, {}),
       };
     });
+    for (const row of rows) {
+      if (row.expectedShare < 1) row.unexpectedReply = await oneReply(ports[row.id]);
+    }
     return { bare, rows };
   } finally {
     await server.stop();

@@ -148,7 +148,7 @@ export async function runMicro(settings: Settings): Promise<MicroResult> {
     ms: settings.microMs,
     rows,
     notes: [
-      `every decision is awaited; the floor and sluice's limit is ${ADMIT_ALL.toLocaleString('en')} per minute, so all are admissions`,
+      `every decision is awaited and reads the clock itself (Date.now()); the limit of every candidate is ${ADMIT_ALL.toLocaleString('en')} per minute, so all are admissions (sliding-log: 1000/s)`,
       `sluice's MemoryStore holds maxKeys ${maxKeys.toLocaleString('en')} (twice the keys, so none is evicted); peers are unbounded`,
       'rate-limiter-flexible and express-rate-limit are fixed windows of 1 minute',
     ],

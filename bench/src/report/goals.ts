@@ -77,8 +77,12 @@ function memoryGoals(memory: MemoryResult | undefined): Goal[] {
 /** Why an HTTP row's figure cannot be trusted, if it cannot. */
 function flaw(row: HttpRow): string | undefined {
   if (row.withoutStore > 0) return `${row.withoutStore} decisions made without the store`;
-  if (row.expectedShare < 0.99)
-    return `only ${(row.expectedShare * 100).toFixed(1)} % of replies had the path's status`;
+  if (row.expectedShare < 0.99) {
+    const statuses = Object.entries(row.statuses)
+      .map(([code, count]) => `${count} × ${code}`)
+      .join(', ');
+    return `only ${(row.expectedShare * 100).toFixed(1)} % of replies had the path's status (${statuses})`;
+  }
   if (row.errors > 0) return `${row.errors} connection errors`;
   return undefined;
 }

@@ -111,6 +111,12 @@ function httpSection(results: Results): string[] {
     ...notes([
       ...http.notes,
       'server CPU near 1.00 means the server, not autocannon, was the limit; "right status" is the share of 200s (admitted) or 429s',
+      ...http.rows
+        .filter((row) => row.unexpectedReply !== undefined)
+        .map(
+          (row) =>
+            `${row.framework} ${row.id} answered a GET after its runs with: \`${row.unexpectedReply}\``,
+        ),
     ]),
   ];
 }
