@@ -37,6 +37,11 @@ export interface Policy {
    * rate limiter, Guava's `acquire`). 0: no queue. Integer ms >= 0.
    */
   readonly maxWaitMs: number;
+  /**
+   * `gcra` and `token-bucket`: a cold key starts at a third of its rate and reaches the full
+   * rate over this many ms (Guava SmoothWarmingUp); 0: no warm-up. Integer ms >= 0.
+   */
+  readonly warmupMs: number;
   /** The rate as the user wrote it, for headers and messages (e.g. `'6r/m'`, `'100/1m'`). */
   readonly source: string;
 }

@@ -26,6 +26,14 @@ export interface PolicyOptions {
    * @defaultValue none: reject at once
    */
   queue?: { maxWaitMs: number | string };
+  /**
+   * `gcra` and `token-bucket`: warm-up (Guava SmoothWarmingUp / Sentinel warm-up). A cold key
+   * — new, or idle — starts at a third of its rate and reaches the full rate over this period of
+   * use, so a backend is not hit at full rate the second a sale opens. No burst: requests are
+   * spaced at the current rate (with `queue`, held until their turn). Duration: ms or `'30s'`.
+   * @defaultValue none
+   */
+  warmup?: number | string;
 }
 
 /** Largest sliding-log limit: the log keeps one entry per admitted unit, per key. */
@@ -83,6 +91,7 @@ export function resolvePolicy(options: PolicyOptions): Policy {
     );
   }
   const maxWaitMs = resolveQueue(options.queue, algorithm);
+  const warmupMs = resolveWarmup(options, algorithm);
   const policy: Policy = {
     algorithm,
     limit: rate.limit,
@@ -91,6 +100,7 @@ export function resolvePolicy(options: PolicyOptions): Policy {
     nodelay: options.nodelay ?? false,
     delay,
     maxWaitMs,
+    warmupMs,
     source: rate.source,
   };
   checkMagnitudes(policy);
@@ -136,6 +146,17 @@ function resolveQueue(queue: unknown, algorithm: Policy['algorithm']): number {
     throw new SluiceConfigError('queue.maxWaitMs', maxWaitMs, 'must be at most 600000 ms (10 minutes)');
   }
   return maxWaitMs;
+}
+
+function resolveWarmup(options: PolicyOptions, algorithm: Policy['algorithm']): number {
+  if (options.warmup === undefined) return 0;
+  if (algorithm !== 'gcra' && algorithm !== 'token-bucket') {
+    throw new SluiceConfigError('warmup', options.warmup, `applies to algorithm 'gcra' or 'token-bucket' (got '${algorithm}')`);
+  }
+  if (options.burst !== undefined) {
+    throw new SluiceConfigError('burst', options.burst, 'cannot be combined with warmup: a warming limiter has no burst (as Guava)');
+  }
+  return parseDuration('warmup', options.warmup);
 }
 
 /** Keeps every integer an algorithm computes below 2^53, where doubles (JS and Lua) are exact. */

@@ -1,0 +1,129 @@
+import { SluiceConfigError } from '../policy/config-error';
+import type { StoreRequest } from '../stores/store';
+import type { Policy } from '../types';
+import type { GuardedVerdict } from './store-guard';
+
+/** `lease` option: take `size` units per store call for a hot key, spend them locally for up to `maxStaleMs`. */
+export interface LeaseOption {
+  /** Units taken from the store in one call. Integer >= 2. */
+  size: number;
+  /** How long local units may be spent before they are dropped: ms or a duration like `'1s'`. @defaultValue 1000 */
+  maxStaleMs?: number;
+}
+
+interface Lease {
+  units: number;
+  readonly expiresAt: number;
+  readonly limit: number;
+  readonly resetAt: number;
+}
+
+type Remote = (request: StoreRequest) => Promise<GuardedVerdict>;
+
+/**
+ * Token leasing for hot keys: one store call takes `size` units, and this instance spends them
+ * locally until they run out or `maxStaleMs` passes, so a hot key's admitted traffic is no longer
+ * bounded by one Redis shard's throughput (the store sees about one call per `size` admissions).
+ *
+ * The units come out of the shared limit, so leasing never admits more than the limit; its cost
+ * is the other way: units an instance leased and did not spend within `maxStaleMs` are dropped
+ * (at most `size - 1` per instance per `maxStaleMs`), and an instance with local units admits
+ * while another, without, is refused. When fewer than `size` units are left, requests take
+ * their own cost from the store one by one, so the last units are not stranded. Requests for a
+ * key whose lease is being fetched wait for that one call instead of each fetching a lease.
+ */
+export function leasing(remote: Remote, size: number, maxStaleMs: number, now: () => number): Remote {
+  const leases = new Map<string, Lease>();
+  const fetching = new Map<string, Promise<unknown>>();
+
+  const fromLease = (request: StoreRequest, at: number): GuardedVerdict | undefined => {
+    const lease = leases.get(request.key);
+    if (lease === undefined || at >= lease.expiresAt || lease.units < request.cost) return undefined;
+    lease.units -= request.cost;
+    if (lease.units === 0) leases.delete(request.key);
+    const resetMs = Math.max(0, lease.resetAt - at);
+    return {
+      allowed: true,
+      limit: lease.limit,
+      remaining: lease.units,
+      resetMs,
+      retryAfterMs: 0,
+      delayMs: 0,
+    };
+  };
+
+  const lease = async (request: StoreRequest, at: number): Promise<GuardedVerdict> => {
+    const taken = await remote({ ...request, cost: size });
+    if (!taken.allowed || taken.degraded !== undefined) {
+      // Not enough left for a lease (or the store is away): this request asks for its own cost.
+      return taken.degraded === undefined ? remote(request) : taken;
+    }
+    if (size > request.cost) {
+      if (leases.size >= 10_000) leases.clear(); // bounded: a flood of keys cannot grow it
+      leases.set(request.key, {
+        units: size - request.cost,
+        expiresAt: at + maxStaleMs,
+        limit: taken.limit,
+        resetAt: at + taken.resetMs,
+      });
+    }
+    return { ...taken, remaining: taken.remaining + size - request.cost };
+  };
+
+  const consume: Remote = async (request) => {
+    if (request.cost === 0) return remote(request);
+    for (;;) {
+      const at = now();
+      const local = fromLease(request, at);
+      if (local !== undefined) return local;
+      const pending = fetching.get(request.key);
+      if (pending === undefined) break;
+      await pending; // another request is fetching this key's lease: share it
+    }
+    const at = now();
+    const result = lease(request, at);
+    const settled = result.then(
+      () => undefined,
+      () => undefined,
+    );
+    fetching.set(request.key, settled);
+    void settled.then(() => {
+      if (fetching.get(request.key) === settled) fetching.delete(request.key);
+    });
+    return result;
+  };
+  return consume;
+}
+
+/** Validates `lease` for a policy: `[size, maxStaleMs]`, or undefined without leasing. */
+export function resolveLease(
+  value: unknown,
+  policy: Policy,
+  parseMs: (option: string, value: unknown) => number,
+): [number, number] | undefined {
+  if (value === undefined) return undefined;
+  if (
+    typeof value !== 'object' ||
+    value === null ||
+    Object.keys(value).some((k) => k !== 'size' && k !== 'maxStaleMs')
+  ) {
+    throw new SluiceConfigError('lease', value, 'expected { size: number, maxStaleMs?: milliseconds }');
+  }
+  const { size, maxStaleMs = 1000 } = value as { size?: unknown; maxStaleMs?: unknown };
+  if (typeof size !== 'number' || !Number.isInteger(size) || size < 2) {
+    throw new SluiceConfigError('lease.size', size, 'must be a whole number >= 2');
+  }
+  if (policy.algorithm === 'leaky-bucket' || policy.maxWaitMs > 0 || policy.warmupMs > 0) {
+    throw new SluiceConfigError(
+      'lease',
+      value,
+      'cannot lease units that are delayed (leaky-bucket, queue, warmup)',
+    );
+  }
+  const capacity =
+    policy.algorithm === 'gcra' || policy.algorithm === 'token-bucket' ? policy.burst + 1 : policy.limit;
+  if (size > capacity) {
+    throw new SluiceConfigError('lease.size', size, `must be at most the limit's capacity (${capacity})`);
+  }
+  return [size, parseMs('lease.maxStaleMs', maxStaleMs)];
+}

@@ -1,0 +1,96 @@
+import { MemoryStore, parseDuration, resolvePolicy, SluiceConfigError, type StoreRequest } from '../../src';
+import { leasing, resolveLease } from '../../src/resilience/token-lease';
+import { fakeClock } from '../contract/fake-clock';
+
+/** A remote that is really an in-process store, counting its calls. */
+function countingRemote() {
+  const store = new MemoryStore();
+  const remote = Object.assign(
+    (request: StoreRequest) => {
+      remote.calls++;
+      return Promise.resolve(store.consumeSync(request));
+    },
+    { calls: 0 },
+  );
+  return remote;
+}
+
+const request = (key: string, cost = 1, rate = '100/1m'): StoreRequest => ({
+  prefix: 'lease',
+  key,
+  policy: resolvePolicy({ algorithm: 'fixed-window', rate }),
+  cost,
+});
+
+describe('token leasing', () => {
+  test('one store call per lease of 10; never more than the limit; the last units taken one by one', async () => {
+    const clock = fakeClock();
+    const remote = countingRemote();
+    const consume = leasing(remote, 10, 1000, clock);
+    const admitted: boolean[] = [];
+    for (let i = 0; i < 30; i++) admitted.push((await consume(request('hot', 1, '25/1m'))).allowed);
+    expect(admitted.filter(Boolean)).toHaveLength(25); // exactly the limit
+    // two leases of 10, a refused lease, five single units, then refusals (lease + single each)
+    expect(remote.calls).toBeLessThan(2 + 1 + 5 * 2 + 5 * 2 + 1);
+  });
+
+  test('a flood: about one store call per `size` admissions', async () => {
+    const clock = fakeClock();
+    const remote = countingRemote();
+    const consume = leasing(remote, 10, 1000, clock);
+    const results = await Promise.all(Array.from({ length: 100 }, () => consume(request('hot'))));
+    expect(results.every((r) => r.allowed)).toBe(true);
+    expect(remote.calls).toBeLessThanOrEqual(12); // concurrent requests share one lease fetch
+  });
+
+  test('local units are dropped after maxStaleMs', async () => {
+    const clock = fakeClock();
+    const remote = countingRemote();
+    const consume = leasing(remote, 10, 1000, clock);
+    await consume(request('k'));
+    expect(remote.calls).toBe(1);
+    await consume(request('k'));
+    expect(remote.calls).toBe(1);
+    clock.advance(1000);
+    const after = await consume(request('k'));
+    expect(remote.calls).toBe(2);
+    expect(after.remaining).toBe(100 - 20 + 9); // the store lost 8 stale units; 9 are local again
+  });
+
+  test('cost 0 always asks the store; a cost above the local units fetches a new lease', async () => {
+    const clock = fakeClock();
+    const remote = countingRemote();
+    const consume = leasing(remote, 5, 1000, clock);
+    await consume(request('k')); // lease 5, 4 left locally
+    await consume(request('k', 0));
+    expect(remote.calls).toBe(2);
+    expect((await consume(request('k', 5))).allowed).toBe(true);
+    expect(remote.calls).toBe(3);
+  });
+
+  test.each([
+    [{ size: 1 }, 'lease.size'],
+    [{ size: 1000 }, 'lease.size'],
+    [{ size: 5, stale: 1 }, 'lease'],
+    ['big', 'lease'],
+  ])('%j is a SluiceConfigError on %s', (value, option) => {
+    const policy = resolvePolicy({ rate: '100/1m' });
+    expect(() => resolveLease(value, policy, parseDuration)).toThrow(SluiceConfigError);
+    expect(() => resolveLease(value, policy, parseDuration)).toThrow(
+      new RegExp(`^${option.replace('.', '\\.')} `),
+    );
+  });
+
+  test('leaky-bucket and queued policies cannot lease', () => {
+    expect(() =>
+      resolveLease(
+        { size: 2 },
+        resolvePolicy({ algorithm: 'leaky-bucket', rate: '10r/s', burst: 5 }),
+        parseDuration,
+      ),
+    ).toThrow(/delayed/);
+    expect(
+      resolveLease({ size: 4, maxStaleMs: '2s' }, resolvePolicy({ rate: '100/1m' }), parseDuration),
+    ).toEqual([4, 2000]);
+  });
+});
