@@ -21,6 +21,7 @@ describe('createLimiter options', () => {
       nodelay: false,
       delay: 0,
       maxWaitMs: 0,
+      warmupMs: 0,
       source: '10r/s',
     });
     expect(createLimiter({ rate: '100/1m' }).policy.burst).toBe(99);
