@@ -1,9 +1,12 @@
-import type { Decision, Policy } from '../types';
+import type { Decision, DecisionLimit, Policy } from '../types';
 import type { HeaderList, HeaderMode } from './http-options';
 
 /** Inputs of {@link rateLimitHeaders} besides the decision. */
 export interface RateLimitHeaderContext {
-  /** draft-8 policy name; default: the rate as written. */
+  /**
+   * draft-8 policy name; default: the rate as written. With several rules each is named
+   * `<policyName>:<rate>` (or its rate alone), `#<n>` added to a name already used.
+   */
   readonly policyName?: string;
   /** Epoch ms, for `'legacy'`'s absolute `X-RateLimit-Reset`. @defaultValue `Date.now()` */
   readonly nowMs?: number;
@@ -34,8 +37,22 @@ function sfString(text: string): string {
   return `"${text.replace(/[\\"]/g, (c) => `\\${c}`)}"`;
 }
 
+/** draft-8 names of several rules: distinct, each saying its rate. */
+function ruleNames(limits: readonly DecisionLimit[], policyName: string | undefined): string[] {
+  const used = new Set<string>();
+  return limits.map(({ policy }, i) => {
+    let name = policyName === undefined ? policy.source : `${policyName}:${policy.source}`;
+    if (used.has(name)) name = `${name}#${i + 1}`;
+    used.add(name);
+    return sfString(name);
+  });
+}
+
 /**
  * The rate-limit headers of a decision in one of the IETF draft forms or the legacy `X-RateLimit-*`.
+ * A decision with several rules (`decision.limits`) lists every rule in draft-8, one item per
+ * rule in each field; the other forms, which have room for one limit, report the deciding rule
+ * (the rejecting one, else the most restrictive).
  *
  * @param mode - which form; `false` gives none
  * @param decision - the decision to report
@@ -57,6 +74,23 @@ export function rateLimitHeaders(
   const reset = toSeconds(decision.resetMs);
   switch (mode) {
     case 'draft-8': {
+      const { limits } = decision;
+      if (limits !== undefined && limits.length > 1) {
+        const names = ruleNames(limits, context.policyName);
+        const item = (i: number): DecisionLimit => limits[i] as DecisionLimit;
+        return [
+          [
+            'RateLimit-Policy',
+            names
+              .map((n, i) => `${n};q=${item(i).limit};w=${quotaWindowSeconds(item(i).policy, item(i).limit)}`)
+              .join(', '),
+          ],
+          [
+            'RateLimit',
+            names.map((n, i) => `${n};r=${item(i).remaining};t=${toSeconds(item(i).resetMs)}`).join(', '),
+          ],
+        ];
+      }
       const name = sfString(context.policyName ?? decision.policy.source);
       return [
         ['RateLimit-Policy', `${name};q=${limit};w=${window}`],

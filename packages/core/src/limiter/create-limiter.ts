@@ -1,16 +1,40 @@
 import { SluiceConfigError } from '../policy/config-error';
-import { MAX_LIMIT } from '../policy/rate';
-import { resolvePolicy, type PolicyOptions } from '../policy/resolve-policy';
+import { MAX_LIMIT, type RateInput } from '../policy/rate';
+import type { PolicyOptions } from '../policy/resolve-policy';
 import { LimiterEmitter, type LimiterEventName, type LimiterListener } from '../resilience/events';
-import { BlockCache } from '../resilience/block-cache';
+import { BlockCache, type Block } from '../resilience/block-cache';
 import { resolveOnStoreError, type OnStoreError } from '../resilience/on-store-error';
 import { guardStore, type GuardedVerdict } from '../resilience/store-guard';
 import { MemoryStore } from '../stores/memory-store';
 import type { Store } from '../stores/store';
-import type { Decision, Policy } from '../types';
+import type { Decision, DecisionLimit, Policy, Verdict } from '../types';
+import { createOverrides, type OverrideBase, type Overrides } from './overrides';
+import { decidingRule, limitsOf, resolveRules, type RuleOptions } from './rules';
 
 /** Options of {@link createLimiter}. */
-export interface LimiterOptions extends PolicyOptions {
+export interface LimiterOptions extends Omit<PolicyOptions, 'rate'> {
+  /**
+   * Sustained rate: `'10r/s'`, `'6r/m'`, `'100/1m'` or `{ limit, window }` — or a list of them,
+   * several limits that must all admit a request (`['10r/s', '1000/1h']`, at most 16), sharing
+   * `algorithm`, `burst`, `nodelay` and `delay` (each with its own default burst). A request
+   * rejected by any consumes from none, atomically (one Lua call on Redis, one step in memory).
+   * Required (or `rules`: see {@link LimiterRulesOptions}).
+   */
+  rate: RateInput | readonly RateInput[];
+  /** See {@link LimiterRulesOptions}. */
+  rules?: undefined;
+  /**
+   * Per-key limits: `{ 'sku:1001': '10r/s' }` (an object or `Map` from key to a rate or a list of
+   * rates, read on every request, so a change takes effect on the key's next request), or a
+   * function `(key, context?) => rate | undefined` (`context` is what `consume` was given, e.g.
+   * the request from the HTTP layer). An override replaces the rate only: `algorithm`, `burst`,
+   * `nodelay` and `delay` are the limiter's (with `rules`, the first rule's). An overridden key
+   * has its own state per override rate (Redis: `…:{<key>}:<algorithm>:<rate>`), so changing its
+   * override starts it fresh. An invalid value found at a request leaves that key on the
+   * limiter's own rate and is reported once through the `overrideError` event; at creation it throws.
+   * @defaultValue none
+   */
+  overrides?: Overrides;
   /** Where state lives. @defaultValue a new `MemoryStore()` */
   store?: Store;
   /** Namespace of this limiter's keys in the store; give each limiter sharing a store its own. @defaultValue `'sluice'` */
@@ -45,16 +69,40 @@ export interface LimiterOptions extends PolicyOptions {
   blockCache?: boolean | { maxKeys?: number };
 }
 
+/**
+ * {@link LimiterOptions} with several limits of their own algorithms instead of `rate`:
+ * `rules: [{ rate, algorithm?, burst?, nodelay?, delay?, queue? }, …]` (at most 16), all or
+ * nothing as a list in `rate`. Not with a top-level `rate`, `algorithm`, `burst`, `nodelay`,
+ * `delay` or `queue`. The store must have `consumeRules` (MemoryStore and RedisStore do).
+ *
+ * @example
+ * ```ts
+ * createLimiter({ rules: [{ rate: '10r/s', algorithm: 'leaky-bucket', burst: 20 }, { rate: '1000/1d', algorithm: 'fixed-window' }] });
+ * ```
+ */
+export interface LimiterRulesOptions extends Omit<
+  LimiterOptions,
+  'rate' | 'rules' | 'algorithm' | 'burst' | 'nodelay' | 'delay' | 'queue'
+> {
+  /** The limits, in order: every one must admit a request, and a rejection consumes from none. */
+  rules: readonly RuleOptions[];
+  rate?: undefined;
+}
+
 /** Per-call options of {@link Limiter.consume}. */
 export interface ConsumeOptions {
   /** Units this request takes: a whole number >= 0 (0 only looks). @defaultValue the limiter's `cost` option, 1 */
   cost?: number;
+  /** Passed to an `overrides` function as its second argument (the HTTP layer passes the request). */
+  context?: unknown;
 }
 
 /** A limiter: one policy applied to any number of keys. */
 export interface Limiter {
-  /** The normalized policy. */
+  /** The normalized policy (with several rules, the first one's). */
   readonly policy: Policy;
+  /** Every rule's normalized policy, in order: one unless `rate` is a list or `rules` is given. */
+  readonly policies: readonly Policy[];
   /** The store in use. */
   readonly store: Store;
   /**
@@ -97,6 +145,8 @@ const OPTION_NAMES = new Set([
   'timeoutMs',
   'blockCache',
   'queue',
+  'rules',
+  'overrides',
 ]);
 
 /**
@@ -112,7 +162,7 @@ const OPTION_NAMES = new Set([
  * ```
  * @throws {@link SluiceConfigError} naming the first invalid or unknown option
  */
-export function createLimiter(options: LimiterOptions): Limiter {
+export function createLimiter(options: LimiterOptions | LimiterRulesOptions): Limiter {
   if (typeof options !== 'object' || options === null) {
     throw new SluiceConfigError('options', options, 'expected an object such as { rate: "10r/s" }');
   }
@@ -126,10 +176,19 @@ export function createLimiter(options: LimiterOptions): Limiter {
       );
     }
   }
-  const policy = resolvePolicy(options);
-  if (policy.maxWaitMs > 0 && options.store !== undefined && options.store.consumeSync === undefined) {
+  const policies = resolveRules(options);
+  const policy = policies[0] as Policy;
+  if (
+    policies.some((p) => p.maxWaitMs > 0) &&
+    options.store !== undefined &&
+    options.store.consumeSync === undefined
+  ) {
     // The Redis scripts do not queue yet: refuse rather than decide differently from memory.
-    throw new SluiceConfigError('queue', options.queue, 'is available with the in-process MemoryStore only, for now');
+    throw new SluiceConfigError(
+      'queue',
+      (options as LimiterOptions).queue,
+      'is available with the in-process MemoryStore only, for now',
+    );
   }
   const store = options.store ?? new MemoryStore();
   if (
@@ -164,6 +223,28 @@ export function createLimiter(options: LimiterOptions): Limiter {
   const onStoreError = resolveOnStoreError(options.onStoreError);
   const blockCacheKeys = resolveBlockCache(options.blockCache);
   const events = new LimiterEmitter();
+  const rulesSupported = supportsRules(
+    store,
+    onStoreError.mode === 'insurance' ? onStoreError.store : undefined,
+  );
+  if (policies.length > 1 && rulesSupported !== true) throw rulesSupported;
+  // What an overridden key shares with the limiter: everything but the rate.
+  // An override replaces the rate only: resolvePolicy reads the other options it knows.
+  const first: OverrideBase = options.rules?.[0] ?? (options as LimiterOptions);
+  const overrideOf =
+    options.overrides === undefined
+      ? undefined
+      : createOverrides(options.overrides, {
+          base: first,
+          rulesSupported: rulesSupported === true,
+          onError: (error, key, value) => {
+            if (events.has('overrideError')) events.emit('overrideError', { error, key, value });
+          },
+        });
+  /** What a key is limited by: the limiter's own policies, or its override's, in their own namespace. */
+  const own: Target = { policies, scope: undefined };
+  const targetOf = (key: string, context: unknown): Target =>
+    overrideOf === undefined ? own : (overrideOf(key, context) ?? own);
 
   const now = (): number | undefined => {
     if (clock === undefined) return undefined;
@@ -173,7 +254,12 @@ export function createLimiter(options: LimiterOptions): Limiter {
     return Math.floor(ms);
   };
 
-  const decisionOf = (v: GuardedVerdict, key: string): Decision => {
+  const decisionOf = (
+    v: GuardedVerdict,
+    key: string,
+    decidedBy: Policy,
+    limits: readonly DecisionLimit[] | undefined,
+  ): Decision => {
     const decision: Decision = {
       allowed: v.allowed,
       limit: v.limit,
@@ -184,106 +270,160 @@ export function createLimiter(options: LimiterOptions): Limiter {
       // Always the same fields, in the same order: one hidden class for every decision.
       reason: v.reason,
       key,
-      policy,
+      policy: decidedBy,
       degraded: v.degraded,
+      limits,
     };
     if (!decision.allowed && events.has('limited')) events.emit('limited', decision);
     if (decision.degraded !== undefined && events.has('fallback')) events.emit('fallback', decision);
     return decision;
   };
+  /** Several rules: the deciding rule's numbers, the longest delay, and every rule's numbers. */
+  const rulesDecisionOf = (
+    verdicts: readonly Verdict[],
+    target: Target,
+    key: string,
+    degraded: GuardedVerdict['degraded'],
+  ): Decision => {
+    const { index, delayMs } = decidingRule(verdicts);
+    const verdict = verdicts[index] as Verdict;
+    return decisionOf(
+      { ...verdict, delayMs, degraded },
+      key,
+      target.policies[index] as Policy,
+      limitsOf(target.policies, verdicts),
+    );
+  };
   // In-process stores answer synchronously and cannot be unavailable; remote ones are guarded.
-  const consumeRemote =
+  const guard =
     store.consumeSync === undefined
-      ? guardStore({ store, policy, onStoreError, timeoutMs, events, now: clock ?? Date.now })
+      ? guardStore({ store, onStoreError, timeoutMs, events, now: clock ?? Date.now })
       : undefined;
   // The in-process path reuses one request object: consumeSync neither keeps it nor yields, so
   // a decision allocates nothing but the decision itself.
-  const scratch: { prefix: string; key: string; policy: Policy; cost: number; nowMs: number | undefined } = {
-    prefix,
-    key: '',
-    policy,
-    cost: 0,
-    nowMs: undefined,
-  };
+  const scratch: {
+    prefix: string;
+    key: string;
+    policy: Policy;
+    cost: number;
+    nowMs: number | undefined;
+    scope: string | undefined;
+  } = { prefix, key: '', policy, cost: 0, nowMs: undefined, scope: undefined };
   const checkKey = (key: unknown): void => {
     if (typeof key !== 'string')
       throw new SluiceConfigError('key', key, 'must be a string', 'SLUICE_INVALID_ARGUMENT');
   };
-  const decideSync = (key: string, cost: number): Decision => {
+  const decideSync = (key: string, cost: number, target: Target): Decision => {
+    if (target.policies.length > 1) {
+      const request = { prefix, key, policies: target.policies, cost, nowMs: now(), scope: target.scope };
+      const verdicts = (store.consumeRulesSync as NonNullable<Store['consumeRulesSync']>)(request);
+      return rulesDecisionOf(verdicts, target, key, undefined);
+    }
     scratch.key = key;
     scratch.cost = cost;
     scratch.nowMs = now();
-    return decisionOf((store.consumeSync as NonNullable<Store['consumeSync']>)(scratch), key);
+    scratch.policy = target.policies[0] as Policy;
+    scratch.scope = target.scope;
+    return decisionOf(
+      (store.consumeSync as NonNullable<Store['consumeSync']>)(scratch),
+      key,
+      scratch.policy,
+      undefined,
+    );
   };
 
-  const blocks =
-    consumeRemote !== undefined && blockCacheKeys > 0 ? new BlockCache(blockCacheKeys) : undefined;
+  const blocks = guard !== undefined && blockCacheKeys > 0 ? new BlockCache(blockCacheKeys) : undefined;
   const localNow = clock ?? Date.now;
+  const blockedDecision = (block: Block, key: string, at: number): Decision => {
+    const retryAfterMs = block.until - at;
+    const resetMs = Math.max(retryAfterMs, block.resetAt - at);
+    return decisionOf(
+      {
+        allowed: false,
+        limit: block.limit,
+        remaining: 0,
+        resetMs,
+        retryAfterMs,
+        delayMs: 0,
+        reason: 'limited',
+      },
+      key,
+      block.policy,
+      block.limits,
+    );
+  };
   const decideRemote = (
-    remote: NonNullable<typeof consumeRemote>,
+    remote: NonNullable<typeof guard>,
     key: string,
     cost: number,
+    target: Target,
   ): Promise<Decision> => {
-    if (blocks === undefined) {
-      return remote({ prefix, key, policy, cost, nowMs: now() }).then((verdict) => decisionOf(verdict, key));
+    const startedAt = blocks === undefined ? 0 : localNow();
+    if (blocks !== undefined) {
+      const block = blocks.find(key, cost, startedAt, target.policies);
+      if (block !== undefined) return Promise.resolve(blockedDecision(block, key, startedAt));
     }
-    const startedAt = localNow();
-    const block = blocks.find(key, cost, startedAt);
-    if (block !== undefined) {
-      const retryAfterMs = block.until - startedAt;
-      const resetMs = Math.max(retryAfterMs, block.resetAt - startedAt);
-      return Promise.resolve(
-        decisionOf(
-          {
-            allowed: false,
-            limit: block.limit,
-            remaining: 0,
-            resetMs,
-            retryAfterMs,
-            delayMs: 0,
-            reason: 'limited',
-          },
-          key,
-        ),
-      );
+    // Only the store's own answer is remembered, from the time the request left: T is never overstated.
+    const remembered = (decision: Decision): Decision => {
+      if (blocks !== undefined && decision.reason === 'limited' && decision.degraded === undefined)
+        blocks.remember(key, cost, startedAt, decision, target.policies);
+      return decision;
+    };
+    const { scope } = target;
+    if (target.policies.length > 1) {
+      return remote
+        .consumeRules({ prefix, key, policies: target.policies, cost, nowMs: now(), scope })
+        .then(({ verdicts, degraded }) => remembered(rulesDecisionOf(verdicts, target, key, degraded)));
     }
-    return remote({ prefix, key, policy, cost, nowMs: now() }).then((verdict) => {
-      // Only the store's own answer is remembered, from the time the request left: T is never overstated.
-      if (verdict.reason === 'limited' && verdict.degraded === undefined) {
-        blocks.remember(key, cost, startedAt, verdict.limit, verdict.retryAfterMs, verdict.resetMs);
-      }
-      return decisionOf(verdict, key);
-    });
+    const decidedBy = target.policies[0] as Policy;
+    return remote
+      .consume({ prefix, key, policy: decidedBy, cost, nowMs: now(), scope })
+      .then((verdict) => remembered(decisionOf(verdict, key, decidedBy, undefined)));
   };
 
   // Not async: a bad key or clock is a programming error, thrown at the call, not a rejection.
-  const decide = (key: string, cost: number): Promise<Decision> => {
+  const decide = (key: string, cost: number, context: unknown): Promise<Decision> => {
     checkKey(key);
-    if (consumeRemote === undefined) return Promise.resolve(decideSync(key, cost));
-    return decideRemote(consumeRemote, key, cost);
+    const target = targetOf(key, context);
+    if (guard === undefined) return Promise.resolve(decideSync(key, cost, target));
+    return decideRemote(guard, key, cost, target);
   };
+  const resetTarget = (key: string, { policies: rules, scope }: Target): Promise<void> =>
+    rules.length > 1
+      ? (store.resetRules as NonNullable<Store['resetRules']>)({
+          prefix,
+          key,
+          policies: rules,
+          nowMs: now(),
+          scope,
+        })
+      : store.reset({ prefix, key, policy: rules[0] as Policy, nowMs: now(), scope });
 
   const limiter: Limiter = {
     policy,
+    policies,
     store,
     consume(key, consumeOptions) {
       const cost = consumeOptions?.cost === undefined ? defaultCost : checkCost('cost', consumeOptions.cost);
-      return decide(key, cost);
+      return decide(key, cost, consumeOptions?.context);
     },
     consumeSync(key, consumeOptions) {
-      if (consumeRemote !== undefined) return undefined;
+      if (guard !== undefined) return undefined;
       const cost = consumeOptions?.cost === undefined ? defaultCost : checkCost('cost', consumeOptions.cost);
       checkKey(key);
-      return decideSync(key, cost);
+      return decideSync(key, cost, targetOf(key, consumeOptions?.context));
     },
     peek(key) {
-      return decide(key, 0);
+      return decide(key, 0, undefined);
     },
     reset(key) {
       if (typeof key !== 'string')
         throw new SluiceConfigError('key', key, 'must be a string', 'SLUICE_INVALID_ARGUMENT');
       blocks?.forget(key);
-      return store.reset({ prefix, key, policy, nowMs: now() });
+      // An overridden key forgets both: its override's state and its state under the limiter's own.
+      const target = targetOf(key, undefined);
+      if (target === own) return resetTarget(key, own);
+      return Promise.all([resetTarget(key, own), resetTarget(key, target)]).then(() => undefined);
     },
     on(event, listener) {
       events.on(event, listener);
@@ -295,6 +435,39 @@ export function createLimiter(options: LimiterOptions): Limiter {
     },
   };
   return limiter;
+}
+
+/** What a key is limited by: one policy or several, and the namespace of its state. */
+interface Target {
+  readonly policies: readonly Policy[];
+  /** `undefined` for the limiter's own policies; an override's rates otherwise. */
+  readonly scope: string | undefined;
+}
+
+/**
+ * `true` when the store (and the insurance store, for a remote one) can decide several rules at
+ * once; else the error to throw when several are configured.
+ */
+function supportsRules(store: Store, insurance: Store | undefined): true | SluiceConfigError {
+  const inProcess = store.consumeSync !== undefined;
+  const decides = inProcess
+    ? typeof store.consumeRulesSync === 'function'
+    : typeof store.consumeRules === 'function';
+  if (!decides || typeof store.resetRules !== 'function') {
+    return new SluiceConfigError(
+      'store',
+      store,
+      `several limits need a store with ${inProcess ? 'consumeRulesSync' : 'consumeRules'} and resetRules, as MemoryStore and RedisStore have`,
+    );
+  }
+  if (!inProcess && insurance !== undefined && typeof insurance.consumeRules !== 'function') {
+    return new SluiceConfigError(
+      'onStoreError.insurance',
+      insurance,
+      'several limits need an insurance store with consumeRules, as MemoryStore has',
+    );
+  }
+  return true;
 }
 
 /** `blockCache` → how many blocked keys to remember (0: off). */

@@ -17,6 +17,8 @@ export class SluiceConfigError extends Error {
   readonly option: string;
   /** The value that was received. */
   readonly value: unknown;
+  /** What is accepted instead, as in the message (`'unit must be r/s or r/m'`). */
+  readonly accepted: string;
 
   constructor(
     option: string,
@@ -28,6 +30,15 @@ export class SluiceConfigError extends Error {
     this.code = code;
     this.option = option;
     this.value = value;
+    this.accepted = accepted;
+  }
+
+  /**
+   * The same error about an option nested elsewhere, e.g. `rate` → `rules[1].rate`.
+   * @param option - the option's full name
+   */
+  renamed(option: string): SluiceConfigError {
+    return new SluiceConfigError(option, this.value, this.accepted, this.code);
   }
 }
 
@@ -39,6 +50,7 @@ export function describeValue(value: unknown): string {
     text = String(value);
   else if (value === undefined) text = 'undefined';
   else if (value === null) text = 'null';
+  else if (value instanceof Error) text = `${value.name}: ${value.message}`;
   else if (typeof value === 'function') text = 'a function';
   else {
     try {

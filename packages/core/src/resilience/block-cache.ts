@@ -1,5 +1,7 @@
+import type { DecisionLimit, Policy } from '../types';
+
 /** What the block cache remembers of a rejection. */
-interface Block {
+export interface Block {
   /** Local epoch ms until which the key cannot pass. */
   readonly until: number;
   /** The smallest cost known not to pass until then. */
@@ -7,6 +9,24 @@ interface Block {
   readonly limit: number;
   /** Local epoch ms at which the key is back to full, as the store said. */
   readonly resetAt: number;
+  /** The policy that rejected. */
+  readonly policy: Policy;
+  /** With several rules: every rule's numbers when the store rejected. */
+  readonly limits: readonly DecisionLimit[] | undefined;
+  /**
+   * What the key was limited by (the limiter's policies, or an override's): a block found under
+   * another (the key's override changed since) does not apply.
+   */
+  readonly tag: object;
+}
+
+/** A rejection as the block cache needs it. */
+export interface Rejection {
+  readonly limit: number;
+  readonly retryAfterMs: number;
+  readonly resetMs: number;
+  readonly policy: Policy;
+  readonly limits?: readonly DecisionLimit[] | undefined;
 }
 
 /**
@@ -26,33 +46,35 @@ export class BlockCache {
     this.#generation = Math.max(1, Math.floor(maxKeys / 2));
   }
 
-  /** The block in force for a request of `cost` at `now`, if any. */
-  find(key: string, cost: number, now: number): Block | undefined {
+  /** The block in force for a request of `cost` at `now` under `tag`, if any. */
+  find(key: string, cost: number, now: number, tag: object): Block | undefined {
     const block = this.#recent.get(key) ?? this.#older.get(key);
     if (block === undefined) return undefined;
-    if (block.until <= now) {
+    if (block.until <= now || block.tag !== tag) {
       this.forget(key);
       return undefined;
     }
     return cost >= block.cost && cost > 0 ? block : undefined;
   }
 
-  /** Records a rejection of `cost` for `retryAfterMs` (local time). */
-  remember(
-    key: string,
-    cost: number,
-    now: number,
-    limit: number,
-    retryAfterMs: number,
-    resetMs: number,
-  ): void {
+  /** Records the store's rejection of `cost` under `tag` at `now` (local time), for its `retryAfterMs`. */
+  remember(key: string, cost: number, now: number, rejection: Rejection, tag: object): void {
+    const { limit, retryAfterMs, resetMs, policy, limits } = rejection;
     if (retryAfterMs <= 0 || cost <= 0) return;
     if (this.#recent.size >= this.#generation) {
       this.#older = this.#recent;
       this.#recent = new Map();
     }
     this.#older.delete(key);
-    this.#recent.set(key, { until: now + retryAfterMs, cost, limit, resetAt: now + resetMs });
+    this.#recent.set(key, {
+      until: now + retryAfterMs,
+      cost,
+      limit,
+      resetAt: now + resetMs,
+      policy,
+      limits,
+      tag,
+    });
   }
 
   forget(key: string): void {

@@ -1,3 +1,4 @@
+import type { SluiceConfigError } from '../policy/config-error';
 import type { Decision } from '../types';
 
 /** How a decision was made when the store could not make it. */
@@ -13,6 +14,11 @@ export interface LimiterEvents {
   storeRecovered: { readonly downMs: number; readonly failures: number };
   /** A decision was made without the store (circuit open or store error). */
   fallback: Decision;
+  /**
+   * A per-key override's value is not a valid rate: the key is limited by the limiter's own
+   * rate meanwhile. Reported once per distinct value (by its text, or identity for objects).
+   */
+  overrideError: { readonly error: SluiceConfigError; readonly key: string; readonly value: unknown };
 }
 
 /** Name of a limiter event. */

@@ -1,5 +1,5 @@
 import { capacityOf } from '../policy/resolve-policy';
-import type { Store, StoreRequest } from '../stores/store';
+import type { RulesRequest, Store, StoreRequest } from '../stores/store';
 import type { Policy, Verdict } from '../types';
 import { CircuitBreaker } from './circuit-breaker';
 import type { DegradedMode, LimiterEmitter } from './events';
@@ -16,9 +16,14 @@ const FAIL_CLOSED_RETRY_MS = 1000;
 /** A verdict, and how it was made when not by the store. */
 export type GuardedVerdict = Verdict & { readonly degraded?: DegradedMode };
 
+/** Every rule's verdict, and how they were made when not by the store. */
+export interface GuardedVerdicts {
+  readonly verdicts: readonly Verdict[];
+  readonly degraded?: DegradedMode;
+}
+
 export interface StoreGuardOptions {
   readonly store: Store;
-  readonly policy: Policy;
   readonly onStoreError: ResolvedOnStoreError;
   readonly timeoutMs: number;
   readonly events: LimiterEmitter;
@@ -26,70 +31,103 @@ export interface StoreGuardOptions {
   readonly now: () => number;
 }
 
+/** A remote store's calls, bounded and guarded; both share one circuit. */
+export interface StoreGuard {
+  consume(request: StoreRequest): Promise<GuardedVerdict>;
+  /** Several rules at once; the store must have `consumeRules` (and the insurance store too). */
+  consumeRules(request: RulesRequest): Promise<GuardedVerdicts>;
+}
+
 /**
  * Asks a remote store, bounded by `timeoutMs`, behind a circuit breaker; when the store fails,
  * decides by `onStoreError` instead. A request is never held longer than the timeout (plus the
- * insurance store's own time, which is in-process).
+ * insurance store's own time, which is in-process). The policies are the request's own, so
+ * per-key overrides are insured at their own rate.
  */
-export function guardStore(options: StoreGuardOptions): (request: StoreRequest) => Promise<GuardedVerdict> {
-  const { store, policy, onStoreError, timeoutMs, events, now } = options;
+export function guardStore(options: StoreGuardOptions): StoreGuard {
+  const { store, onStoreError, timeoutMs, events, now } = options;
   const circuit = new CircuitBreaker(FAILURE_THRESHOLD, COOLDOWN_MS, now);
-  const insurancePolicy =
-    onStoreError.mode === 'insurance' ? dividedPolicy(policy, onStoreError.instances) : policy;
+  const instances = onStoreError.mode === 'insurance' ? onStoreError.instances : 1;
+  const divided = new WeakMap<Policy, Policy>();
+  const insured = (policy: Policy): Policy => {
+    if (instances === 1) return policy;
+    let policyPerInstance = divided.get(policy);
+    if (policyPerInstance === undefined)
+      divided.set(policy, (policyPerInstance = dividedPolicy(policy, instances)));
+    return policyPerInstance;
+  };
+
+  const failOpen = (policy: Policy): Verdict => {
+    const capacity = capacityOf(policy);
+    return { allowed: true, limit: capacity, remaining: capacity, resetMs: 0, retryAfterMs: 0, delayMs: 0 };
+  };
+  const failClosed = (policy: Policy): Verdict => {
+    const retryAfterMs = Math.max(FAIL_CLOSED_RETRY_MS, circuit.retryInMs());
+    return {
+      allowed: false,
+      limit: capacityOf(policy),
+      remaining: 0,
+      resetMs: retryAfterMs,
+      retryAfterMs,
+      delayMs: 0,
+      reason: 'store-unavailable',
+    };
+  };
 
   const degrade = async (request: StoreRequest): Promise<GuardedVerdict> => {
-    const capacity = capacityOf(policy);
-    if (onStoreError.mode === 'fail-open') {
-      return {
-        allowed: true,
-        limit: capacity,
-        remaining: capacity,
-        resetMs: 0,
-        retryAfterMs: 0,
-        delayMs: 0,
-        degraded: 'fail-open',
-      };
-    }
-    if (onStoreError.mode === 'fail-closed') {
-      const retryAfterMs = Math.max(FAIL_CLOSED_RETRY_MS, circuit.retryInMs());
-      return {
-        allowed: false,
-        limit: capacity,
-        remaining: 0,
-        resetMs: retryAfterMs,
-        retryAfterMs,
-        delayMs: 0,
-        reason: 'store-unavailable',
-        degraded: 'fail-closed',
-      };
-    }
-    const insured = { ...request, policy: insurancePolicy };
-    const verdict = onStoreError.store.consumeSync?.(insured) ?? (await onStoreError.store.consume(insured));
+    if (onStoreError.mode === 'fail-open') return { ...failOpen(request.policy), degraded: 'fail-open' };
+    if (onStoreError.mode === 'fail-closed')
+      return { ...failClosed(request.policy), degraded: 'fail-closed' };
+    const local = { ...request, policy: insured(request.policy) };
+    const verdict = onStoreError.store.consumeSync?.(local) ?? (await onStoreError.store.consume(local));
     return { ...verdict, degraded: 'insurance' };
   };
 
-  return async (request) => {
-    if (!circuit.allow()) return degrade(request);
+  const degradeRules = async (request: RulesRequest): Promise<GuardedVerdicts> => {
+    const { mode } = onStoreError;
+    if (mode === 'fail-open') return { verdicts: request.policies.map(failOpen), degraded: mode };
+    if (mode === 'fail-closed') return { verdicts: request.policies.map(failClosed), degraded: mode };
+    const local = { ...request, policies: request.policies.map(insured) };
+    const insurance = onStoreError.store;
+    const verdicts =
+      insurance.consumeRulesSync?.(local) ??
+      (await (insurance.consumeRules as NonNullable<Store['consumeRules']>)(local));
+    return { verdicts, degraded: mode };
+  };
+
+  const guarded = async <R, T>(
+    request: R & { readonly key: string },
+    call: (request: R) => Promise<T>,
+    fallback: (request: R) => Promise<T>,
+  ): Promise<T> => {
+    if (!circuit.allow()) return fallback(request);
     try {
-      const verdict = await withTimeout(
-        Promise.resolve().then(() => store.consume(request)),
-        timeoutMs,
-      );
+      const result = await withTimeout(call(request), timeoutMs);
       const outage = circuit.succeeded();
       if (outage !== undefined && events.has('storeRecovered')) events.emit('storeRecovered', outage);
-      return verdict;
+      return result;
     } catch (error) {
       circuit.failed();
       if (events.has('storeError'))
         events.emit('storeError', { error: asError(error), key: request.key, mode: onStoreError.mode });
-      return degrade(request);
+      return fallback(request);
     }
+  };
+
+  // A store that throws instead of rejecting is a failure like any other (caught by `guarded`).
+  const consume = (request: StoreRequest): Promise<Verdict> => store.consume(request);
+  const consumeRules = (request: RulesRequest): Promise<GuardedVerdicts> =>
+    (store.consumeRules as NonNullable<Store['consumeRules']>)
+      .call(store, request)
+      .then((verdicts) => ({ verdicts }));
+  return {
+    consume: (request) => guarded(request, consume, degrade),
+    consumeRules: (request) => guarded(request, consumeRules, degradeRules),
   };
 }
 
 /** The policy each of `instances` app instances enforces on its own while insured. */
 function dividedPolicy(policy: Policy, instances: number): Policy {
-  if (instances === 1) return policy;
   if (
     policy.algorithm === 'gcra' ||
     policy.algorithm === 'token-bucket' ||

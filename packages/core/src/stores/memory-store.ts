@@ -1,9 +1,9 @@
-import { runStep } from '../algorithms';
+import { runStep, type Step } from '../algorithms';
 import { SluiceConfigError } from '../policy/config-error';
-import type { AlgorithmName, Verdict } from '../types';
+import type { AlgorithmName, Policy, Verdict } from '../types';
 import { SlotTable } from './memory/slot-table';
 import { CODECS, type StateCodec } from './memory/state-columns';
-import type { Store, StoreRequest } from './store';
+import type { RulesRequest, Store, StoreRequest } from './store';
 
 /** Options of {@link MemoryStore}. */
 export interface MemoryStoreOptions {
@@ -39,11 +39,16 @@ export class MemoryStore implements Store {
   /** The cap on keys. */
   readonly maxKeys: number;
   readonly #table: SlotTable;
-  /** algorithm → prefix → key → slot: no string is built per decision. */
-  readonly #indexes = new Map<AlgorithmName, Map<string, Map<string, number>>>();
-  // The index used last: one limiter calling in a row skips both lookups.
-  #lastAlgorithm: AlgorithmName | undefined;
+  /**
+   * namespace → prefix → scope → key → slot, where the namespace is the algorithm (one rule) or
+   * the algorithm and the rule's index (several rules), and the scope is `''` or an override's:
+   * no string is built per decision.
+   */
+  readonly #indexes = new Map<string, Map<string, Map<string, Map<string, number>>>>();
+  // The index used last: one limiter calling in a row skips the lookups.
+  #lastNamespace: string | undefined;
   #lastPrefix: string | undefined;
+  #lastScope: string | undefined;
   #lastIndex: Map<string, number> | undefined;
 
   constructor(options: MemoryStoreOptions = {}) {
@@ -75,10 +80,10 @@ export class MemoryStore implements Store {
   }
 
   /** The synchronous core of {@link MemoryStore.consume}. */
-  consumeSync({ prefix, key, policy, cost, nowMs }: StoreRequest): Verdict {
+  consumeSync({ prefix, key, policy, cost, nowMs, scope }: StoreRequest): Verdict {
     const now = nowMs ?? Date.now();
     const table = this.#table;
-    const index = this.#index(policy.algorithm, prefix);
+    const index = this.#index(policy.algorithm, prefix, scope ?? '');
     const codec = CODECS[policy.algorithm] as StateCodec<unknown>;
     const slot = table.find(index, key, now);
     const step = runStep(
@@ -92,21 +97,94 @@ export class MemoryStore implements Store {
     return step.verdict;
   }
 
-  reset({ prefix, key, policy }: Omit<StoreRequest, 'cost'>): Promise<void> {
-    this.#table.release(this.#index(policy.algorithm, prefix), key);
+  consumeRules(request: RulesRequest): Promise<Verdict[]> {
+    return Promise.resolve(this.consumeRulesSync(request));
+  }
+
+  /**
+   * Every rule's step on its own state, then — only when every rule admits — every new state
+   * written: all or nothing, in one synchronous step (nothing can run in between). When a rule
+   * rejects, the rules that would have admitted report their state as it stays (a peek).
+   */
+  consumeRulesSync({ prefix, key, policies, cost, nowMs, scope = '' }: RulesRequest): Verdict[] {
+    const now = nowMs ?? Date.now();
+    const table = this.#table;
+    const indexes: Array<Map<string, number>> = [];
+    const states: unknown[] = [];
+    const steps: Array<Step<unknown>> = [];
+    let admitted = true;
+    policies.forEach((policy, i) => {
+      const index = this.#lookup(ruleNamespace(policy.algorithm, i), prefix, scope);
+      const slot = table.find(index, key, now);
+      const state =
+        slot === undefined
+          ? undefined
+          : (CODECS[policy.algorithm] as StateCodec<unknown>).decode(table.columns, slot);
+      const step = runStep(state, policy, now, cost);
+      if (!step.verdict.allowed) admitted = false;
+      indexes.push(index);
+      states.push(state);
+      steps.push(step);
+    });
+    if (!admitted) {
+      return steps.map((step, i) =>
+        step.verdict.allowed && cost > 0
+          ? runStep(states[i], policies[i] as Policy, now, 0).verdict
+          : step.verdict,
+      );
+    }
+    steps.forEach((step, i) => {
+      if (step.state === undefined) return;
+      const codec = CODECS[(policies[i] as Policy).algorithm] as StateCodec<unknown>;
+      codec.encode(
+        step.state,
+        table.columns,
+        table.claim(indexes[i] as Map<string, number>, key, now, now + step.ttlMs),
+      );
+    });
+    return steps.map((step) => step.verdict);
+  }
+
+  reset({ prefix, key, policy, scope }: Omit<StoreRequest, 'cost'>): Promise<void> {
+    this.#table.release(this.#index(policy.algorithm, prefix, scope ?? ''), key);
     return Promise.resolve();
   }
 
-  #index(algorithm: AlgorithmName, prefix: string): Map<string, number> {
-    if (algorithm === this.#lastAlgorithm && prefix === this.#lastPrefix)
+  resetRules({ prefix, key, policies, scope = '' }: Omit<RulesRequest, 'cost'>): Promise<void> {
+    policies.forEach((policy, i) =>
+      this.#table.release(this.#lookup(ruleNamespace(policy.algorithm, i), prefix, scope), key),
+    );
+    return Promise.resolve();
+  }
+
+  #index(namespace: string, prefix: string, scope: string): Map<string, number> {
+    if (namespace === this.#lastNamespace && prefix === this.#lastPrefix && scope === this.#lastScope)
       return this.#lastIndex as Map<string, number>;
-    let byPrefix = this.#indexes.get(algorithm);
-    if (byPrefix === undefined) this.#indexes.set(algorithm, (byPrefix = new Map()));
-    let index = byPrefix.get(prefix);
-    if (index === undefined) byPrefix.set(prefix, (index = new Map()));
-    this.#lastAlgorithm = algorithm;
+    const index = this.#lookup(namespace, prefix, scope);
+    this.#lastNamespace = namespace;
     this.#lastPrefix = prefix;
+    this.#lastScope = scope;
     this.#lastIndex = index;
     return index;
   }
+
+  #lookup(namespace: string, prefix: string, scope: string): Map<string, number> {
+    let byPrefix = this.#indexes.get(namespace);
+    if (byPrefix === undefined) this.#indexes.set(namespace, (byPrefix = new Map()));
+    let byScope = byPrefix.get(prefix);
+    if (byScope === undefined) byPrefix.set(prefix, (byScope = new Map()));
+    let index = byScope.get(scope);
+    if (index === undefined) byScope.set(scope, (index = new Map()));
+    return index;
+  }
+}
+
+/** `'<algorithm>:<index>'`, built once per (algorithm, index): no string per decision. */
+const RULE_NAMESPACES = new Map<AlgorithmName, string[]>();
+
+/** The state namespace of rule `index` of a limiter with several rules; never an algorithm's own name. */
+function ruleNamespace(algorithm: AlgorithmName, index: number): string {
+  let names = RULE_NAMESPACES.get(algorithm);
+  if (names === undefined) RULE_NAMESPACES.set(algorithm, (names = []));
+  return (names[index] ??= `${algorithm}:${index}`);
 }

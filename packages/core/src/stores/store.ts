@@ -11,6 +11,25 @@ export interface StoreRequest {
   readonly cost: number;
   /** Epoch ms from the limiter's `clock`; absent: the store uses its own clock (memory: `Date.now()`, Redis: `TIME`). */
   readonly nowMs?: number;
+  /**
+   * A namespace for the key's state under a policy other than the limiter's own (a per-key
+   * override, named after its rate): the same key with another `scope` has separate state.
+   * Absent for the limiter's own policy. Redis appends it to the key (`…:<algorithm>:<scope>`).
+   */
+  readonly scope?: string;
+}
+
+/** One decision against several rules at once (a limiter with several limits). */
+export interface RulesRequest {
+  readonly prefix: string;
+  readonly key: string;
+  /** The rules, in order; each keeps its own state (Redis: `<prefix>:{<key>}:<algorithm>:<index>`). */
+  readonly policies: readonly Policy[];
+  /** Units to take from every rule: an integer >= 0; 0 only looks. */
+  readonly cost: number;
+  readonly nowMs?: number;
+  /** As {@link StoreRequest.scope}. */
+  readonly scope?: string;
 }
 
 /**
@@ -27,4 +46,14 @@ export interface Store {
   consumeSync?(request: StoreRequest): Verdict;
   /** Forgets the key's state: its next request starts fresh. */
   reset(request: Omit<StoreRequest, 'cost'>): Promise<void>;
+  /**
+   * Optional, needed for limiters with several rules: runs every rule's step on its own state
+   * and writes them all only when every rule admits, atomically — a rejection by any rule
+   * consumes from none. Resolves one verdict per rule, in order.
+   */
+  consumeRules?(request: RulesRequest): Promise<Verdict[]>;
+  /** Optional: {@link Store.consumeRules} without a promise, for in-process stores. */
+  consumeRulesSync?(request: RulesRequest): Verdict[];
+  /** Optional, needed with {@link Store.consumeRules}: forgets every rule's state for the key. */
+  resetRules?(request: Omit<RulesRequest, 'cost'>): Promise<void>;
 }

@@ -2,8 +2,10 @@ import type Redis from 'ioredis';
 import type { Cluster } from 'ioredis';
 import { RedisStore, resolvePolicy, type RedisStoreClient } from '../../src';
 import { escapeKeyText } from '../../src/stores/redis/redis-keys';
+import { describeRulesContract } from '../contract/rules-contract';
 import { describeStoreContract } from '../contract/store-contract';
 import { useRedisCluster } from '../harness/redis-fixtures';
+import { describeRedisRulesBehaviour } from './redis-rules-behaviour';
 import { describeRedisStoreBehaviour, HOSTILE_KEYS } from './redis-store-behaviour';
 
 const redis = useRedisCluster();
@@ -31,12 +33,14 @@ afterEach(async () => {
 });
 
 describeStoreContract('RedisStore (Cluster, 3 masters)', () => store);
+describeRulesContract('RedisStore (Cluster, 3 masters)', () => store);
 
 test('the contract keys were spread over all three masters', () => {
   expect(keysPerMaster.size).toBe(3);
   for (const count of keysPerMaster.values()) expect(count).toBeGreaterThan(0);
 });
 
+describeRedisRulesBehaviour('Cluster, 3 masters', { client: () => cluster, masters: () => masters });
 describeRedisStoreBehaviour('Cluster, 3 masters', { client: () => cluster, masters: () => masters });
 
 test('the escaped user key alone picks the slot: hostile text can never choose another one', async () => {

@@ -11,6 +11,7 @@ import {
 import { COMMAND_NAMES, scriptArgs, toVerdict } from '../../src/stores/redis/redis-command';
 import { FAKE_EPOCH } from '../contract/fake-clock';
 import { useRedisServer } from '../harness/redis-fixtures';
+import { storedState } from './packed-state';
 import { seededRandom, type Random } from './seeded-random';
 
 /**
@@ -100,20 +101,6 @@ function requests(policy: Policy, random: Random): Request[] {
   return out;
 }
 
-/** The state a Redis key holds, in the reference's shape. */
-function storedState(algorithm: AlgorithmName, raw: unknown): unknown {
-  if (algorithm === 'sliding-log') {
-    const flat = raw as string[];
-    if (flat.length === 0) return undefined;
-    const times: number[] = [];
-    for (let i = 1; i < flat.length; i += 2) times.push(Number(flat[i]));
-    return { times };
-  }
-  const hash = raw as Record<string, string>;
-  if (Object.keys(hash).length === 0) return undefined;
-  return Object.fromEntries(Object.entries(hash).map(([field, value]) => [field, Number(value)]));
-}
-
 const redis = useRedisServer();
 let client: Redis;
 let store: RedisStore;
@@ -140,7 +127,7 @@ describe.each(ALGORITHMS)('%s: Lua = TypeScript', (algorithm) => {
         const key = store.keyOf({ prefix, key: request.key, policy });
         run.call(multi, key, ...scriptArgs({ policy, cost: request.cost, nowMs: request.nowMs }));
         if (algorithm === 'sliding-log') multi.zrange(key, 0, -1, 'WITHSCORES');
-        else multi.hgetall(key);
+        else multi.get(key);
         multi.pttl(key);
         multi.persist(key);
       }
@@ -161,7 +148,7 @@ describe.each(ALGORITHMS)('%s: Lua = TypeScript', (algorithm) => {
         const step = runStep(before, policy, request.nowMs, request.cost);
         if (step.state !== undefined) model.set(request.key, step.state);
         const after = model.get(request.key);
-        const verdict = scriptError === null ? toVerdict(reply) : String(scriptError);
+        const verdict = scriptError === null ? toVerdict(reply, policy) : String(scriptError);
         const state = storedState(algorithm, raw);
         const ttl = pttl as number;
         // -2: no key; -1: no TTL, i.e. the previous step's PERSIST left untouched.
@@ -187,7 +174,7 @@ describe.each(ALGORITHMS)('%s: Lua = TypeScript', (algorithm) => {
       });
       expect(mismatches.slice(0, 3)).toEqual([]);
       // The sequences reach every kind of answer, or they would prove little.
-      const verdicts = plan.map((_, i) => toVerdict(replies[4 * i]?.[1]));
+      const verdicts = plan.map((_, i) => toVerdict(replies[4 * i]?.[1], policy));
       expect(verdicts.some((v) => v.allowed && v.remaining === 0)).toBe(true);
       expect(verdicts.some((v) => v.reason === 'limited')).toBe(true);
       expect(verdicts.some((v) => v.reason === 'cost-exceeds-capacity')).toBe(true);

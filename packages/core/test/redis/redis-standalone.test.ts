@@ -6,8 +6,10 @@ import {
   SluiceConfigError,
   type RedisStoreClient,
 } from '../../src';
+import { describeRulesContract } from '../contract/rules-contract';
 import { describeStoreContract } from '../contract/store-contract';
 import { useRedisServer } from '../harness/redis-fixtures';
+import { describeRedisRulesBehaviour } from './redis-rules-behaviour';
 import { describeRedisStoreBehaviour } from './redis-store-behaviour';
 
 const redis = useRedisServer();
@@ -22,7 +24,9 @@ beforeAll(() => {
 });
 
 describeStoreContract('RedisStore (standalone)', () => store);
+describeRulesContract('RedisStore (standalone)', () => store);
 
+describeRedisRulesBehaviour('standalone', { client: () => client, masters: () => [client] });
 describeRedisStoreBehaviour('standalone', { client: () => client, masters: () => [client] });
 
 describe('RedisStore options', () => {
@@ -54,7 +58,8 @@ describe('RedisStore options', () => {
     const spy = jest.spyOn(fresh, 'defineCommand');
     new RedisStore({ client: fresh });
     new RedisStore({ client: fresh, prefix: 'other' });
-    expect(spy).toHaveBeenCalledTimes(6);
+    // One script per algorithm, and the several-rules one.
+    expect(spy).toHaveBeenCalledTimes(7);
   });
 
   test('the store prefix goes before the limiter prefix', async () => {

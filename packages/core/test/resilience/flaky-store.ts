@@ -1,4 +1,4 @@
-import { MemoryStore, type Store, type StoreRequest, type Verdict } from '../../src';
+import { MemoryStore, type RulesRequest, type Store, type StoreRequest, type Verdict } from '../../src';
 
 /** How the flaky store answers: normally, by throwing, never, or after a delay. */
 export type FlakyMode = 'ok' | 'throw' | 'hang' | { slowMs: number };
@@ -14,15 +14,28 @@ export class FlakyStore implements Store {
   readonly #inner = new MemoryStore();
 
   async consume(request: StoreRequest): Promise<Verdict> {
-    this.calls++;
-    const mode = this.mode;
-    if (mode === 'throw') throw new Error('ECONNREFUSED 127.0.0.1:1');
-    if (mode === 'hang') return new Promise<Verdict>(() => undefined);
-    if (typeof mode === 'object') await new Promise((resolve) => setTimeout(resolve, mode.slowMs));
+    await this.#fault();
     return this.#inner.consumeSync(request);
+  }
+
+  async consumeRules(request: RulesRequest): Promise<Verdict[]> {
+    await this.#fault();
+    return this.#inner.consumeRulesSync(request);
   }
 
   reset(request: Omit<StoreRequest, 'cost'>): Promise<void> {
     return this.#inner.reset(request);
+  }
+
+  resetRules(request: Omit<RulesRequest, 'cost'>): Promise<void> {
+    return this.#inner.resetRules(request);
+  }
+
+  async #fault(): Promise<void> {
+    this.calls++;
+    const mode = this.mode;
+    if (mode === 'throw') throw new Error('ECONNREFUSED 127.0.0.1:1');
+    if (mode === 'hang') await new Promise<never>(() => undefined);
+    if (typeof mode === 'object') await new Promise((resolve) => setTimeout(resolve, mode.slowMs));
   }
 }

@@ -1,54 +1,124 @@
 import { createHash } from 'node:crypto';
-import type { StoreRequest } from '../store';
-import { ALGORITHMS, type AlgorithmName, type RejectReason, type Verdict } from '../../types';
-import { LUA_SCRIPTS } from './scripts';
+import { capacityOf } from '../../policy/resolve-policy';
+import type { RulesRequest, StoreRequest } from '../store';
+import { ALGORITHMS, type AlgorithmName, type Policy, type RejectReason, type Verdict } from '../../types';
+import { LUA_SCRIPTS, MAX_PARAMS, MULTI_SCRIPT, policyParams } from './scripts';
 
-/**
- * The name each script is registered under with ioredis `defineCommand`. It carries a digest of
- * the source, so two versions of sluice sharing one client never overwrite each other's script.
- */
+/** `sluice:<name>:<digest of the source>`: two versions of sluice sharing a client never overwrite each other's script. */
+function commandName(name: string, source: string): string {
+  return `sluice:${name}:${createHash('sha1').update(source).digest('hex').slice(0, 12)}`;
+}
+
+/** The name each single-rule script is registered under with ioredis `defineCommand`. */
 export const COMMAND_NAMES: Readonly<Record<AlgorithmName, string>> = Object.fromEntries(
-  ALGORITHMS.map((algorithm) => {
-    const digest = createHash('sha1').update(LUA_SCRIPTS[algorithm]).digest('hex').slice(0, 12);
-    return [algorithm, `sluice:${algorithm}:${digest}`];
-  }),
+  ALGORITHMS.map((algorithm) => [algorithm, commandName(algorithm, LUA_SCRIPTS[algorithm])]),
 ) as Record<AlgorithmName, string>;
 
+/** The name the several-rules script is registered under. */
+export const MULTI_COMMAND_NAME = commandName('rules', MULTI_SCRIPT);
+
+/** The script's `now`: `''` makes it read the server's `TIME`. */
+function timeArg(nowMs: number | undefined): string {
+  return nowMs === undefined ? '' : String(nowMs);
+}
+
+/** Each policy's numbers as text, built once: policies live as long as their limiter. */
+const PARAMS = new WeakMap<Policy, readonly string[]>();
+
+function paramsOf(policy: Policy): readonly string[] {
+  let params = PARAMS.get(policy);
+  if (params === undefined) PARAMS.set(policy, (params = policyParams(policy).map(String)));
+  return params;
+}
+
 /**
- * The script arguments (ARGV) for one request, in the order the Lua prelude reads them. An
- * absent `nowMs` travels as `''`, which makes the script read the server's `TIME`.
+ * The single-rule script's arguments (ARGV) for one request: the policy's numbers its algorithm
+ * reads (see `scripts/index.ts`), then `cost` unless it is 1, then `now` unless the server's
+ * `TIME` is to be used. The usual request sends the policy alone: every argument costs Redis.
  */
-export function scriptArgs({ policy, cost, nowMs }: Omit<StoreRequest, 'prefix' | 'key'>): string[] {
-  return [
-    nowMs === undefined ? '' : String(nowMs),
-    String(cost),
-    String(policy.limit),
-    String(policy.windowMs),
-    String(policy.burst),
-    policy.nodelay ? '1' : '0',
-    String(policy.delay),
-  ];
+export function scriptArgs({
+  policy,
+  cost,
+  nowMs,
+}: Pick<StoreRequest, 'policy' | 'cost' | 'nowMs'>): readonly string[] {
+  const params = paramsOf(policy);
+  if (nowMs !== undefined) return [...params, String(cost), String(nowMs)];
+  return cost === 1 ? params : [...params, String(cost)];
+}
+
+/**
+ * The several-rules script's arguments: `now`, `cost`, then per rule the algorithm's number
+ * (from 1, in `ALGORITHMS` order) and its numbers padded to a fixed stride.
+ */
+export function rulesArgs({
+  policies,
+  cost,
+  nowMs,
+}: Pick<RulesRequest, 'policies' | 'cost' | 'nowMs'>): string[] {
+  const args = [timeArg(nowMs), String(cost)];
+  for (const policy of policies) {
+    const params = policyParams(policy);
+    args.push(String(ALGORITHMS.indexOf(policy.algorithm) + 1));
+    for (let i = 0; i < MAX_PARAMS; i++) args.push(String(params[i] ?? 0));
+  }
+  return args;
 }
 
 const REASONS: readonly (RejectReason | undefined)[] = [undefined, 'limited', 'cost-exceeds-capacity'];
 
+function unexpected(reply: unknown): Error {
+  return new Error(`sluice: unexpected reply from the Redis rate-limit script: ${JSON.stringify(reply)}`);
+}
+
 /**
- * Reads a script's reply (seven integers, see the Lua prelude) into a {@link Verdict}.
+ * Reads four integers of a script's reply, from `at`: `code` (0 admitted, 1 limited, 2 cost
+ * exceeds capacity), `remaining`, `resetMs`, and `waitMs` (the delay of an admission, the retry
+ * time of a rejection). `limit` is the policy's capacity, which the script need not send.
+ */
+function verdictAt(reply: readonly unknown[], at: number, policy: Policy): Verdict {
+  const code = reply[at];
+  const remaining = reply[at + 1];
+  const resetMs = reply[at + 2];
+  const waitMs = reply[at + 3];
+  if (
+    (code !== 0 && code !== 1 && code !== 2) ||
+    !isCount(remaining) ||
+    !isCount(resetMs) ||
+    !isCount(waitMs)
+  ) {
+    throw unexpected(reply);
+  }
+  const limit = capacityOf(policy);
+  if (code === 0) return { allowed: true, limit, remaining, resetMs, retryAfterMs: 0, delayMs: waitMs };
+  return {
+    allowed: false,
+    limit,
+    remaining,
+    resetMs,
+    retryAfterMs: waitMs,
+    delayMs: 0,
+    reason: REASONS[code] as RejectReason,
+  };
+}
+
+function isCount(n: unknown): n is number {
+  return typeof n === 'number' && Number.isSafeInteger(n) && n >= 0;
+}
+
+/**
+ * Reads a single-rule script's reply into a {@link Verdict}.
  * @throws Error when the reply has another shape (a proxy or module answering in its place)
  */
-export function toVerdict(reply: unknown): Verdict {
-  if (!Array.isArray(reply) || reply.length !== 7 || !reply.every((n) => Number.isSafeInteger(n) && n >= 0)) {
-    throw new Error(`sluice: unexpected reply from the Redis rate-limit script: ${JSON.stringify(reply)}`);
-  }
-  const [allowed, limit, remaining, resetMs, retryAfterMs, delayMs, reasonCode] = reply as number[];
-  const verdict = {
-    allowed: allowed === 1,
-    limit: limit as number,
-    remaining: remaining as number,
-    resetMs: resetMs as number,
-    retryAfterMs: retryAfterMs as number,
-    delayMs: delayMs as number,
-  };
-  const reason = REASONS[reasonCode as number];
-  return reason === undefined ? verdict : { ...verdict, reason };
+export function toVerdict(reply: unknown, policy: Policy): Verdict {
+  if (!Array.isArray(reply) || reply.length !== 4) throw unexpected(reply);
+  return verdictAt(reply, 0, policy);
+}
+
+/**
+ * Reads the several-rules script's reply: one {@link Verdict} per policy, in order.
+ * @throws Error when the reply has another shape
+ */
+export function toVerdicts(reply: unknown, policies: readonly Policy[]): Verdict[] {
+  if (!Array.isArray(reply) || reply.length !== 4 * policies.length) throw unexpected(reply);
+  return policies.map((policy, i) => verdictAt(reply, 4 * i, policy));
 }

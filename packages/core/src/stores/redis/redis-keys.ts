@@ -36,24 +36,31 @@ export function escapeKeyText(text: string): string {
 
 /**
  * The Redis key holding one algorithm's state for one user key:
- * `[<store prefix>:]<limiter prefix>:{<key>}:<algorithm>`, every text part escaped with
- * {@link escapeKeyText}. The escaped user key is the key's only `{…}`, so it alone chooses the
- * Cluster slot, is never empty, and always stays inside the prefixes' namespace.
+ * `[<store prefix>:]<limiter prefix>:{<key>}:<algorithm>[:<scope>][:<rule>]`, every text part
+ * escaped with {@link escapeKeyText}. The escaped user key is the key's only `{…}`, so it alone
+ * chooses the Cluster slot (every rule of one decision lands on the same one), is never empty,
+ * and always stays inside the prefixes' namespace.
  *
  * @param storePrefix - the `RedisStore` prefix, or `undefined` for none
  * @param prefix - the limiter's prefix
  * @param key - the user's key, any string
  * @param algorithm - the algorithm, so two algorithms never read each other's state
+ * @param scope - a per-key override's namespace (its rate), or `undefined`
+ * @param rule - the rule's index in a limiter with several rules, or `undefined` for a single rule
  */
 export function redisKey(
   storePrefix: string | undefined,
   prefix: string,
   key: string,
   algorithm: AlgorithmName,
+  scope?: string,
+  rule?: number,
 ): string {
   const namespace =
     storePrefix === undefined
       ? escapeKeyText(prefix)
       : `${escapeKeyText(storePrefix)}:${escapeKeyText(prefix)}`;
-  return `${namespace}:{${escapeKeyText(key)}}:${algorithm}`;
+  const base = `${namespace}:{${escapeKeyText(key)}}:${algorithm}`;
+  const scoped = scope === undefined ? base : `${base}:${escapeKeyText(scope)}`;
+  return rule === undefined ? scoped : `${scoped}:${rule}`;
 }

@@ -1,10 +1,17 @@
 import { SluiceConfigError } from '../../policy/config-error';
 import { ALGORITHMS, type AlgorithmName, type Verdict } from '../../types';
-import type { Store, StoreRequest } from '../store';
+import type { RulesRequest, Store, StoreRequest } from '../store';
 import type { RedisStoreClient, ScriptCommand } from './redis-client';
-import { COMMAND_NAMES, scriptArgs, toVerdict } from './redis-command';
+import {
+  COMMAND_NAMES,
+  MULTI_COMMAND_NAME,
+  rulesArgs,
+  scriptArgs,
+  toVerdict,
+  toVerdicts,
+} from './redis-command';
 import { redisKey } from './redis-keys';
-import { LUA_SCRIPTS } from './scripts';
+import { LUA_SCRIPTS, MULTI_SCRIPT } from './scripts';
 
 export type { RedisStoreClient } from './redis-client';
 
@@ -35,20 +42,25 @@ const registered = new WeakSet<RedisStoreClient>();
  *
  * Each decision is one round trip: one `EVALSHA` of the algorithm's Lua script, which reads the
  * state, decides exactly as the in-memory algorithm does and writes the new state with its TTL,
- * atomically (never a read-modify-write from Node). ioredis (`defineCommand`) sends the script
+ * atomically (never a read-modify-write from Node). Inside, an admission costs three commands
+ * (`TIME`, `GET`, `SET … PX`; two with a limiter `clock`) and a rejection two: the state is one
+ * packed string. A limiter with several rules sends one `EVALSHA` for all of them
+ * ({@link RedisStore.consumeRules}). ioredis (`defineCommand`) sends the script
  * text itself with `EVAL` on a connection's first use, and again only when the server answers
  * `NOSCRIPT` (after a restart, a failover or `SCRIPT FLUSH`); any other error rejects, unretried.
  *
  * - Time: the Redis server's `TIME`, so app servers whose clocks disagree share one exact limit;
  *   when the limiter has a `clock`, that time is sent instead.
- * - Keys: `<limiter prefix>:{<key>}:<algorithm>`, one key per decision. The user's key is escaped
+ * - Keys: `<limiter prefix>:{<key>}:<algorithm>`, one key per decision (`…:<algorithm>:<index>`
+ *   per rule with several rules, `…:<algorithm>:<override rate>` for a per-key override). The user's key is escaped
  *   (`%` `{` `}` and lone surrogates as `%XX`, the empty key as `%`, and text over 256 characters
  *   replaced by its SHA-256), so whatever it holds it is the hash tag: it cannot pick another
  *   Cluster slot, collide with another key or leave the prefix.
  * - Memory: every key expires when its state is no longer needed (at most the time to refill
  *   fully, or one window); an idle user costs nothing.
  *
- * Requires Redis 4.0 or later (tested on 7.0); Redis Cluster included.
+ * Requires Redis 4.0 or later (tested on 7.0: on 5.0 and later scripts replicate their effects by
+ * default, 4.0 is asked to); Redis Cluster included.
  *
  * @example
  * ```ts
@@ -68,6 +80,7 @@ export class RedisStore implements Store {
   readonly prefix: string | undefined;
   readonly #client: RedisStoreClient;
   readonly #commands: Record<AlgorithmName, ScriptCommand>;
+  readonly #rules: ScriptCommand;
 
   /**
    * @param options - `client` (required) and `prefix`
@@ -105,24 +118,32 @@ export class RedisStore implements Store {
     }
     this.prefix = prefix;
     this.#client = client;
-    this.#commands = scriptCommands(client);
+    const commands = scriptCommands(client);
+    this.#commands = commands.single;
+    this.#rules = commands.rules;
   }
 
   /** Runs the policy's script on the key: one round trip, atomic. */
   consume(request: StoreRequest): Promise<Verdict> {
-    const { nowMs } = request;
-    if (nowMs !== undefined && !(Number.isSafeInteger(nowMs) && nowMs >= 0)) {
-      return Promise.reject(
-        new SluiceConfigError(
-          'nowMs',
-          nowMs,
-          'must be epoch milliseconds: a whole number >= 0',
-          'SLUICE_INVALID_ARGUMENT',
-        ),
-      );
-    }
-    const run = this.#commands[request.policy.algorithm];
-    return run(this.keyOf(request), ...scriptArgs(request)).then(toVerdict);
+    const invalid = invalidTime(request.nowMs);
+    if (invalid !== undefined) return Promise.reject(invalid);
+    const { policy } = request;
+    const run = this.#commands[policy.algorithm];
+    return run(this.keyOf(request), ...scriptArgs(request)).then((reply) => toVerdict(reply, policy));
+  }
+
+  /**
+   * Runs every rule on its own key in one script, all or nothing: the states are written only
+   * when every rule admits. One round trip; the keys share the user key's hash tag, so on
+   * Cluster they live on one node (no `CROSSSLOT`).
+   */
+  consumeRules(request: RulesRequest): Promise<Verdict[]> {
+    const invalid = invalidTime(request.nowMs);
+    if (invalid !== undefined) return Promise.reject(invalid);
+    const keys = this.rulesKeysOf(request);
+    return this.#rules(String(keys.length), ...keys, ...rulesArgs(request)).then((reply) =>
+      toVerdicts(reply, request.policies),
+    );
   }
 
   /** Deletes the key's state for the policy's algorithm: its next request starts fresh. */
@@ -130,37 +151,73 @@ export class RedisStore implements Store {
     await this.#client.del(this.keyOf(request));
   }
 
+  /** Deletes every rule's state for the key (one `DEL`: the keys share one slot). */
+  async resetRules(request: Omit<RulesRequest, 'cost'>): Promise<void> {
+    await this.#client.del(...this.rulesKeysOf(request));
+  }
+
   /**
-   * The Redis key that holds a request's state, `[<store prefix>:]<limiter prefix>:{<key>}:<algorithm>`
-   * with every text part escaped, for inspection (`PTTL`, `HGETALL`) and tests.
-   * @param request - the limiter prefix, the user's key and the policy
+   * The Redis key that holds a request's state,
+   * `[<store prefix>:]<limiter prefix>:{<key>}:<algorithm>[:<scope>]` with every text part
+   * escaped, for inspection (`GET`, `PTTL`) and tests. The value is the algorithm's state packed
+   * in one string (`"<last> <debt>"` for `gcra`; see the scripts); the sliding log is a sorted set.
+   * @param request - the limiter prefix, the user's key, the policy and the scope, if any
    */
-  keyOf({ prefix, key, policy }: Pick<StoreRequest, 'prefix' | 'key' | 'policy'>): string {
-    return redisKey(this.prefix, prefix, key, policy.algorithm);
+  keyOf({ prefix, key, policy, scope }: Pick<StoreRequest, 'prefix' | 'key' | 'policy' | 'scope'>): string {
+    return redisKey(this.prefix, prefix, key, policy.algorithm, scope);
+  }
+
+  /** The keys of every rule of a {@link RulesRequest}, `…:{<key>}:<algorithm>[:<scope>]:<index>`, in order. */
+  rulesKeysOf({
+    prefix,
+    key,
+    policies,
+    scope,
+  }: Pick<RulesRequest, 'prefix' | 'key' | 'policies' | 'scope'>): string[] {
+    return policies.map((policy, i) => redisKey(this.prefix, prefix, key, policy.algorithm, scope, i));
   }
 }
 
-/** Defines the scripts on the client (once per client) and returns the methods that run them. */
-function scriptCommands(client: RedisStoreClient): Record<AlgorithmName, ScriptCommand> {
+/** A time that is not whole epoch ms would be computed on as a fraction: refused. */
+function invalidTime(nowMs: number | undefined): SluiceConfigError | undefined {
+  if (nowMs === undefined || (Number.isSafeInteger(nowMs) && nowMs >= 0)) return undefined;
+  return new SluiceConfigError(
+    'nowMs',
+    nowMs,
+    'must be epoch milliseconds: a whole number >= 0',
+    'SLUICE_INVALID_ARGUMENT',
+  );
+}
+
+/**
+ * Defines the scripts on the client (once per client) and returns the methods that run them.
+ * The several-rules script takes a variable number of keys, so its first argument is their count.
+ */
+function scriptCommands(client: RedisStoreClient): {
+  single: Record<AlgorithmName, ScriptCommand>;
+  rules: ScriptCommand;
+} {
   if (!registered.has(client)) {
     for (const algorithm of ALGORITHMS) {
       client.defineCommand(COMMAND_NAMES[algorithm], { lua: LUA_SCRIPTS[algorithm], numberOfKeys: 1 });
     }
+    client.defineCommand(MULTI_COMMAND_NAME, { lua: MULTI_SCRIPT });
     registered.add(client);
   }
   // defineCommand adds each script as a method named at run time, which TypeScript cannot see.
   const methods = client as unknown as Record<string, ScriptCommand | undefined>;
-  const commands = {} as Record<AlgorithmName, ScriptCommand>;
-  for (const algorithm of ALGORITHMS) {
-    const method = methods[COMMAND_NAMES[algorithm]];
-    if (typeof method !== 'function') {
+  const method = (name: string): ScriptCommand => {
+    const found = methods[name];
+    if (typeof found !== 'function') {
       throw new SluiceConfigError(
         'client',
         client,
         'defineCommand did not add the script as a method: expected an ioredis client',
       );
     }
-    commands[algorithm] = method.bind(client);
-  }
-  return commands;
+    return found.bind(client);
+  };
+  const single = {} as Record<AlgorithmName, ScriptCommand>;
+  for (const algorithm of ALGORITHMS) single[algorithm] = method(COMMAND_NAMES[algorithm]);
+  return { single, rules: method(MULTI_COMMAND_NAME) };
 }

@@ -1,29 +1,31 @@
 /**
- * GCRA, the Lua twin of `algorithms/gcra.ts` (redis-cell `CL.THROTTLE`). State: hash
- * { last = ms of the last admission, debt = TAT − last in 1/limit ms }.
+ * GCRA, the Lua twin of `algorithms/gcra.ts` (redis-cell `CL.THROTTLE`). State: the string
+ * `"<last> <debt>"`: ms of the last admission, and TAT − last in 1/limit ms.
  */
 export const gcraLua = `
-local limit = burst + 1
-local tolerance = window * limit
-local state = load('last', 'debt')
--- (TAT - now) in 1/limit ms; 0 once the TAT is in the past.
-local current = 0
-if state then current = math.max(0, state.debt - (now - state.last) * per_window) end
-local function remaining_of(headroom)
-  if headroom > 0 then return math.floor(headroom / window) end
-  return 0
+local function gcra(key, now, cost, per_window, window, burst)
+  local limit = burst + 1
+  local tolerance = window * limit
+  -- (TAT - now) in 1/limit ms; 0 once the TAT is in the past.
+  local current = 0
+  local value = redis.call('GET', key)
+  if value then
+    local last, debt = match(value, '^(%-?%d+) (%-?%d+)$')
+    current = max(0, tonumber(debt) - (now - tonumber(last)) * per_window)
+  end
+  -- redis-cell: remaining = (tolerance - (TAT - now)) / interval, truncated, never negative.
+  local headroom = tolerance - current
+  local before = 0
+  if headroom > 0 then before = floor(headroom / window) end
+  if cost > limit then return 2, before, ceil(current / per_window), 0 end
+  local debt = current + cost * window
+  if debt > tolerance then
+    return 1, before, ceil(current / per_window), ceil((debt - tolerance) / per_window)
+  end
+  local reset_ms = ceil(debt / per_window)
+  local remaining = 0
+  if tolerance - debt > 0 then remaining = floor((tolerance - debt) / window) end
+  if cost == 0 then return 0, remaining, reset_ms, 0 end
+  return 0, remaining, reset_ms, 0, reset_ms, format('%d %d', now, debt)
 end
-if cost > limit then
-  return cost_exceeds_capacity(limit, remaining_of(tolerance - current), math.ceil(current / per_window))
-end
-local debt = current + cost * window
-if debt > tolerance then
-  return rejected(limit, remaining_of(tolerance - current), math.ceil(current / per_window),
-    math.ceil((debt - tolerance) / per_window))
-end
-local reset_ms = math.ceil(debt / per_window)
-local remaining = remaining_of(tolerance - debt)
-if cost == 0 then return peeked(limit, remaining, reset_ms) end
-save(reset_ms, 'last', now, 'debt', debt)
-return admitted(limit, remaining, reset_ms, 0)
 `;

@@ -1,49 +1,57 @@
 /**
- * Leaky bucket, the Lua twin of `algorithms/leaky-bucket.ts` (nginx `limit_req`). State: hash
- * { excess in thousandths of a request, last = ms of the last leak }.
+ * Leaky bucket, the Lua twin of `algorithms/leaky-bucket.ts` (nginx `limit_req`). State: the
+ * string `"<excess> <last>"`: excess in thousandths of a request, and ms of the last leak.
+ * `nodelay` arrives as 1 or 0 (0 is true in Lua, so it is compared, never tested).
  */
 export const leakyBucketLua = `
-local MILLI = 1000
-local limit = burst + 1
-local capacity = burst * MILLI
-local state = load('excess', 'last')
-local elapsed = 0
-if state then elapsed = now - state.last end
--- nginx: a clock that went back more than a minute counts as 1 ms, a smaller step back as 0.
-if elapsed < -60000 then
-  elapsed = 1
-elseif elapsed < 0 then
-  elapsed = 0
-end
-local level = -math.huge
-if state then level = state.excess - math.floor((elapsed * per_window * MILLI) / window) end
--- ms needed to leak amount thousandths: smallest t with floor(t * rate) >= amount.
-local function leak_ms(amount)
-  return math.ceil((amount * window) / (per_window * MILLI))
-end
-local reset_ms = 0
-if state then reset_ms = math.max(0, leak_ms(state.excess + MILLI) - elapsed) end
-local remaining = limit
-if level + MILLI > 0 then remaining = math.max(0, math.floor((capacity - level) / MILLI)) end
-if cost > limit then return cost_exceeds_capacity(limit, remaining, reset_ms) end
+local function leaky_bucket(key, now, cost, per_window, window, burst, nodelay, delay)
+  local MILLI = 1000
+  local limit = burst + 1
+  local capacity = burst * MILLI
+  local rate = per_window * MILLI
+  local value = redis.call('GET', key)
+  local stored, stored_last, elapsed = 0, 0, 0
+  if value then
+    local excess, last = match(value, '^(%-?%d+) (%-?%d+)$')
+    stored, stored_last = tonumber(excess), tonumber(last)
+    elapsed = now - stored_last
+    -- nginx: a clock that went back more than a minute counts as 1 ms, a smaller step back as 0.
+    if elapsed < -60000 then
+      elapsed = 1
+    elseif elapsed < 0 then
+      elapsed = 0
+    end
+  end
+  -- ms needed to leak an amount of thousandths: smallest t with floor(t * rate) >= amount,
+  -- i.e. ceil(amount * window / rate).
+  local level = -math.huge
+  local reset_ms = 0
+  if value then
+    level = stored - floor((elapsed * rate) / window)
+    reset_ms = max(0, ceil(((stored + MILLI) * window) / rate) - elapsed)
+  end
+  local remaining = limit
+  if level + MILLI > 0 then remaining = max(0, floor((capacity - level) / MILLI)) end
+  if cost > limit then return 2, remaining, reset_ms, 0 end
 
-local excess = math.max(math.max(0, (cost - 1) * MILLI), level + cost * MILLI)
-if excess > capacity then
-  -- Only a stored state can overflow: a new key's first excess is (cost - 1) thousand <= capacity.
-  local needed = state.excess + cost * MILLI - capacity
-  return rejected(limit, remaining, reset_ms, math.max(0, leak_ms(needed) - elapsed))
-end
-if cost == 0 then return peeked(limit, remaining, reset_ms) end
+  local excess = max(max(0, (cost - 1) * MILLI), level + cost * MILLI)
+  if excess > capacity then
+    -- Only a stored state can overflow: a new key's first excess is (cost - 1) thousand <= capacity.
+    local needed = stored + cost * MILLI - capacity
+    return 1, remaining, reset_ms, max(0, ceil((needed * window) / rate) - elapsed)
+  end
+  if cost == 0 then return 0, remaining, reset_ms, 0 end
 
-local delay_ms = 0
-if not nodelay and excess > delay * MILLI then
-  delay_ms = math.floor(((excess - delay * MILLI) * window) / (per_window * MILLI))
+  local delay_ms = 0
+  if nodelay ~= 1 and excess > delay * MILLI then
+    delay_ms = floor(((excess - delay * MILLI) * window) / rate)
+  end
+  -- nginx moves last only when time has passed.
+  local last = now
+  if value and elapsed == 0 then last = stored_last end
+  local drain_ms = ceil(((excess + MILLI) * window) / rate)
+  -- last stays ahead of now after a small clock step back; keep the state until it has leaked.
+  return 0, floor((capacity - excess) / MILLI), drain_ms, delay_ms, drain_ms + max(0, last - now),
+    format('%d %d', excess, last)
 end
--- nginx moves last only when time has passed.
-local last = now
-if state and elapsed == 0 then last = state.last end
-local drain_ms = leak_ms(excess + MILLI)
--- last stays ahead of now after a small clock step back; keep the state until it has leaked.
-save(drain_ms + math.max(0, last - now), 'excess', excess, 'last', last)
-return admitted(limit, math.floor((capacity - excess) / MILLI), drain_ms, delay_ms)
 `;

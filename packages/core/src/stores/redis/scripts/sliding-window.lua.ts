@@ -1,50 +1,51 @@
 /**
- * Sliding window (two counters), the Lua twin of `algorithms/sliding-window.ts`. State: hash
- * { start = ms of the current aligned window, previous, current }.
+ * Sliding window (two counters), the Lua twin of `algorithms/sliding-window.ts`. State: the
+ * string `"<start> <previous> <current>"`: ms of the current aligned window, and both counters.
  */
 export const slidingWindowLua = `
-local limit = per_window
--- math.fmod is exact, as JavaScript's %; Lua's own % divides first and could round.
-local start = now - math.fmod(now, window)
-local previous, current = 0, 0
-local state = load('start', 'previous', 'current')
-if state then
-  if state.start >= start then
-    -- Same window, or a clock a little behind the one that wrote the state: stay in its window.
-    start = state.start
-    previous = state.previous
-    current = state.current
-  elseif state.start == start - window then
-    previous = state.current
+local function sliding_window(key, now, cost, limit, window)
+  -- math.fmod is exact, as JavaScript's %; Lua's own % divides first and could round.
+  local start = now - math.fmod(now, window)
+  local previous, current = 0, 0
+  local value = redis.call('GET', key)
+  if value then
+    local opened, before, taken = match(value, '^(%-?%d+) (%-?%d+) (%-?%d+)$')
+    opened = tonumber(opened)
+    if opened >= start then
+      -- Same window, or a clock a little behind the one that wrote the state: stay in its window.
+      start, previous, current = opened, tonumber(before), tonumber(taken)
+    elseif opened == start - window then
+      previous = tonumber(taken)
+    end
   end
-end
-local elapsed = math.max(0, now - start)
-local used = previous * (window - elapsed) + current * window
-local full = limit * window
-local function remaining_of(used_scaled)
-  return math.max(0, math.floor((full - used_scaled) / window))
-end
-local function reset_of(cur)
-  if cur > 0 then return 2 * window - elapsed end
-  if previous > 0 then return window - elapsed end
-  return 0
-end
-if cost > limit then return cost_exceeds_capacity(limit, remaining_of(used), reset_of(current)) end
+  local elapsed = max(0, now - start)
+  local used = previous * (window - elapsed) + current * window
+  local full = limit * window
+  local remaining = max(0, floor((full - used) / window))
+  local reset_ms = 0
+  if current > 0 then
+    reset_ms = 2 * window - elapsed
+  elseif previous > 0 then
+    reset_ms = window - elapsed
+  end
+  if cost > limit then return 2, remaining, reset_ms, 0 end
 
-if used + cost * window > full then
-  local retry_after_ms
-  if current + cost <= limit then
-    -- Within this window, once the previous window's weight has decayed enough.
-    retry_after_ms = window - math.floor(((limit - current - cost) * window) / previous) - elapsed
-  else
-    -- In the next window, where this window's count becomes the decaying one.
-    local into = math.max(0, window - math.floor(((limit - cost) * window) / current))
-    retry_after_ms = window - elapsed + into
+  if used + cost * window > full then
+    local retry_after_ms
+    if current + cost <= limit then
+      -- Within this window, once the previous window's weight has decayed enough.
+      retry_after_ms = window - floor(((limit - current - cost) * window) / previous) - elapsed
+    else
+      -- In the next window, where this window's count becomes the decaying one.
+      local into = max(0, window - floor(((limit - cost) * window) / current))
+      retry_after_ms = window - elapsed + into
+    end
+    return 1, remaining, reset_ms, retry_after_ms
   end
-  return rejected(limit, remaining_of(used), reset_of(current), retry_after_ms)
+  if cost == 0 then return 0, remaining, reset_ms, 0 end
+  -- current + cost > 0 here, so the state lives two windows from this one's start.
+  local ttl_ms = 2 * window - elapsed
+  return 0, max(0, floor((full - used - cost * window) / window)), ttl_ms, 0, ttl_ms,
+    format('%d %d %d', start, previous, current + cost)
 end
-if cost == 0 then return peeked(limit, remaining_of(used), reset_of(current)) end
-local reset_ms = reset_of(current + cost)
-save(reset_ms, 'start', start, 'previous', previous, 'current', current + cost)
-return admitted(limit, remaining_of(used + cost * window), reset_ms, 0)
 `;

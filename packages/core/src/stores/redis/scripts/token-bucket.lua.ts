@@ -1,29 +1,29 @@
 /**
  * Token bucket, the Lua twin of `algorithms/token-bucket.ts` (Spring Cloud Gateway
- * `RedisRateLimiter`). State: hash { tokens in 1/window of a token, last = ms of the refill }.
+ * `RedisRateLimiter`). State: the string `"<tokens> <last>"`: tokens in 1/window of a token, and
+ * ms of the refill.
  */
 export const tokenBucketLua = `
-local limit = burst + 1
-local capacity = limit * window
-local state = load('tokens', 'last')
-local filled = capacity
-if state then
-  local elapsed = math.max(0, now - state.last)
-  filled = math.min(capacity, state.tokens + elapsed * per_window)
+local function token_bucket(key, now, cost, per_window, window, burst)
+  local limit = burst + 1
+  local capacity = limit * window
+  local filled = capacity
+  local value = redis.call('GET', key)
+  if value then
+    local tokens, last = match(value, '^(%-?%d+) (%-?%d+)$')
+    filled = min(capacity, tonumber(tokens) + max(0, now - tonumber(last)) * per_window)
+  end
+  if cost > limit then
+    return 2, floor(filled / window), ceil((capacity - filled) / per_window), 0
+  end
+  local requested = cost * window
+  if filled < requested then
+    return 1, floor(filled / window), ceil((capacity - filled) / per_window),
+      ceil((requested - filled) / per_window)
+  end
+  local tokens = filled - requested
+  local reset_ms = ceil((capacity - tokens) / per_window)
+  if cost == 0 then return 0, floor(tokens / window), reset_ms, 0 end
+  return 0, floor(tokens / window), reset_ms, 0, reset_ms, format('%d %d', tokens, now)
 end
-local function reset_of(tokens)
-  return math.ceil((capacity - tokens) / per_window)
-end
-if cost > limit then
-  return cost_exceeds_capacity(limit, math.floor(filled / window), reset_of(filled))
-end
-local requested = cost * window
-if filled < requested then
-  return rejected(limit, math.floor(filled / window), reset_of(filled), math.ceil((requested - filled) / per_window))
-end
-local tokens = filled - requested
-local reset_ms = reset_of(tokens)
-if cost == 0 then return peeked(limit, math.floor(tokens / window), reset_ms) end
-save(reset_ms, 'tokens', tokens, 'last', now)
-return admitted(limit, math.floor(tokens / window), reset_ms, 0)
 `;
