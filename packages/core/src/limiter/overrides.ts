@@ -118,7 +118,8 @@ export function createOverrides(
   }
   const table = overrides as Readonly<Record<string, OverrideRate | undefined>>;
   for (const key of Object.keys(table)) checkNow(key, table[key]);
-  // Own entries only: a key such as 'constructor' must not find Object.prototype's.
+  // Own entries only: a key such as 'constructor' must not find Object.prototype's. (A `Map` is
+  // the faster table: an object is looked up by a string built per request.)
   return (key) => resolve(key, Object.hasOwn(table, key) ? table[key] : undefined);
 
   function checkNow(key: string, value: OverrideRate | undefined): void {
