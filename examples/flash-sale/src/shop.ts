@@ -1,6 +1,7 @@
 import type { Decision, Store } from '@sluice/core';
 import { rateLimit } from '@sluice/express';
 import express, { type Express, type Request, type Response } from 'express';
+import { mountSeckill } from './seckill';
 
 /** What the shop is built with: the store every limit keeps its state in, and (for tests) a clock. */
 export interface ShopOptions {
@@ -46,6 +47,10 @@ export function createShop({ store, clock }: ShopOptions = {}): Express {
     ...(clock && { clock }),
   });
   const app = express();
+
+  // The flash-sale endpoint keeps its own zones (address, user, SKU): mounted first, it answers
+  // before the shop-wide limits below.
+  mountSeckill(app, zone);
 
   // Everything: one server-wide bucket, then one per client IP, in one middleware, so a request the
   // per-IP limit refuses uses nothing of the server-wide one. A constant key is one bucket: nginx

@@ -6,6 +6,7 @@ import { slidingLog, type SlidingLogState } from './sliding-log';
 import { slidingWindow, type SlidingWindowState } from './sliding-window';
 import type { Algorithm, Step } from './step';
 import { tokenBucket, type TokenBucketState } from './token-bucket';
+import { warmUp } from './warm-up';
 
 /** The state each algorithm keeps per key. */
 export interface AlgorithmStates {
@@ -39,5 +40,7 @@ export type {
 
 /** Runs the policy's algorithm on a stored state; stores keep states opaque, so this is the one cast. */
 export function runStep(state: unknown, policy: Policy, nowMs: number, cost: number): Step<unknown> {
-  return (algorithms[policy.algorithm] as Algorithm<unknown>).step(state, policy, nowMs, cost);
+  // `warmup` replaces the rate algorithm's step with Guava's warming one (its own state).
+  const algorithm = policy.warmupMs > 0 ? warmUp : algorithms[policy.algorithm];
+  return (algorithm as Algorithm<unknown>).step(state, policy, nowMs, cost);
 }

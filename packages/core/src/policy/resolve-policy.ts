@@ -151,10 +151,18 @@ function resolveQueue(queue: unknown, algorithm: Policy['algorithm']): number {
 function resolveWarmup(options: PolicyOptions, algorithm: Policy['algorithm']): number {
   if (options.warmup === undefined) return 0;
   if (algorithm !== 'gcra' && algorithm !== 'token-bucket') {
-    throw new SluiceConfigError('warmup', options.warmup, `applies to algorithm 'gcra' or 'token-bucket' (got '${algorithm}')`);
+    throw new SluiceConfigError(
+      'warmup',
+      options.warmup,
+      `applies to algorithm 'gcra' or 'token-bucket' (got '${algorithm}')`,
+    );
   }
   if (options.burst !== undefined) {
-    throw new SluiceConfigError('burst', options.burst, 'cannot be combined with warmup: a warming limiter has no burst (as Guava)');
+    throw new SluiceConfigError(
+      'burst',
+      options.burst,
+      'cannot be combined with warmup: a warming limiter has no burst (as Guava)',
+    );
   }
   return parseDuration('warmup', options.warmup);
 }

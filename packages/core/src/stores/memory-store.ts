@@ -2,7 +2,7 @@ import { runStep, type Step } from '../algorithms';
 import { SluiceConfigError } from '../policy/config-error';
 import type { AlgorithmName, Policy, Verdict } from '../types';
 import { SlotTable } from './memory/slot-table';
-import { CODECS, type StateCodec } from './memory/state-columns';
+import { codecOf, namespaceOf } from './memory/state-columns';
 import type { RulesRequest, Store, StoreRequest } from './store';
 
 /** Options of {@link MemoryStore}. */
@@ -83,8 +83,8 @@ export class MemoryStore implements Store {
   consumeSync({ prefix, key, policy, cost, nowMs, scope }: StoreRequest): Verdict {
     const now = nowMs ?? Date.now();
     const table = this.#table;
-    const index = this.#index(policy.algorithm, prefix, scope ?? '');
-    const codec = CODECS[policy.algorithm] as StateCodec<unknown>;
+    const index = this.#index(namespaceOf(policy), prefix, scope ?? '');
+    const codec = codecOf(policy);
     const slot = table.find(index, key, now);
     const step = runStep(
       slot === undefined ? undefined : codec.decode(table.columns, slot),
@@ -116,10 +116,7 @@ export class MemoryStore implements Store {
     policies.forEach((policy, i) => {
       const index = this.#lookup(ruleNamespace(policy.algorithm, i), prefix, scope);
       const slot = table.find(index, key, now);
-      const state =
-        slot === undefined
-          ? undefined
-          : (CODECS[policy.algorithm] as StateCodec<unknown>).decode(table.columns, slot);
+      const state = slot === undefined ? undefined : codecOf(policy).decode(table.columns, slot);
       const step = runStep(state, policy, now, cost);
       if (!step.verdict.allowed) admitted = false;
       indexes.push(index);
@@ -135,7 +132,7 @@ export class MemoryStore implements Store {
     }
     steps.forEach((step, i) => {
       if (step.state === undefined) return;
-      const codec = CODECS[(policies[i] as Policy).algorithm] as StateCodec<unknown>;
+      const codec = codecOf(policies[i] as Policy);
       codec.encode(
         step.state,
         table.columns,
@@ -146,7 +143,7 @@ export class MemoryStore implements Store {
   }
 
   reset({ prefix, key, policy, scope }: Omit<StoreRequest, 'cost'>): Promise<void> {
-    this.#table.release(this.#index(policy.algorithm, prefix, scope ?? ''), key);
+    this.#table.release(this.#index(namespaceOf(policy), prefix, scope ?? ''), key);
     return Promise.resolve();
   }
 

@@ -54,3 +54,34 @@ describe('warm-up: Guava SmoothWarmingUp', () => {
     expect(() => resolvePolicy(options as never)).toThrow(new RegExp(`^${option} `));
   });
 });
+
+describe('warmup through createLimiter', () => {
+  test('the Guava sequence through a limiter on the memory store', async () => {
+    const { createLimiter } = await import('../../src');
+    let now = 1_700_006_400_000;
+    const limiter = createLimiter({
+      rate: '2r/s',
+      warmup: '4s',
+      queue: { maxWaitMs: '1m' },
+      clock: () => now,
+    });
+    const waits: number[] = [];
+    for (let i = 0; i < 8; i++) {
+      const d = await limiter.consume('sale');
+      waits.push(d.delayMs);
+      now += d.delayMs;
+    }
+    expect(waits).toEqual([0, 1375, 1125, 875, 625, 500, 500, 500]);
+    // another key is cold on its own
+    expect((await limiter.consume('other')).delayMs).toBe(0);
+    expect((await limiter.consume('other')).delayMs).toBe(1375);
+  });
+
+  test('a remote store refuses warmup until the Redis scripts warm up too', async () => {
+    const { createLimiter } = await import('../../src');
+    const { FlakyStore } = await import('../resilience/flaky-store');
+    expect(() => createLimiter({ rate: '2r/s', warmup: '4s', store: new FlakyStore() })).toThrow(
+      /^warmup "4s": is available with the in-process MemoryStore only/,
+    );
+  });
+});

@@ -1,5 +1,6 @@
 import type { AlgorithmStates } from '../../algorithms';
-import type { AlgorithmName } from '../../types';
+import type { WarmUpState } from '../../algorithms/warm-up';
+import type { AlgorithmName, Policy } from '../../types';
 
 /**
  * Every key's state as numbers in typed arrays, one column per field, indexed by slot: no
@@ -69,3 +70,22 @@ export const CODECS: { readonly [K in AlgorithmName]: StateCodec<AlgorithmStates
     },
   },
 };
+
+/** Guava warm-up's state: stored permits and the next free time. */
+const WARM_UP: StateCodec<WarmUpState> = {
+  decode: (c, slot) => ({ stored: c.a[slot] as number, next: c.b[slot] as number }),
+  encode: (s, c, slot) => {
+    c.a[slot] = s.stored;
+    c.b[slot] = s.next;
+  },
+};
+
+/** The codec of the state a policy's step keeps (a warming policy keeps Guava's). */
+export function codecOf(policy: Policy): StateCodec<unknown> {
+  return (policy.warmupMs > 0 ? WARM_UP : CODECS[policy.algorithm]) as StateCodec<unknown>;
+}
+
+/** The namespace of a policy's state: its algorithm, or `warm-up`, whose state differs. */
+export function namespaceOf(policy: Policy): string {
+  return policy.warmupMs > 0 ? 'warm-up' : policy.algorithm;
+}
