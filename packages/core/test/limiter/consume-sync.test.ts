@@ -10,7 +10,11 @@ describe('limiter.consumeSync', () => {
     expect(sync).not.toBeInstanceOf(Promise);
     expect(sync).toMatchObject({ allowed: true, remaining: 2, key: 'k' });
     expect(await limiter.consume('k')).toMatchObject({ allowed: true, remaining: 1 });
-    expect(limiter.consumeSync('k', { cost: 2 })).toMatchObject({ allowed: false, remaining: 1, reason: 'limited' });
+    expect(limiter.consumeSync('k', { cost: 2 })).toMatchObject({
+      allowed: false,
+      remaining: 1,
+      reason: 'limited',
+    });
     expect(limiter.consumeSync('k')).toMatchObject({ allowed: true, remaining: 0 });
     clock.advance(1000);
     expect(limiter.consumeSync('other')).toMatchObject({ allowed: true, remaining: 2 });
