@@ -2,7 +2,7 @@ import { runStep, type Step } from '../algorithms';
 import { SluiceConfigError } from '../policy/config-error';
 import type { AlgorithmName, Policy, Verdict } from '../types';
 import { SlotTable } from './memory/slot-table';
-import { codecOf, namespaceOf } from './memory/state-columns';
+import { codecOf, decideOf, namespaceOf } from './memory/state-columns';
 import type { RulesRequest, Store, StoreRequest } from './store';
 
 /** Options of {@link MemoryStore}. */
@@ -84,17 +84,7 @@ export class MemoryStore implements Store {
     const now = nowMs ?? Date.now();
     const table = this.#table;
     const index = this.#index(namespaceOf(policy), prefix, scope ?? '');
-    const codec = codecOf(policy);
-    const slot = table.find(index, key, now);
-    const step = runStep(
-      slot === undefined ? undefined : codec.decode(table.columns, slot),
-      policy,
-      now,
-      cost,
-    );
-    if (step.state !== undefined)
-      codec.encode(step.state, table.columns, table.claim(index, key, now, now + step.ttlMs));
-    return step.verdict;
+    return decideOf(policy)(table, index, key, policy, now, cost);
   }
 
   consumeRules(request: RulesRequest): Promise<Verdict[]> {
