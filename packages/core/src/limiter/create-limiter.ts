@@ -5,6 +5,8 @@ import { LimiterEmitter, type LimiterEventName, type LimiterListener } from '../
 import { BlockCache, type Block } from '../resilience/block-cache';
 import { resolveOnStoreError, type OnStoreError } from '../resilience/on-store-error';
 import { guardStore, type GuardedVerdict } from '../resilience/store-guard';
+import { leasing, resolveLease, type LeaseOption } from '../resilience/token-lease';
+import { parseDuration } from '../policy/duration';
 import { MemoryStore } from '../stores/memory-store';
 import type { Store } from '../stores/store';
 import type { Decision, DecisionLimit, Policy, Verdict } from '../types';
@@ -67,6 +69,13 @@ export interface LimiterOptions extends Omit<PolicyOptions, 'rate'> {
    * @defaultValue `true` (`maxKeys` 10 000)
    */
   blockCache?: boolean | { maxKeys?: number };
+  /**
+   * With a remote store, for hot keys: take `size` units per store call and spend them on this
+   * instance for up to `maxStaleMs` (see `leasing`). Never admits more than the shared limit;
+   * unspent units are dropped. One rule only; not with the leaky bucket, `queue` or `warmup`.
+   * @defaultValue none
+   */
+  lease?: LeaseOption;
 }
 
 /**
@@ -148,6 +157,7 @@ const OPTION_NAMES = new Set([
   'rules',
   'overrides',
   'warmup',
+  'lease',
 ]);
 
 /**
@@ -364,6 +374,22 @@ export function createLimiter(options: LimiterOptions | LimiterRulesOptions): Li
 
   const blocks = guard !== undefined && blockCacheKeys > 0 ? new BlockCache(blockCacheKeys) : undefined;
   const localNow = clock ?? Date.now;
+  const lease = resolveLease((options as LimiterOptions).lease, policy, parseDuration);
+  if (lease !== undefined && (guard === undefined || policies.length > 1)) {
+    throw new SluiceConfigError(
+      'lease',
+      (options as LimiterOptions).lease,
+      guard === undefined
+        ? 'is for a remote store (Redis): an in-process store decides without a round trip'
+        : 'takes one rule, not several',
+    );
+  }
+  const consumeOne =
+    guard === undefined
+      ? undefined
+      : lease === undefined
+        ? (request: Parameters<typeof guard.consume>[0]) => guard.consume(request)
+        : leasing((request) => guard.consume(request), lease[0], lease[1], localNow);
   const blockedDecision = (block: Block, key: string, at: number): Decision => {
     const retryAfterMs = block.until - at;
     const resetMs = Math.max(retryAfterMs, block.resetAt - at);
@@ -406,9 +432,14 @@ export function createLimiter(options: LimiterOptions | LimiterRulesOptions): Li
         .then(({ verdicts, degraded }) => remembered(rulesDecisionOf(verdicts, target, key, degraded)));
     }
     const decidedBy = target.policies[0] as Policy;
-    return remote
-      .consume({ prefix, key, policy: decidedBy, cost, nowMs: now(), scope })
-      .then((verdict) => remembered(decisionOf(verdict, key, decidedBy, undefined)));
+    return (consumeOne as NonNullable<typeof consumeOne>)({
+      prefix,
+      key,
+      policy: decidedBy,
+      cost,
+      nowMs: now(),
+      scope,
+    }).then((verdict) => remembered(decisionOf(verdict, key, decidedBy, undefined)));
   };
 
   // Not async: a bad key or clock is a programming error, thrown at the call, not a rejection.

@@ -8,7 +8,7 @@ export interface LeaseOption {
   /** Units taken from the store in one call. Integer >= 2. */
   size: number;
   /** How long local units may be spent before they are dropped: ms or a duration like `'1s'`. @defaultValue 1000 */
-  maxStaleMs?: number;
+  maxStaleMs?: number | string;
 }
 
 interface Lease {
