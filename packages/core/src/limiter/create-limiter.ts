@@ -1,164 +1,19 @@
 import { SluiceConfigError } from '../policy/config-error';
-import { MAX_LIMIT, type RateInput } from '../policy/rate';
-import type { PolicyOptions } from '../policy/resolve-policy';
-import { LimiterEmitter, type LimiterEventName, type LimiterListener } from '../resilience/events';
+import { LimiterEmitter } from '../resilience/events';
 import { BlockCache, type Block } from '../resilience/block-cache';
-import { resolveOnStoreError, type OnStoreError } from '../resilience/on-store-error';
+import { resolveOnStoreError } from '../resilience/on-store-error';
 import { guardStore, type GuardedVerdict } from '../resilience/store-guard';
-import { leasing, resolveLease, type LeaseOption } from '../resilience/token-lease';
+import { leasing, resolveLease } from '../resilience/token-lease';
 import { parseDuration } from '../policy/duration';
 import { MemoryStore } from '../stores/memory-store';
 import type { Store } from '../stores/store';
 import type { Decision, DecisionLimit, Policy, Verdict } from '../types';
-import { createOverrides, type OverrideBase, type Overrides } from './overrides';
-import { decidingRule, limitsOf, resolveRules, type RuleOptions } from './rules';
+import { checkCost, OPTION_NAMES, resolveBlockCache, supportsRules } from './limiter-options';
+import type { Limiter, LimiterOptions, LimiterRulesOptions } from './limiter-types';
+import { createOverrides, type OverrideBase } from './overrides';
+import { decidingRule, limitsOf, resolveRules } from './rules';
 
-/** Options of {@link createLimiter}. */
-export interface LimiterOptions extends Omit<PolicyOptions, 'rate'> {
-  /**
-   * Sustained rate: `'10r/s'`, `'6r/m'`, `'100/1m'` or `{ limit, window }` — or a list of them,
-   * several limits that must all admit a request (`['10r/s', '1000/1h']`, at most 16), sharing
-   * `algorithm`, `burst`, `nodelay` and `delay` (each with its own default burst). A request
-   * rejected by any consumes from none, atomically (one Lua call on Redis, one step in memory).
-   * Required (or `rules`: see {@link LimiterRulesOptions}).
-   */
-  rate: RateInput | readonly RateInput[];
-  /** See {@link LimiterRulesOptions}. */
-  rules?: undefined;
-  /**
-   * Per-key limits: `{ 'sku:1001': '10r/s' }` (an object or `Map` from key to a rate or a list of
-   * rates, read on every request, so a change takes effect on the key's next request), or a
-   * function `(key, context?) => rate | undefined` (`context` is what `consume` was given, e.g.
-   * the request from the HTTP layer). An override replaces the rate only: `algorithm`, `burst`,
-   * `nodelay` and `delay` are the limiter's (with `rules`, the first rule's). An overridden key
-   * has its own state per override rate (Redis: `…:{<key>}:<algorithm>:<rate>`), so changing its
-   * override starts it fresh. An invalid value found at a request leaves that key on the
-   * limiter's own rate and is reported once through the `overrideError` event; at creation it throws.
-   * @defaultValue none
-   */
-  overrides?: Overrides;
-  /** Where state lives. @defaultValue a new `MemoryStore()` */
-  store?: Store;
-  /** Namespace of this limiter's keys in the store; give each limiter sharing a store its own. @defaultValue `'sluice'` */
-  prefix?: string;
-  /**
-   * Current time in epoch ms. Tests inject one so they never sleep. Without it the memory store
-   * reads `Date.now()` and the Redis store reads the Redis server's `TIME`.
-   */
-  clock?: () => number;
-  /** Units a request takes when `consume` is given no cost. @defaultValue 1 */
-  cost?: number;
-  /**
-   * What to do when a remote store (Redis) fails or is slower than `timeoutMs`. Not used with
-   * in-process stores, which cannot be unavailable.
-   * @defaultValue `{ insurance: new MemoryStore() }`: keep limiting on this instance alone
-   */
-  onStoreError?: OnStoreError;
-  /**
-   * A remote store slower than this counts as failed; the request is decided by `onStoreError`
-   * instead of waiting, whatever the client's reconnect and offline-queue settings are. After
-   * repeated failures the store is left alone for 250 ms, then probed by one request.
-   * @defaultValue 50
-   */
-  timeoutMs?: number;
-  /**
-   * With a remote store: once the store says a key is limited until T, later requests for that
-   * key on this instance are rejected locally until T, without a store call — a flood on one
-   * hot key costs the store almost nothing. It never admits more than the store would. `false`
-   * turns it off; `{ maxKeys }` bounds how many blocked keys are remembered.
-   * @defaultValue `true` (`maxKeys` 10 000)
-   */
-  blockCache?: boolean | { maxKeys?: number };
-  /**
-   * With a remote store, for hot keys: take `size` units per store call and spend them on this
-   * instance for up to `maxStaleMs` (see `leasing`). Never admits more than the shared limit;
-   * unspent units are dropped. One rule only; not with the leaky bucket, `queue` or `warmup`.
-   * @defaultValue none
-   */
-  lease?: LeaseOption;
-}
-
-/**
- * {@link LimiterOptions} with several limits of their own algorithms instead of `rate`:
- * `rules: [{ rate, algorithm?, burst?, nodelay?, delay?, queue? }, …]` (at most 16), all or
- * nothing as a list in `rate`. Not with a top-level `rate`, `algorithm`, `burst`, `nodelay`,
- * `delay` or `queue`. The store must have `consumeRules` (MemoryStore and RedisStore do).
- *
- * @example
- * ```ts
- * createLimiter({ rules: [{ rate: '10r/s', algorithm: 'leaky-bucket', burst: 20 }, { rate: '1000/1d', algorithm: 'fixed-window' }] });
- * ```
- */
-export interface LimiterRulesOptions extends Omit<
-  LimiterOptions,
-  'rate' | 'rules' | 'algorithm' | 'burst' | 'nodelay' | 'delay' | 'queue'
-> {
-  /** The limits, in order: every one must admit a request, and a rejection consumes from none. */
-  rules: readonly RuleOptions[];
-  rate?: undefined;
-}
-
-/** Per-call options of {@link Limiter.consume}. */
-export interface ConsumeOptions {
-  /** Units this request takes: a whole number >= 0 (0 only looks). @defaultValue the limiter's `cost` option, 1 */
-  cost?: number;
-  /** Passed to an `overrides` function as its second argument (the HTTP layer passes the request). */
-  context?: unknown;
-}
-
-/** A limiter: one policy applied to any number of keys. */
-export interface Limiter {
-  /** The normalized policy (with several rules, the first one's). */
-  readonly policy: Policy;
-  /** Every rule's normalized policy, in order: one unless `rate` is a list or `rules` is given. */
-  readonly policies: readonly Policy[];
-  /** The store in use. */
-  readonly store: Store;
-  /**
-   * Takes `cost` units for `key` and resolves the decision. Being limited is a normal answer
-   * (`allowed: false`); the promise rejects only when the store fails.
-   * @throws {@link SluiceConfigError} (synchronously) when `key` is not a string, `cost` is invalid or `clock` returns no valid time
-   */
-  consume(key: string, options?: ConsumeOptions): Promise<Decision>;
-  /**
-   * {@link Limiter.consume} without a promise, when the store decides in-process (MemoryStore):
-   * the fast path adapters take. Returns `undefined` when the store is remote (Redis): use
-   * `consume` then.
-   * @throws {@link SluiceConfigError} when `key` is not a string or `cost` is invalid
-   */
-  consumeSync(key: string, options?: ConsumeOptions): Decision | undefined;
-  /** The decision a request of cost 0 would get: looks without taking anything. */
-  peek(key: string): Promise<Decision>;
-  /** Forgets `key`: its next request starts with the full limit. */
-  reset(key: string): Promise<void>;
-  /**
-   * Listens to `limited`, `storeError`, `storeRecovered` or `fallback`. A listener that throws
-   * never breaks a request.
-   */
-  on<E extends LimiterEventName>(event: E, listener: LimiterListener<E>): Limiter;
-  /** Stops listening. */
-  off<E extends LimiterEventName>(event: E, listener: LimiterListener<E>): Limiter;
-}
-
-const OPTION_NAMES = new Set([
-  'rate',
-  'burst',
-  'algorithm',
-  'nodelay',
-  'delay',
-  'store',
-  'prefix',
-  'clock',
-  'cost',
-  'onStoreError',
-  'timeoutMs',
-  'blockCache',
-  'queue',
-  'rules',
-  'overrides',
-  'warmup',
-  'lease',
-]);
+export type { ConsumeOptions, Limiter, LimiterOptions, LimiterRulesOptions } from './limiter-types';
 
 /**
  * Creates a limiter from options validated once, here.
@@ -507,54 +362,4 @@ interface Target {
   readonly policies: readonly Policy[];
   /** `undefined` for the limiter's own policies; an override's rates otherwise. */
   readonly scope: string | undefined;
-}
-
-/**
- * `true` when the store (and the insurance store, for a remote one) can decide several rules at
- * once; else the error to throw when several are configured.
- */
-function supportsRules(store: Store, insurance: Store | undefined): true | SluiceConfigError {
-  const inProcess = store.consumeSync !== undefined;
-  const decides = inProcess
-    ? typeof store.consumeRulesSync === 'function'
-    : typeof store.consumeRules === 'function';
-  if (!decides || typeof store.resetRules !== 'function') {
-    return new SluiceConfigError(
-      'store',
-      store,
-      `several limits need a store with ${inProcess ? 'consumeRulesSync' : 'consumeRules'} and resetRules, as MemoryStore and RedisStore have`,
-    );
-  }
-  if (!inProcess && insurance !== undefined && typeof insurance.consumeRules !== 'function') {
-    return new SluiceConfigError(
-      'onStoreError.insurance',
-      insurance,
-      'several limits need an insurance store with consumeRules, as MemoryStore has',
-    );
-  }
-  return true;
-}
-
-/** `blockCache` → how many blocked keys to remember (0: off). */
-function resolveBlockCache(value: unknown): number {
-  if (value === undefined || value === true) return 10_000;
-  if (value === false) return 0;
-  if (typeof value === 'object' && value !== null && Object.keys(value).every((name) => name === 'maxKeys')) {
-    const { maxKeys = 10_000 } = value as { maxKeys?: unknown };
-    if (typeof maxKeys === 'number' && Number.isInteger(maxKeys) && maxKeys >= 1) return maxKeys;
-    throw new SluiceConfigError('blockCache.maxKeys', maxKeys, 'must be a whole number >= 1');
-  }
-  throw new SluiceConfigError('blockCache', value, 'expected true, false or { maxKeys: number }');
-}
-
-function checkCost(option: string, cost: unknown): number {
-  if (typeof cost !== 'number' || !Number.isInteger(cost) || cost < 0 || cost > MAX_LIMIT) {
-    throw new SluiceConfigError(
-      option,
-      cost,
-      `must be a whole number from 0 to ${MAX_LIMIT}`,
-      'SLUICE_INVALID_ARGUMENT',
-    );
-  }
-  return cost;
 }
