@@ -7,18 +7,9 @@ import {
 } from '../../src';
 import { fakeClock } from '../contract/fake-clock';
 import { HOSTILE_KEYS, scanKeys, type RedisTarget } from './redis-store-behaviour';
+import { scriptCalls } from '../harness/script-calls';
 
 let prefixes = 0;
-
-/** Script calls (EVALSHA + EVAL) Redis served, summed over the masters. */
-async function scriptCalls(target: RedisTarget): Promise<number> {
-  let calls = 0;
-  for (const master of target.masters()) {
-    const info = await master.info('commandstats');
-    for (const match of info.matchAll(/^cmdstat_(evalsha|eval):calls=(\d+)/gm)) calls += Number(match[2]);
-  }
-  return calls;
-}
 
 /**
  * What RedisStore guarantees for several rules on any deployment: one script call per decision,
@@ -46,9 +37,9 @@ export function describeRedisRulesBehaviour(name: string, target: RedisTarget): 
           { rate: '7/1m', algorithm: 'sliding-log' },
         ],
       });
-      const before = await scriptCalls(target);
+      const before = await scriptCalls(...target.masters());
       const decision = await limiter.consume('user:42');
-      expect(await scriptCalls(target)).toBe(before + 1);
+      expect(await scriptCalls(...target.masters())).toBe(before + 1);
       const keys = await scanKeys(target, prefix);
       expect(keys.sort()).toEqual([
         `${prefix}:{user:42}:fixed-window:1`,

@@ -1,16 +1,9 @@
 import { ALGORITHMS, createLimiter, MemoryStore, RedisStore, SluiceConfigError } from '../../src';
 import { fakeClock } from '../contract/fake-clock';
 import { useRedisServer } from '../harness/redis-fixtures';
+import { scriptCalls } from '../harness/script-calls';
 
 const redis = useRedisServer();
-
-/** Script calls Redis served so far (EVALSHA + EVAL), from INFO commandstats. */
-async function scriptCalls(): Promise<number> {
-  const info = await redis.client().info('commandstats');
-  let calls = 0;
-  for (const match of info.matchAll(/cmdstat_(evalsha|eval):calls=(\d+)/g)) calls += Number(match[2]);
-  return calls;
-}
 
 describe('block cache', () => {
   test.each(ALGORITHMS)(
@@ -32,7 +25,7 @@ describe('block cache', () => {
         timeoutMs: 5000,
       });
       const reference = createLimiter({ ...options, store: new MemoryStore() });
-      const before = await scriptCalls();
+      const before = await scriptCalls(redis.client());
       let requests = 0;
       let admitted = 0;
       // 500 requests a second (50× the limit) for 3 seconds, one every 2 ms.
@@ -45,7 +38,7 @@ describe('block cache', () => {
         if (got.allowed) admitted++;
         clock.advance(2);
       }
-      const perRequest = ((await scriptCalls()) - before) / requests;
+      const perRequest = ((await scriptCalls(redis.client())) - before) / requests;
       expect(admitted).toBeGreaterThanOrEqual(25); // about 10 a second; the window algorithms differ a little
       expect(perRequest).toBeLessThan(0.05);
     },
@@ -79,9 +72,9 @@ describe('block cache', () => {
       blockCache: false,
     });
     await limiter.consume('k');
-    const before = await scriptCalls();
+    const before = await scriptCalls(redis.client());
     for (let i = 0; i < 10; i++) await limiter.consume('k');
-    expect((await scriptCalls()) - before).toBe(10);
+    expect((await scriptCalls(redis.client())) - before).toBe(10);
   });
 
   test.each([

@@ -1,15 +1,9 @@
 import { createLimiter, MemoryStore, RedisStore, SluiceConfigError } from '../../src';
 import { fakeClock } from '../contract/fake-clock';
 import { useRedisServer } from '../harness/redis-fixtures';
+import { scriptCalls } from '../harness/script-calls';
 
 const redis = useRedisServer();
-
-async function scriptCalls(): Promise<number> {
-  const info = await redis.client().info('commandstats');
-  let calls = 0;
-  for (const match of info.matchAll(/cmdstat_(evalsha|eval):calls=(\d+)/g)) calls += Number(match[2]);
-  return calls;
-}
 
 describe('lease through createLimiter on Redis', () => {
   test.each(['gcra', 'fixed-window', 'sliding-window'] as const)(
@@ -28,10 +22,10 @@ describe('lease through createLimiter on Redis', () => {
         onStoreError: 'fail-closed',
         lease: { size: 10, maxStaleMs: '10s' },
       });
-      const before = await scriptCalls();
+      const before = await scriptCalls(redis.client());
       let admitted = 0;
       for (let i = 0; i < 300; i++) if ((await limiter.consume('sku:hot')).allowed) admitted++;
-      const calls = (await scriptCalls()) - before;
+      const calls = (await scriptCalls(redis.client())) - before;
       expect(admitted).toBe(100);
       // 10 leases for 100 admissions (1 / size), plus the refused lease and single unit at the end
       expect(calls / admitted).toBeLessThanOrEqual((1 / 10) * 1.2);
