@@ -1,7 +1,7 @@
 import { execFileSync, fork, type ChildProcess } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import type { PolicyOptions } from '../../src';
+import type { LimiterOptions, PolicyOptions } from '../../src';
 
 const CORE = resolve(__dirname, '../..');
 const DIST = join(CORE, 'dist', 'index.cjs');
@@ -52,6 +52,8 @@ export interface RunOptions {
   sendClock?: boolean;
   /** Only these workers (indexes) fire. @defaultValue all */
   workers?: readonly number[];
+  /** Each worker's limiter leases units (createLimiter's `lease`). @defaultValue no leasing */
+  lease?: LimiterOptions['lease'];
 }
 
 /** OS processes (child_process.fork) running the built package against one Redis. */
@@ -97,6 +99,7 @@ export class WorkerPool {
         policy: options.policy,
         count: options.perWorker,
         sendClock: options.sendClock === true,
+        lease: options.lease,
       });
     }
     const results = (await Promise.all(done)) as unknown as RunResult[];

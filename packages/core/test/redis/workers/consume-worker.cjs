@@ -4,7 +4,7 @@
  * redis-concurrency.test.ts. It loads the BUILT package, as an app server would.
  *
  * argv: <path to dist/index.cjs> <redis port> <clock skew in ms>
- * Messages in:  { type: 'run', id, key, count, prefix, policy: PolicyOptions, sendClock }
+ * Messages in:  { type: 'run', id, key, count, prefix, policy: PolicyOptions, sendClock, lease? }
  *               { type: 'exit' }
  * Messages out: { type: 'ready' } once connected; { type: 'done', id, admitted, delayed, degraded, errors }
  */
@@ -30,13 +30,14 @@ process.on('message', (message) => {
     process.exit(0);
   }
   if (message.type !== 'run') return;
-  const { id, key, count, prefix, sendClock } = message;
+  const { id, key, count, prefix, sendClock, lease } = message;
   const limiter = createLimiter({
     ...message.policy,
     store,
     prefix,
     // A limiter sends a time only when given a clock: without one, Redis decides on its TIME.
     ...(sendClock ? { clock: Date.now } : {}),
+    ...(lease === undefined ? {} : { lease }),
     // Every decision must come from Redis: a slow one must not fall back to a local store here.
     timeoutMs: 60_000,
     onStoreError: 'fail-closed',
