@@ -28,8 +28,7 @@ export const HOT_SKU = 'iphone-17';
  * 2. per user (`user-id` header, required): 2 a second *and* 20 a minute — both or neither, in one
  *    atomic store call (a refused attempt does not count against the minute);
  * 3. per SKU: the order backend takes 50 a second per SKU, warming up over 10 s from the sale's
- *    opening (a third of the rate at first; memory store only, for now), the hot SKU held to 20
- *    a second; past that, a
+ *    opening (a third of the rate at first), the hot SKU held to 20 a second; past that, a
  *    "busy, try again" page with a 200, not an error.
  *
  * With a shared store (Redis) the block cache answers the flood of refused requests locally.
@@ -38,7 +37,6 @@ export const HOT_SKU = 'iphone-17';
  */
 export function mountSeckill(app: Express, zone: (name: string) => ZoneOptions): void {
   const proxy = { trustProxy: ['127.0.0.1', '::1'] };
-  const inProcess = zone('seckill').store === undefined;
   app.post(
     '/seckill/:sku',
     rateLimit([
@@ -55,8 +53,7 @@ export function mountSeckill(app: Express, zone: (name: string) => ZoneOptions):
         ...proxy,
         key: (req: Request) => String(req.params.sku ?? ''),
         rate: '50r/s',
-        // Warm-up runs in the memory store only, for now (the Redis scripts do not warm up yet).
-        ...(inProcess ? { warmup: '10s' } : {}),
+        warmup: '10s',
         overrides: { [HOT_SKU]: '20r/s' },
         fallback: (req: Request, res: Response, decision: Decision) => {
           res.json({

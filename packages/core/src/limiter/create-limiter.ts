@@ -44,22 +44,6 @@ export function createLimiter(options: LimiterOptions | LimiterRulesOptions): Li
   }
   const policies = resolveRules(options);
   const policy = policies[0] as Policy;
-  if (options.store !== undefined && options.store.consumeSync === undefined) {
-    // The Redis scripts neither queue nor warm up yet: refuse rather than decide differently from memory.
-    for (const [option, used] of [
-      ['queue', policies.some((p) => p.maxWaitMs > 0)],
-      ['warmup', policies.some((p) => p.warmupMs > 0)],
-    ] as const) {
-      if (used) {
-        const value = (options as unknown as Record<string, unknown>)[option];
-        throw new SluiceConfigError(
-          option,
-          value,
-          'is available with the in-process MemoryStore only, for now',
-        );
-      }
-    }
-  }
   const store = options.store ?? new MemoryStore();
   if (
     typeof store !== 'object' ||

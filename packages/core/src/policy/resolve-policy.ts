@@ -107,8 +107,12 @@ export function resolvePolicy(options: PolicyOptions): Policy {
   return policy;
 }
 
-/** Requests allowed at once: `burst + 1` for the bucket algorithms, `limit` for the window ones. */
+/**
+ * Requests allowed at once: `burst + 1` for the bucket algorithms, `limit` for the window ones,
+ * and 1 with `warmup` (Guava's warming limiter spaces every request; it has no burst).
+ */
 export function capacityOf(policy: Policy): number {
+  if (policy.warmupMs > 0) return 1;
   return policy.algorithm === 'gcra' ||
     policy.algorithm === 'token-bucket' ||
     policy.algorithm === 'leaky-bucket'

@@ -76,12 +76,4 @@ describe('warmup through createLimiter', () => {
     expect((await limiter.consume('other')).delayMs).toBe(0);
     expect((await limiter.consume('other')).delayMs).toBe(1375);
   });
-
-  test('a remote store refuses warmup until the Redis scripts warm up too', async () => {
-    const { createLimiter } = await import('../../src');
-    const { FlakyStore } = await import('../resilience/flaky-store');
-    expect(() => createLimiter({ rate: '2r/s', warmup: '4s', store: new FlakyStore() })).toThrow(
-      /^warmup "4s": is available with the in-process MemoryStore only/,
-    );
-  });
 });

@@ -9,6 +9,7 @@ import {
   type PolicyOptions,
 } from '../../src';
 import { COMMAND_NAMES, scriptArgs, toVerdict } from '../../src/stores/redis/redis-command';
+import { stateKindOf } from '../../src/stores/redis/scripts';
 import { FAKE_EPOCH } from '../contract/fake-clock';
 import { useRedisServer } from '../harness/redis-fixtures';
 import { storedState } from './packed-state';
@@ -50,6 +51,13 @@ function buckets(algorithm: 'gcra' | 'token-bucket'): PolicyOptions[] {
     { algorithm, rate: '2.5r/s', burst: 4 },
     { algorithm, rate: '100/1m' },
     { algorithm, rate: { limit: 3, window: 7 }, burst: 1 },
+    // A queue: admissions delayed up to maxWaitMs, state running ahead of (or below) the capacity.
+    { algorithm, rate: '2.5r/s', burst: 2, queue: { maxWaitMs: 1500 } },
+    { algorithm, rate: '7r/m', queue: { maxWaitMs: 20_000 } },
+    // Warm-up replaces the step with Guava's (fractional state, written with %.17g).
+    { algorithm, rate: '2r/s', warmup: '4s' },
+    { algorithm, rate: '7r/m', warmup: '1m', queue: { maxWaitMs: 30_000 } },
+    { algorithm, rate: { limit: 3, window: 7000 }, warmup: 2500, queue: { maxWaitMs: 999 } },
   ];
 }
 
@@ -121,7 +129,7 @@ describe.each(ALGORITHMS)('%s: Lua = TypeScript', (algorithm) => {
       // A MULTI of the store's client carries the scripts the store defined on it.
       const multi = client.multi();
       const run = (multi as unknown as Record<string, (...args: string[]) => ChainableCommander>)[
-        COMMAND_NAMES[algorithm]
+        COMMAND_NAMES[stateKindOf(policy)]
       ] as (...args: string[]) => ChainableCommander;
       for (const request of plan) {
         const key = store.keyOf({ prefix, key: request.key, policy });
@@ -149,7 +157,7 @@ describe.each(ALGORITHMS)('%s: Lua = TypeScript', (algorithm) => {
         if (step.state !== undefined) model.set(request.key, step.state);
         const after = model.get(request.key);
         const verdict = scriptError === null ? toVerdict(reply, policy) : String(scriptError);
-        const state = storedState(algorithm, raw);
+        const state = storedState(stateKindOf(policy), raw);
         const ttl = pttl as number;
         // -2: no key; -1: no TTL, i.e. the previous step's PERSIST left untouched.
         const ttlOk =
@@ -181,6 +189,7 @@ describe.each(ALGORITHMS)('%s: Lua = TypeScript', (algorithm) => {
       // Delays need room between delay=N and the burst.
       if (algorithm === 'leaky-bucket' && !policy.nodelay && policy.delay < policy.burst)
         expect(verdicts.some((v) => v.delayMs > 0)).toBe(true);
+      if (policy.maxWaitMs > 0) expect(verdicts.some((v) => v.allowed && v.delayMs > 0)).toBe(true);
     },
   );
 });

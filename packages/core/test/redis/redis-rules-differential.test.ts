@@ -3,6 +3,7 @@ import { RedisStore, resolvePolicy, runStep, type Policy, type PolicyOptions, ty
 import { MULTI_COMMAND_NAME, rulesArgs, toVerdicts } from '../../src/stores/redis/redis-command';
 import { FAKE_EPOCH } from '../contract/fake-clock';
 import { useRedisServer } from '../harness/redis-fixtures';
+import { stateKindOf } from '../../src/stores/redis/scripts';
 import { storedState } from './packed-state';
 import { seededRandom, type Random } from './seeded-random';
 
@@ -40,6 +41,11 @@ const RULE_SETS: Record<string, PolicyOptions[]> = {
     { algorithm: 'token-bucket', rate: '7r/m', burst: 3 },
     { algorithm: 'sliding-window', rate: '2.5r/s' },
   ],
+  'queued gcra + warming token-bucket + fixed-window': [
+    { algorithm: 'gcra', rate: '2.5r/s', burst: 2, queue: { maxWaitMs: 1500 } },
+    { algorithm: 'token-bucket', rate: '2r/s', warmup: '4s', queue: { maxWaitMs: 2000 } },
+    { algorithm: 'fixed-window', rate: '20/1m' },
+  ],
   'the same rule twice': [
     { algorithm: 'gcra', rate: '2r/s', burst: 2 },
     { algorithm: 'gcra', rate: '2r/s', burst: 2 },
@@ -53,6 +59,7 @@ interface Request {
 }
 
 function capacity(policy: Policy): number {
+  if (policy.warmupMs > 0) return 1;
   return ['gcra', 'token-bucket', 'leaky-bucket'].includes(policy.algorithm)
     ? policy.burst + 1
     : policy.limit;
@@ -167,7 +174,7 @@ test.each(Object.entries(RULE_SETS).map(([name, rules], i) => [name, rules, 2000
         const after = states[i]?.get(request.key);
         const ttlMs = expected.ttls[i];
         const ttl = pttl as number;
-        if (JSON.stringify(storedState(policy.algorithm, raw)) !== JSON.stringify(after))
+        if (JSON.stringify(storedState(stateKindOf(policy), raw)) !== JSON.stringify(after))
           problems.push(`state ${i}`);
         // -2: no key; -1: no TTL, i.e. the previous step's PERSIST left untouched.
         const ttlOk =
@@ -185,6 +192,7 @@ test.each(Object.entries(RULE_SETS).map(([name, rules], i) => [name, rules, 2000
         seen.add(admitted ? 'admitted' : 'rejected');
         if (!admitted && verdicts.some((v) => v.allowed)) seen.add('rejected by one, admitted by another');
         if (verdicts.some((v) => v.reason === 'cost-exceeds-capacity')) seen.add('cost-exceeds-capacity');
+        if (admitted && verdicts.some((v) => v.delayMs > 0)) seen.add('delayed');
       }
     });
     expect(mismatches.slice(0, 3)).toEqual([]);
@@ -192,6 +200,7 @@ test.each(Object.entries(RULE_SETS).map(([name, rules], i) => [name, rules, 2000
     const kinds = ['admitted', 'rejected', 'cost-exceeds-capacity'];
     if (policies.length > 1 && _name !== 'the same rule twice')
       kinds.push('rejected by one, admitted by another');
+    if (policies.some((p) => p.maxWaitMs > 0)) kinds.push('delayed');
     expect([...seen].sort()).toEqual(expect.arrayContaining(kinds));
   },
 );

@@ -1,8 +1,17 @@
 import { createHash } from 'node:crypto';
 import { capacityOf } from '../../policy/resolve-policy';
 import type { RulesRequest, StoreRequest } from '../store';
-import { ALGORITHMS, type AlgorithmName, type Policy, type RejectReason, type Verdict } from '../../types';
-import { LUA_SCRIPTS, MAX_PARAMS, MULTI_SCRIPT, policyParams } from './scripts';
+import type { Policy, RejectReason, Verdict } from '../../types';
+import {
+  LUA_SCRIPTS,
+  MAX_PARAMS,
+  MULTI_SCRIPT,
+  policyParams,
+  singleParams,
+  STATE_KINDS,
+  stateKindOf,
+  type StateKind,
+} from './scripts';
 
 /** `sluice:<name>:<digest of the source>`: two versions of sluice sharing a client never overwrite each other's script. */
 function commandName(name: string, source: string): string {
@@ -10,9 +19,9 @@ function commandName(name: string, source: string): string {
 }
 
 /** The name each single-rule script is registered under with ioredis `defineCommand`. */
-export const COMMAND_NAMES: Readonly<Record<AlgorithmName, string>> = Object.fromEntries(
-  ALGORITHMS.map((algorithm) => [algorithm, commandName(algorithm, LUA_SCRIPTS[algorithm])]),
-) as Record<AlgorithmName, string>;
+export const COMMAND_NAMES: Readonly<Record<StateKind, string>> = Object.fromEntries(
+  STATE_KINDS.map((kind) => [kind, commandName(kind, LUA_SCRIPTS[kind])]),
+) as Record<StateKind, string>;
 
 /** The name the several-rules script is registered under. */
 export const MULTI_COMMAND_NAME = commandName('rules', MULTI_SCRIPT);
@@ -22,33 +31,46 @@ function timeArg(nowMs: number | undefined): string {
   return nowMs === undefined ? '' : String(nowMs);
 }
 
-/** Each policy's numbers as text, built once: policies live as long as their limiter. */
-const PARAMS = new WeakMap<Policy, readonly string[]>();
+/** A policy's numbers as text, as a single-rule script reads them. */
+interface ParamsText {
+  readonly params: readonly string[];
+  /** `undefined` when every optional number is 0 (no queue): then none is sent. */
+  readonly optional: readonly string[] | undefined;
+}
 
-function paramsOf(policy: Policy): readonly string[] {
-  let params = PARAMS.get(policy);
-  if (params === undefined) PARAMS.set(policy, (params = policyParams(policy).map(String)));
-  return params;
+/** Each policy's numbers as text, built once: policies live as long as their limiter. */
+const PARAMS = new WeakMap<Policy, ParamsText>();
+
+function paramsOf(policy: Policy): ParamsText {
+  let text = PARAMS.get(policy);
+  if (text === undefined) {
+    const { params, optional } = singleParams(policy);
+    text = { params: params.map(String), optional: optional?.map(String) };
+    PARAMS.set(policy, text);
+  }
+  return text;
 }
 
 /**
- * The single-rule script's arguments (ARGV) for one request: the policy's numbers its algorithm
+ * The single-rule script's arguments (ARGV) for one request: the policy's numbers its step
  * reads (see `scripts/index.ts`), then `cost` unless it is 1, then `now` unless the server's
- * `TIME` is to be used. The usual request sends the policy alone: every argument costs Redis.
+ * `TIME` is to be used, then the optional numbers (a queue's `maxWaitMs`) unless all are 0. The
+ * usual request sends the policy alone: every argument costs Redis.
  */
 export function scriptArgs({
   policy,
   cost,
   nowMs,
 }: Pick<StoreRequest, 'policy' | 'cost' | 'nowMs'>): readonly string[] {
-  const params = paramsOf(policy);
+  const { params, optional } = paramsOf(policy);
+  if (optional !== undefined) return [...params, String(cost), timeArg(nowMs), ...optional];
   if (nowMs !== undefined) return [...params, String(cost), String(nowMs)];
   return cost === 1 ? params : [...params, String(cost)];
 }
 
 /**
- * The several-rules script's arguments: `now`, `cost`, then per rule the algorithm's number
- * (from 1, in `ALGORITHMS` order) and its numbers padded to a fixed stride.
+ * The several-rules script's arguments: `now`, `cost`, then per rule the number of its kind of
+ * state (from 1, in `STATE_KINDS` order) and its numbers padded to a fixed stride.
  */
 export function rulesArgs({
   policies,
@@ -58,7 +80,7 @@ export function rulesArgs({
   const args = [timeArg(nowMs), String(cost)];
   for (const policy of policies) {
     const params = policyParams(policy);
-    args.push(String(ALGORITHMS.indexOf(policy.algorithm) + 1));
+    args.push(String(STATE_KINDS.indexOf(stateKindOf(policy)) + 1));
     for (let i = 0; i < MAX_PARAMS; i++) args.push(String(params[i] ?? 0));
   }
   return args;

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { AlgorithmName } from '../../types';
+import type { StateKind } from './scripts';
 
 /**
  * Characters rewritten by {@link escapeKeyText}: `%` (the escape character itself), `{` and `}`
@@ -44,7 +44,7 @@ export function escapeKeyText(text: string): string {
  * @param storePrefix - the `RedisStore` prefix, or `undefined` for none
  * @param prefix - the limiter's prefix
  * @param key - the user's key, any string
- * @param algorithm - the algorithm, so two algorithms never read each other's state
+ * @param algorithm - the algorithm (or `warm-up`), so two kinds of state never read each other's
  * @param scope - a per-key override's namespace (its rate), or `undefined`
  * @param rule - the rule's index in a limiter with several rules, or `undefined` for a single rule
  */
@@ -52,7 +52,7 @@ export function redisKey(
   storePrefix: string | undefined,
   prefix: string,
   key: string,
-  algorithm: AlgorithmName,
+  algorithm: StateKind,
   scope?: string,
   rule?: number,
 ): string {

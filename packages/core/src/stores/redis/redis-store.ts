@@ -1,5 +1,5 @@
 import { SluiceConfigError } from '../../policy/config-error';
-import { ALGORITHMS, type AlgorithmName, type Verdict } from '../../types';
+import type { Verdict } from '../../types';
 import type { RulesRequest, Store, StoreRequest } from '../store';
 import type { RedisStoreClient, ScriptCommand } from './redis-client';
 import {
@@ -11,7 +11,7 @@ import {
   toVerdicts,
 } from './redis-command';
 import { redisKey } from './redis-keys';
-import { LUA_SCRIPTS, MULTI_SCRIPT } from './scripts';
+import { LUA_SCRIPTS, MULTI_SCRIPT, STATE_KINDS, stateKindOf, type StateKind } from './scripts';
 
 export type { RedisStoreClient } from './redis-client';
 
@@ -51,7 +51,7 @@ const registered = new WeakSet<RedisStoreClient>();
  *
  * - Time: the Redis server's `TIME`, so app servers whose clocks disagree share one exact limit;
  *   when the limiter has a `clock`, that time is sent instead.
- * - Keys: `<limiter prefix>:{<key>}:<algorithm>`, one key per decision (`…:<algorithm>:<index>`
+ * - Keys: `<limiter prefix>:{<key>}:<algorithm>` (`warm-up` for a policy with `warmup`), one key per decision (`…:<algorithm>:<index>`
  *   per rule with several rules, `…:<algorithm>:<override rate>` for a per-key override). The user's key is escaped
  *   (`%` `{` `}` and lone surrogates as `%XX`, the empty key as `%`, and text over 256 characters
  *   replaced by its SHA-256), so whatever it holds it is the hash tag: it cannot pick another
@@ -79,7 +79,7 @@ export class RedisStore implements Store {
   /** The namespace before every key, if any. */
   readonly prefix: string | undefined;
   readonly #client: RedisStoreClient;
-  readonly #commands: Record<AlgorithmName, ScriptCommand>;
+  readonly #commands: Record<StateKind, ScriptCommand>;
   readonly #rules: ScriptCommand;
 
   /**
@@ -128,7 +128,7 @@ export class RedisStore implements Store {
     const invalid = invalidTime(request.nowMs);
     if (invalid !== undefined) return Promise.reject(invalid);
     const { policy } = request;
-    const run = this.#commands[policy.algorithm];
+    const run = this.#commands[stateKindOf(policy)];
     return run(this.keyOf(request), ...scriptArgs(request)).then((reply) => toVerdict(reply, policy));
   }
 
@@ -164,7 +164,7 @@ export class RedisStore implements Store {
    * @param request - the limiter prefix, the user's key, the policy and the scope, if any
    */
   keyOf({ prefix, key, policy, scope }: Pick<StoreRequest, 'prefix' | 'key' | 'policy' | 'scope'>): string {
-    return redisKey(this.prefix, prefix, key, policy.algorithm, scope);
+    return redisKey(this.prefix, prefix, key, stateKindOf(policy), scope);
   }
 
   /** The keys of every rule of a {@link RulesRequest}, `…:{<key>}:<algorithm>[:<scope>]:<index>`, in order. */
@@ -174,7 +174,7 @@ export class RedisStore implements Store {
     policies,
     scope,
   }: Pick<RulesRequest, 'prefix' | 'key' | 'policies' | 'scope'>): string[] {
-    return policies.map((policy, i) => redisKey(this.prefix, prefix, key, policy.algorithm, scope, i));
+    return policies.map((policy, i) => redisKey(this.prefix, prefix, key, stateKindOf(policy), scope, i));
   }
 }
 
@@ -194,12 +194,12 @@ function invalidTime(nowMs: number | undefined): SluiceConfigError | undefined {
  * The several-rules script takes a variable number of keys, so its first argument is their count.
  */
 function scriptCommands(client: RedisStoreClient): {
-  single: Record<AlgorithmName, ScriptCommand>;
+  single: Record<StateKind, ScriptCommand>;
   rules: ScriptCommand;
 } {
   if (!registered.has(client)) {
-    for (const algorithm of ALGORITHMS) {
-      client.defineCommand(COMMAND_NAMES[algorithm], { lua: LUA_SCRIPTS[algorithm], numberOfKeys: 1 });
+    for (const kind of STATE_KINDS) {
+      client.defineCommand(COMMAND_NAMES[kind], { lua: LUA_SCRIPTS[kind], numberOfKeys: 1 });
     }
     client.defineCommand(MULTI_COMMAND_NAME, { lua: MULTI_SCRIPT });
     registered.add(client);
@@ -217,7 +217,7 @@ function scriptCommands(client: RedisStoreClient): {
     }
     return found.bind(client);
   };
-  const single = {} as Record<AlgorithmName, ScriptCommand>;
-  for (const algorithm of ALGORITHMS) single[algorithm] = method(COMMAND_NAMES[algorithm]);
+  const single = {} as Record<StateKind, ScriptCommand>;
+  for (const kind of STATE_KINDS) single[kind] = method(COMMAND_NAMES[kind]);
   return { single, rules: method(MULTI_COMMAND_NAME) };
 }

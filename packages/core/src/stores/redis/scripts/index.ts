@@ -1,4 +1,4 @@
-import { ALGORITHMS, type AlgorithmName, type Policy } from '../../../types';
+import { ALGORITHMS, type Policy } from '../../../types';
 import { fixedWindowLua } from './fixed-window.lua';
 import { gcraLua } from './gcra.lua';
 import { leakyBucketLua } from './leaky-bucket.lua';
@@ -7,6 +7,7 @@ import { nowLua, preludeLua, setStateLua } from './prelude.lua';
 import { slidingLogLua } from './sliding-log.lua';
 import { slidingWindowLua } from './sliding-window.lua';
 import { tokenBucketLua } from './token-bucket.lua';
+import { warmUpLua } from './warm-up.lua';
 
 /** One algorithm's Lua: the function that computes a step, and how its state is written. */
 interface AlgorithmLua {
@@ -18,25 +19,78 @@ interface AlgorithmLua {
   readonly write: 'set_state' | 'log_write';
   /** The policy fields the step takes after `key`, `now` and `cost`, in order (`nodelay` as 1 or 0). */
   readonly params: readonly PolicyParam[];
+  /**
+   * Fields the step takes after `params`, 0 for most policies: a single-rule script is sent them
+   * (after `cost` and `now`) only when one is not 0, so the usual request pays nothing for them.
+   */
+  readonly optional: readonly PolicyParam[];
 }
 
-type PolicyParam = 'limit' | 'windowMs' | 'burst' | 'nodelay' | 'delay';
+type PolicyParam = 'limit' | 'windowMs' | 'burst' | 'nodelay' | 'delay' | 'maxWaitMs' | 'warmupMs';
 const bucket: readonly PolicyParam[] = ['limit', 'windowMs', 'burst'];
 const window: readonly PolicyParam[] = ['limit', 'windowMs'];
+const queue: readonly PolicyParam[] = ['maxWaitMs'];
 
-/** Typed by algorithm name: an algorithm added to `ALGORITHMS` without its Lua fails the type check. */
-const LUA: Readonly<Record<AlgorithmName, AlgorithmLua>> = {
-  gcra: { source: gcraLua, fn: 'gcra', write: 'set_state', params: bucket },
-  'token-bucket': { source: tokenBucketLua, fn: 'token_bucket', write: 'set_state', params: bucket },
+/**
+ * The kinds of state a script keeps: one per algorithm, and Guava's warm-up, which replaces the
+ * step of a `gcra` or `token-bucket` policy with `warmup` (its state differs, so its key and
+ * script do too).
+ */
+export const STATE_KINDS = [...ALGORITHMS, 'warm-up'] as const;
+
+/** An algorithm, or `warm-up`: names a script and the last part of a state's key. */
+export type StateKind = (typeof STATE_KINDS)[number];
+
+/** The kind of state a policy's step keeps. */
+export function stateKindOf(policy: Policy): StateKind {
+  return policy.warmupMs > 0 ? 'warm-up' : policy.algorithm;
+}
+
+/** Typed by kind: an algorithm added to `ALGORITHMS` without its Lua fails the type check. */
+const LUA: Readonly<Record<StateKind, AlgorithmLua>> = {
+  gcra: { source: gcraLua, fn: 'gcra', write: 'set_state', params: bucket, optional: queue },
+  'token-bucket': {
+    source: tokenBucketLua,
+    fn: 'token_bucket',
+    write: 'set_state',
+    params: bucket,
+    optional: queue,
+  },
   'leaky-bucket': {
     source: leakyBucketLua,
     fn: 'leaky_bucket',
     write: 'set_state',
     params: ['limit', 'windowMs', 'burst', 'nodelay', 'delay'],
+    optional: [],
   },
-  'fixed-window': { source: fixedWindowLua, fn: 'fixed_window', write: 'set_state', params: window },
-  'sliding-window': { source: slidingWindowLua, fn: 'sliding_window', write: 'set_state', params: window },
-  'sliding-log': { source: slidingLogLua, fn: 'sliding_log', write: 'log_write', params: window },
+  'fixed-window': {
+    source: fixedWindowLua,
+    fn: 'fixed_window',
+    write: 'set_state',
+    params: window,
+    optional: [],
+  },
+  'sliding-window': {
+    source: slidingWindowLua,
+    fn: 'sliding_window',
+    write: 'set_state',
+    params: window,
+    optional: [],
+  },
+  'sliding-log': {
+    source: slidingLogLua,
+    fn: 'sliding_log',
+    write: 'log_write',
+    params: window,
+    optional: [],
+  },
+  'warm-up': {
+    source: warmUpLua,
+    fn: 'warm_up',
+    write: 'set_state',
+    params: ['limit', 'windowMs', 'maxWaitMs', 'warmupMs'],
+    optional: [],
+  },
 };
 
 /** Most policy numbers any step takes (leaky bucket: limit, window, burst, nodelay, delay). */
@@ -44,13 +98,17 @@ export const MAX_PARAMS = 5;
 
 /**
  * One rule's script: KEYS[1] the state key; ARGV the policy's numbers, then `cost` (left out when
- * 1), then `now` (left out for the server's TIME): each argument sent costs Redis a conversion,
- * so the usual request (cost 1, server time) sends only the policy. Replies
- * `{ code, remaining, resetMs, waitMs }` (see the prelude).
+ * 1), then `now` (left out, or `''`, for the server's TIME), then the optional numbers (left out
+ * when all are 0): each argument sent costs Redis a conversion, so the usual request (cost 1,
+ * server time, no queue) sends only the policy. Replies `{ code, remaining, resetMs, waitMs }`
+ * (see the prelude).
  */
-function singleScript({ source, fn, write, params }: AlgorithmLua): string {
-  const args = params.map((_, i) => `tonumber(ARGV[${i + 1}])`).join(', ');
+function singleScript({ source, fn, write, params, optional }: AlgorithmLua): string {
   const n = params.length;
+  const args = [
+    ...params.map((_, i) => `tonumber(ARGV[${i + 1}])`),
+    ...optional.map((_, i) => `tonumber(ARGV[${n + 3 + i}]) or 0`),
+  ].join(', ');
   const save =
     write === 'set_state'
       ? `redis.call('SET', KEYS[1], value, 'PX', ttl_ms)`
@@ -64,31 +122,49 @@ return { code, remaining, reset_ms, wait_ms }
 }
 
 /**
- * The complete Lua source of each algorithm's single-rule script (prelude + step + driver).
- * Typed by algorithm name, so an algorithm added to `ALGORITHMS` without its script fails the type check.
+ * The complete Lua source of each kind's single-rule script (prelude + step + driver).
+ * Typed by kind, so an algorithm added to `ALGORITHMS` without its script fails the type check.
  */
-export const LUA_SCRIPTS: Readonly<Record<AlgorithmName, string>> = Object.fromEntries(
-  ALGORITHMS.map((algorithm) => [algorithm, singleScript(LUA[algorithm])]),
-) as Record<AlgorithmName, string>;
+export const LUA_SCRIPTS: Readonly<Record<StateKind, string>> = Object.fromEntries(
+  STATE_KINDS.map((kind) => [kind, singleScript(LUA[kind])]),
+) as Record<StateKind, string>;
 
 /**
  * The script that decides several rules at once, all or nothing: every step function, then the
- * driver of `multi.lua.ts`. Algorithms are numbered by their place in `ALGORITHMS`, from 1.
+ * driver of `multi.lua.ts`. Kinds are numbered by their place in `STATE_KINDS`, from 1.
  */
 export const MULTI_SCRIPT: string = [
   preludeLua,
   setStateLua,
-  ...ALGORITHMS.map((algorithm) => LUA[algorithm].source),
+  ...STATE_KINDS.map((kind) => LUA[kind].source),
   nowLua('ARGV[1]'),
-  `local STEPS = { ${ALGORITHMS.map((a) => LUA[a].fn).join(', ')} }`,
-  `local WRITES = { ${ALGORITHMS.map((a) => LUA[a].write).join(', ')} }`,
+  `local STEPS = { ${STATE_KINDS.map((kind) => LUA[kind].fn).join(', ')} }`,
+  `local WRITES = { ${STATE_KINDS.map((kind) => LUA[kind].write).join(', ')} }`,
   multiDriverLua,
 ].join('\n');
 
-/** The policy's numbers as its script reads them (single-rule scripts: before `cost` and `now`). */
-export function policyParams(policy: Policy): number[] {
-  return LUA[policy.algorithm].params.map((name) => {
+function numbersOf(policy: Policy, names: readonly PolicyParam[]): number[] {
+  return names.map((name) => {
     const value = policy[name];
     return typeof value === 'boolean' ? (value ? 1 : 0) : value;
   });
+}
+
+/** The policy's numbers its step takes, in order: its `params`, then its optional ones. */
+export function policyParams(policy: Policy): number[] {
+  const { params, optional } = LUA[stateKindOf(policy)];
+  return numbersOf(policy, [...params, ...optional]);
+}
+
+/**
+ * The policy's numbers split as a single-rule script reads them: `params` always (before `cost`
+ * and `now`), `optional` after them, or `undefined` when every optional number is 0.
+ */
+export function singleParams(policy: Policy): { params: number[]; optional: number[] | undefined } {
+  const lua = LUA[stateKindOf(policy)];
+  const optional = numbersOf(policy, lua.optional);
+  return {
+    params: numbersOf(policy, lua.params),
+    optional: optional.some((n) => n !== 0) ? optional : undefined,
+  };
 }

@@ -1,10 +1,11 @@
 /**
  * Token bucket, the Lua twin of `algorithms/token-bucket.ts` (Spring Cloud Gateway
  * `RedisRateLimiter`). State: the string `"<tokens> <last>"`: tokens in 1/window of a token, and
- * ms of the refill.
+ * ms of the refill. `max_wait` is the queue (`maxWaitMs`, 0 for none): the bucket may go that
+ * many ms of refill into debt (negative tokens), and the request waits for it (`wait_ms`).
  */
 export const tokenBucketLua = `
-local function token_bucket(key, now, cost, per_window, window, burst)
+local function token_bucket(key, now, cost, per_window, window, burst, max_wait)
   local limit = burst + 1
   local capacity = limit * window
   local filled = capacity
@@ -13,17 +14,21 @@ local function token_bucket(key, now, cost, per_window, window, burst)
     local tokens, last = match(value, '^(%-?%d+) (%-?%d+)$')
     filled = min(capacity, tonumber(tokens) + max(0, now - tonumber(last)) * per_window)
   end
-  if cost > limit then
-    return 2, floor(filled / window), ceil((capacity - filled) / per_window), 0
-  end
+  local before = 0
+  if filled > 0 then before = floor(filled / window) end
+  if cost > limit then return 2, before, ceil((capacity - filled) / per_window), 0 end
   local requested = cost * window
-  if filled < requested then
-    return 1, floor(filled / window), ceil((capacity - filled) / per_window),
-      ceil((requested - filled) / per_window)
+  local queue = max_wait * per_window
+  if filled - requested < -queue then
+    return 1, before, ceil((capacity - filled) / per_window), ceil((requested - queue - filled) / per_window)
   end
   local tokens = filled - requested
   local reset_ms = ceil((capacity - tokens) / per_window)
-  if cost == 0 then return 0, floor(tokens / window), reset_ms, 0 end
-  return 0, floor(tokens / window), reset_ms, 0, reset_ms, format('%d %d', tokens, now)
+  local remaining = 0
+  if tokens > 0 then remaining = floor(tokens / window) end
+  if cost == 0 then return 0, remaining, reset_ms, 0 end
+  local delay = 0
+  if tokens < 0 then delay = ceil(-tokens / per_window) end
+  return 0, remaining, reset_ms, delay, reset_ms, format('%d %d', tokens, now)
 end
 `;

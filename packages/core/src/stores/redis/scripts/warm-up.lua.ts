@@ -1,0 +1,57 @@
+/**
+ * Warm-up, the Lua twin of `algorithms/warm-up.ts` (Guava SmoothWarmingUp), which replaces the
+ * rate algorithm's step when a policy has `warmup`. State: the string `"<stored> <next>"`: the
+ * stored (cold) permits and the next free time in epoch ms, both fractional, written with
+ * `%.17g` so that they read back as exactly the doubles the TypeScript step keeps.
+ *
+ * Operation for operation as the TypeScript step (the same order, so the same roundings):
+ * `stable` ms per request at the full rate, a cold start at a third of it, a curve of
+ * `max_permits` stored permits above `threshold`.
+ */
+export const warmUpLua = `
+local function warm_up(key, now, cost, per_window, window, max_wait, warmup)
+  local stable = window / per_window
+  local cold = stable * 3
+  local threshold = (0.5 * warmup) / stable
+  local max_permits = threshold + (2 * warmup) / (stable + cold)
+  local slope = (cold - stable) / (max_permits - threshold)
+  local cool_down = warmup / max_permits
+  local stored, next_free = max_permits, now
+  local value = redis.call('GET', key)
+  if value then
+    local s, n = match(value, '^(%S+) (%S+)$')
+    stored, next_free = tonumber(s), tonumber(n)
+  end
+  -- Guava resync: idle time adds stored permits (cools the limiter down), up to the maximum.
+  if now > next_free then
+    stored = min(max_permits, stored + (now - next_free) / cool_down)
+    next_free = now
+  end
+  local wait = next_free - now
+  local reset_ms = ceil(wait)
+  local remaining = 0
+  if wait <= 0 then remaining = 1 end
+  if cost > 1 then return 2, remaining, reset_ms, 0 end
+  if wait > max_wait then return 1, 0, reset_ms, ceil(wait - max_wait) end
+  if cost == 0 then return 0, remaining, reset_ms, 0 end
+  -- Fresh permits cost the stable interval; stored ones above the threshold the area under the slope.
+  local from_stored = min(cost, stored)
+  local spend = stable * (cost - from_stored)
+  local above = stored - threshold
+  local below = from_stored
+  if above > 0 then
+    local take_above = min(above, from_stored)
+    local length = stable + above * slope + (stable + (above - take_above) * slope)
+    spend = spend + (take_above * length) / 2
+    below = from_stored - take_above
+  end
+  spend = spend + stable * below
+  local next_at = next_free + spend
+  local next_stored = stored - from_stored
+  local ttl_ms = ceil(max(0, next_at - now) + (max_permits - next_stored) * cool_down) + 1
+  local until_free = ceil(max(0, next_at - now))
+  local free = 0
+  if until_free == 0 then free = 1 end
+  return 0, free, until_free, ceil(wait), ttl_ms, format('%.17g %.17g', next_stored, next_at)
+end
+`;

@@ -1,0 +1,88 @@
+import type Redis from 'ioredis';
+import {
+  createLimiter,
+  RedisStore,
+  type Decision,
+  type LimiterOptions,
+  type LimiterRulesOptions,
+} from '../../src';
+import { FAKE_EPOCH } from '../contract/fake-clock';
+import { useRedisServer } from '../harness/redis-fixtures';
+
+/**
+ * `queue` and `warmup` on Redis: the same numbers as on the memory store (the differential tests
+ * compare the scripts step by step; these are the issue's own sequences, end to end).
+ */
+const redis = useRedisServer();
+let client: Redis;
+let store: RedisStore;
+let sequence = 0;
+
+beforeAll(() => {
+  client = redis.client();
+  store = new RedisStore({ client });
+});
+
+function limiterOf(options: Omit<LimiterOptions, 'store'> | Omit<LimiterRulesOptions, 'store'>) {
+  return createLimiter({ prefix: `qw-${++sequence}`, timeoutMs: 10_000, ...options, store });
+}
+
+const delays = (decisions: readonly Decision[]): number[] =>
+  decisions.map((d) => (d.allowed ? d.delayMs : -1));
+
+describe.each(['gcra', 'token-bucket'] as const)('RedisStore, %s', (algorithm) => {
+  test('queue: 10 requests at once at 5r/s with maxWaitMs 1000 → 6 served 200 ms apart, 4 rejected', async () => {
+    const now = FAKE_EPOCH;
+    const limiter = limiterOf({ algorithm, rate: '5r/s', queue: { maxWaitMs: 1000 }, clock: () => now });
+    const decisions = await Promise.all(Array.from({ length: 10 }, () => limiter.consume('sku:1')));
+    expect(delays(decisions)).toEqual([0, 200, 400, 600, 800, 1000, -1, -1, -1, -1]);
+    expect(decisions[6]).toMatchObject({ reason: 'limited', retryAfterMs: 200 });
+  });
+
+  test("queue on the server's clock: the same turns, within 20 ms", async () => {
+    const limiter = limiterOf({ algorithm, rate: '5r/s', queue: { maxWaitMs: 1000 } });
+    const decisions = await Promise.all(Array.from({ length: 10 }, () => limiter.consume('sku:2')));
+    const served = decisions.filter((d) => d.allowed).map((d) => d.delayMs);
+    expect(served).toHaveLength(6);
+    served.forEach((delayMs, i) => expect(Math.abs(delayMs - 200 * i)).toBeLessThanOrEqual(20));
+    expect(decisions.filter((d) => d.reason === 'limited')).toHaveLength(4);
+  });
+
+  test('warmup: the Guava sequence of create(2.0, 4000 ms), exactly', async () => {
+    let now = FAKE_EPOCH;
+    const limiter = limiterOf({
+      algorithm,
+      rate: '2r/s',
+      warmup: '4s',
+      queue: { maxWaitMs: '1m' },
+      clock: () => now,
+    });
+    const waits: number[] = [];
+    for (let i = 0; i < 8; i++) {
+      const decision = await limiter.consume('sale');
+      waits.push(decision.delayMs);
+      now += decision.delayMs;
+    }
+    expect(waits).toEqual([0, 1375, 1125, 875, 625, 500, 500, 500]);
+    // The state lives under its own key (warm-up state differs from the algorithm's), with a TTL.
+    const [key] = await client.keys(`qw-${sequence}:*`);
+    expect(key).toBe(`qw-${sequence}:{sale}:warm-up`);
+    expect(await client.pttl(key as string)).toBeGreaterThan(0);
+  });
+});
+
+test('rules with a queue decide in one script call, all or nothing', async () => {
+  const now = FAKE_EPOCH;
+  const limiter = limiterOf({
+    rules: [
+      { rate: '5r/s', queue: { maxWaitMs: 1000 } },
+      { algorithm: 'fixed-window', rate: '4/1m' },
+    ],
+    clock: () => now,
+  });
+  const decisions = await Promise.all(Array.from({ length: 6 }, () => limiter.consume('sku:3')));
+  // The per-minute rule stops the queue at 4: the two it rejects take no turn in the queue.
+  expect(delays(decisions)).toEqual([0, 200, 400, 600, -1, -1]);
+  // The per-minute counter shows the 4 admitted, not the 6 asked.
+  expect(await client.get(`qw-${sequence}:{sku:3}:fixed-window:1`)).toBe(`${now} 4`);
+});
