@@ -113,6 +113,54 @@ export function describeAdapterContract(driver: AdapterDriver, stores: readonly 
       });
     });
 
+    describe.each(stores)('rules and overrides, $name store', (under) => {
+      const withStore = (options: ContractOptions): ContractOptions => {
+        const store = under.store();
+        return store === undefined ? options : { ...options, store, prefix: `contract-${++prefixes}` };
+      };
+
+      test.each(MOUNTS)(
+        'rules: each with its own algorithm, every one listed in draft-8 (%s)',
+        async (mount) => {
+          const rules = [{ rate: '2/1m' }, { algorithm: 'fixed-window', rate: '3/1h' }];
+          const app = await serve(withStore({ rules, clock }), mount);
+          const policy = '"2/1m";q=2;w=60, "3/1h";q=3;w=3600';
+          const first = await get(app);
+          expect([first.status, first.headers['ratelimit-policy']]).toEqual([200, policy]);
+          expect(first.headers.ratelimit).toBe('"2/1m";r=1;t=30, "3/1h";r=2;t=3600');
+          expect((await get(app)).headers.ratelimit).toBe('"2/1m";r=0;t=60, "3/1h";r=1;t=3600');
+          const perMinute = await get(app);
+          expect([perMinute.status, perMinute.headers['retry-after']]).toEqual([429, '30']);
+          // The refused request took nothing from the hourly rule.
+          expect(perMinute.headers.ratelimit).toBe('"2/1m";r=0;t=60, "3/1h";r=1;t=3600');
+
+          clock.advance(60_000);
+          expect((await get(app)).status).toBe(200);
+          const perHour = await get(app);
+          expect([perHour.status, perHour.headers['retry-after']]).toEqual([429, '3540']);
+          expect(perHour.headers['ratelimit-policy']).toBe(policy);
+          expect(app.handled).toBe(3);
+        },
+      );
+
+      test.each(MOUNTS)(
+        "overrides: a function of the key and the framework's request (%s)",
+        async (mount) => {
+          const app = await serve(
+            withStore({ rate: '1/1m', clock, overrides: driver.tierOverrides('x-tier', '3/1m') }),
+            mount,
+          );
+          const gold = { 'X-Tier': 'gold' };
+          expect((await get(app)).status).toBe(200);
+          expect((await get(app)).status).toBe(429);
+          const statuses = [];
+          for (let i = 0; i < 4; i++) statuses.push((await get(app, '/', gold)).status);
+          expect(statuses).toEqual([200, 200, 200, 429]);
+          expect((await get(app, '/', gold)).headers['ratelimit-policy']).toBe('"3/1m";q=3;w=60');
+        },
+      );
+    });
+
     describe('keys', () => {
       type Shape = (value: string) => { path?: string; headers?: Record<string, string> };
       const cases: Array<[string, () => unknown, Shape]> = [
@@ -392,6 +440,12 @@ export function describeAdapterContract(driver: AdapterDriver, stores: readonly 
         ['headers', { rate: '6r/m', headers: 'draft-9' }],
         ['trustProxy', { rate: '6r/m', trustProxy: 'proxy.example' }],
         ['bogus', { rate: '6r/m', bogus: 1 }],
+        ['rules', { rules: [] }],
+        ['rules', { rate: '6r/m', rules: [{ rate: '1r/s' }] }],
+        ['rules[1].algorithm', { rules: [{ rate: '1r/s' }, { rate: '9/1h', algorithm: 'nope' }] }],
+        ['rules[0].rate', { rules: [{ rate: '6r/x' }] }],
+        ['burst', { rules: [{ rate: '1r/s' }], burst: 2 }],
+        ['overrides', { rate: '6r/m', overrides: 'gold' }],
       ])('an invalid %s throws SluiceConfigError at creation, naming it', async (option, options) => {
         for (const mount of MOUNTS) {
           const attempt = driver.serve(options, mount);

@@ -59,6 +59,11 @@ export interface AdapterDriver {
   keyFromHeader(name: string): unknown;
   /** A key function returning the framework's parsed query argument as is (an array when repeated). */
   keyFromQuery(name: string): unknown;
+  /**
+   * An `overrides` function giving `rate` to requests whose header `name` is `gold`, read through
+   * what only the framework's own request has (Express `req.get`, Koa `ctx.get`, Fastify `request.raw`).
+   */
+  tierOverrides(name: string, rate: string): unknown;
 }
 
 /** The error a failing fallback throws. */
@@ -145,6 +150,8 @@ function expressDriver(name: string, express: typeof express5): AdapterDriver {
       }),
     keyFromHeader: (header) => (req: Request) => req.headers[header] as string | undefined,
     keyFromQuery: (name) => (req: Request) => req.query[name],
+    tierOverrides: (name, rate) => (_key: string, req: Request) =>
+      req.get(name) === 'gold' ? rate : undefined,
   };
 }
 
@@ -191,6 +198,8 @@ function koaDriver(name: string, Koa: typeof Koa3): AdapterDriver {
       }),
     keyFromHeader: (header) => (ctx: Context) => ctx.get(header),
     keyFromQuery: (name) => (ctx: Context) => ctx.query[name],
+    tierOverrides: (name, rate) => (_key: string, ctx: Context) =>
+      ctx.get(name) === 'gold' ? rate : undefined,
   };
 }
 
@@ -240,6 +249,8 @@ function fastifyDriver(name: string, fastify: typeof fastify5): AdapterDriver {
       }),
     keyFromHeader: (header) => (request: FastifyRequest) => request.headers[header] as string | undefined,
     keyFromQuery: (name) => (request: FastifyRequest) => (request.query as Record<string, unknown>)[name],
+    tierOverrides: (name, rate) => (_key: string, request: FastifyRequest) =>
+      request.raw.headers[name] === 'gold' ? rate : undefined,
   };
 }
 

@@ -13,8 +13,9 @@ import type { NextFunction, Request, RequestHandler, Response } from 'express';
 export type ExpressFallback = (req: Request, res: Response, decision: Decision) => MaybePromise<unknown>;
 
 /**
- * Options of {@link rateLimit}: the shared sluice options (`key`, `rate`, `burst`, `status`,
- * `fallback`, `headers`, `dryRun`, `trustProxy`, …) with Express's `req` in callbacks.
+ * Options of {@link rateLimit}: the shared sluice options (`key`, `rate` or `rules`, `burst`,
+ * `status`, `fallback`, `headers`, `dryRun`, `trustProxy`, …) with Express's `req` in callbacks,
+ * `overrides: (key, req) => rate | undefined` included.
  */
 export type RateLimitOptions = CoreOptions<Request, ExpressFallback>;
 

@@ -16,11 +16,11 @@ export type FastifyFallback = (request: FastifyRequest, reply: FastifyReply, dec
  * One limit's options for a route (`config: { rateLimit }`): the shared sluice options with
  * Fastify's `request` in callbacks. A route's options are merged over the plugin's (see
  * `scopedOptions`: each route with its own config has its own buckets), and together they need a
- * `rate` or a `limiter`.
+ * `rate`, `rules` or a `limiter`. An `overrides` function receives Fastify's `request`.
  */
 export type SluiceRouteOptions = PartialRateLimitOptions<FastifyRequest, FastifyFallback>;
 
-/** Options of the plugin: defaults for every route; with a `rate` (or `limiter`), a limit on every route. */
+/** Options of the plugin: defaults for every route; with a `rate` (or `rules`, or a `limiter`), a limit on every route. */
 export type SluicePluginOptions = SluiceRouteOptions & {
   /** The hook that limits: `'preHandler'` when keys need what auth hooks set on the request. @defaultValue `'onRequest'` */
   hook?: 'onRequest' | 'preHandler';
@@ -81,7 +81,7 @@ function hookOf(gate: Gate): onRequestHookHandler {
 }
 
 /**
- * The sluice Fastify plugin (Fastify 4 and 5). Registered with a `rate`, it limits every route;
+ * The sluice Fastify plugin (Fastify 4 and 5). Registered with a `rate` (or `rules`), it limits every route;
  * without one, only routes whose `config.rateLimit` sets one; `config: { rateLimit: false }`
  * exempts a route. Register it before the routes it limits. Invalid options reject `register`;
  * invalid route options throw where the route is defined; never at the first request.
@@ -105,7 +105,7 @@ async function sluicePlugin(fastify: FastifyInstance, options: SluicePluginOptio
     throw new SluiceConfigError('hook', hook, "expected 'onRequest' or 'preHandler'");
   }
   const everyRoute =
-    defaults.rate !== undefined || defaults.limiter !== undefined
+    defaults.rate !== undefined || defaults.rules !== undefined || defaults.limiter !== undefined
       ? hookOf(createGate(defaults as Options))
       : undefined;
 

@@ -79,6 +79,37 @@ describe.each(FRAMEWORKS)('%s: per-route limits', (_name, create) => {
     expect((await hit('/both?sku_id=d')).status).toBe(429);
   });
 
+  test('rules on a route replace the plugin rate and its shaping; a route rate replaces plugin rules', async () => {
+    await app.register(sluice, {
+      rate: '100r/s',
+      burst: 50,
+      algorithm: 'leaky-bucket',
+      nodelay: true,
+      clock,
+    });
+    const rules = [{ rate: '1/1m' }, { algorithm: 'fixed-window' as const, rate: '5/1h' }];
+    app.get('/rules', { config: { rateLimit: { rules } } }, async () => 'rules');
+    expect(await statuses('/rules', 2)).toEqual([200, 429]);
+    expect((await hit('/rules')).headers['ratelimit-policy']).toBe('"1/1m";q=1;w=60, "5/1h";q=5;w=3600');
+
+    const other = create();
+    await other.register(sluice, { rules, clock });
+    other.get('/all', async () => 'all');
+    other.get('/own', { config: { rateLimit: { rate: '2/1m' } } }, async () => 'own');
+    await other.listen({ port: 0, host: '127.0.0.1' });
+    try {
+      const codes = async (url: string) => {
+        const out: number[] = [];
+        for (let i = 0; i < 3; i++) out.push((await request(other.server).get(url)).status);
+        return out;
+      };
+      expect(await codes('/all')).toEqual([200, 429, 429]);
+      expect(await codes('/own')).toEqual([200, 200, 429]);
+    } finally {
+      await other.close();
+    }
+  });
+
   test("hook: 'preHandler' sees what earlier hooks set on the request", async () => {
     app.addHook('preValidation', async (request) => {
       (request as unknown as { user: string }).user = String(request.headers['x-user'] ?? '');

@@ -13,8 +13,9 @@ import type { Context, Middleware, Next } from 'koa';
 export type KoaFallback = (ctx: Context, decision: Decision) => MaybePromise<unknown>;
 
 /**
- * Options of {@link rateLimit}: the shared sluice options (`key`, `rate`, `burst`, `status`,
- * `fallback`, `headers`, `dryRun`, `trustProxy`, …) with Koa's `ctx` in callbacks.
+ * Options of {@link rateLimit}: the shared sluice options (`key`, `rate` or `rules`, `burst`,
+ * `status`, `fallback`, `headers`, `dryRun`, `trustProxy`, …) with Koa's `ctx` in callbacks,
+ * `overrides: (key, ctx) => rate | undefined` included.
  */
 export type RateLimitOptions = CoreOptions<Context, KoaFallback>;
 

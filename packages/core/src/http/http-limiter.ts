@@ -1,5 +1,5 @@
 import { RequestView, type HttpRequest } from '../keys/http-request';
-import type { Limiter } from '../limiter/create-limiter';
+import type { ConsumeOptions, Limiter } from '../limiter/create-limiter';
 import { SluiceConfigError } from '../policy/config-error';
 import type { Decision } from '../types';
 import type { HeaderList, HttpOutcome, LimitEvent, RateLimitOptions } from './http-options';
@@ -89,6 +89,13 @@ export function createHttpLimiter<TRequest, THandler extends (...args: never[]) 
     typeof only.cost !== 'function'
       ? only
       : undefined;
+  const syncCost = syncLimit?.cost as number | undefined;
+  // Built once: the fast path allocates no options object per request.
+  const fixedOptions: ConsumeOptions | undefined = syncCost === undefined ? undefined : { cost: syncCost };
+  // With the request as context: one object whose `context` is set around each call (consumeSync
+  // has read it when it returns).
+  const withRequest: { cost: number | undefined; context: unknown } | undefined =
+    syncLimit?.passRequest === true ? { cost: syncCost, context: undefined } : undefined;
 
   return {
     limiters: limits.map((limit) => limit.limiter),
@@ -99,7 +106,18 @@ export function createHttpLimiter<TRequest, THandler extends (...args: never[]) 
       // A missing key (rare) takes the general path; the template is pure, so reading it twice is fine.
       if (key === '' && syncLimit.onMissingKey !== 'shared') return undefined;
       const cost = syncLimit.cost as number | undefined; // not a function: checked at creation
-      const decision = syncLimit.limiter.consumeSync(key, cost === undefined ? undefined : { cost });
+      let decision: Decision | undefined;
+      if (withRequest === undefined) {
+        decision = syncLimit.limiter.consumeSync(key, fixedOptions);
+      } else {
+        withRequest.context = request;
+        try {
+          decision = syncLimit.limiter.consumeSync(key, withRequest);
+        } finally {
+          // A finished request must not stay reachable from the limit.
+          withRequest.context = undefined;
+        }
+      }
       // A remote store: nothing was taken; the caller awaits decide() instead.
       if (decision === undefined) return undefined;
       return outcomeOf(request, view, [{ entry: { limit: syncLimit, key, cost }, decision }], false);
@@ -123,23 +141,26 @@ export function createHttpLimiter<TRequest, THandler extends (...args: never[]) 
         }
         entries.push({ limit, key, cost: await costOf(limit, request, key) });
       }
-      const results = await consumeAll(entries);
+      const results = await consumeAll(entries, request);
       return outcomeOf(request, view, results, dryRunMissingKey);
     },
   };
 }
 
-function consume<TRequest, THandler>(entry: Entry<TRequest, THandler>): Promise<Decision> {
-  return entry.limit.limiter.consume(entry.key, entry.cost === undefined ? undefined : { cost: entry.cost });
+function consume<TRequest, THandler>(entry: Entry<TRequest, THandler>, request: TRequest): Promise<Decision> {
+  const { limit, key, cost } = entry;
+  if (limit.passRequest) return limit.limiter.consume(key, { cost, context: request });
+  return limit.limiter.consume(key, cost === undefined ? undefined : { cost });
 }
 
 async function consumeAll<TRequest, THandler>(
   entries: Array<Entry<TRequest, THandler>>,
+  request: TRequest,
 ): Promise<Array<Result<TRequest, THandler>>> {
   if (entries.length === 0) return [];
   if (entries.length === 1) {
     const entry = entries[0] as Entry<TRequest, THandler>;
-    return [{ entry, decision: await consume(entry) }];
+    return [{ entry, decision: await consume(entry, request) }];
   }
   const peeks = await Promise.all(entries.map((entry) => entry.limit.limiter.peek(entry.key)));
   // A dry-run limit never refuses, so only enforcing limits are predicted.
@@ -150,13 +171,13 @@ async function consumeAll<TRequest, THandler>(
   let taken: Result<TRequest, THandler> | undefined;
   if (doomed >= 0) {
     const entry = entries[doomed] as Entry<TRequest, THandler>;
-    const decision = await consume(entry);
+    const decision = await consume(entry, request);
     // A rejection changes no state: the other limits were never asked.
     if (!decision.allowed) return [{ entry, decision }];
     taken = { entry, decision };
   }
   for (const entry of entries) {
-    const result = taken?.entry === entry ? taken : { entry, decision: await consume(entry) };
+    const result = taken?.entry === entry ? taken : { entry, decision: await consume(entry, request) };
     results.push(result);
     if (!result.decision.allowed && !entry.limit.dryRun) break;
   }

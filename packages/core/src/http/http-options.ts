@@ -1,4 +1,5 @@
-import type { Limiter, LimiterOptions } from '../limiter/create-limiter';
+import type { Limiter, LimiterOptions, LimiterRulesOptions } from '../limiter/create-limiter';
+import type { OverrideRate, Overrides } from '../limiter/overrides';
 import type { TrustProxy } from '../keys/trust-proxy';
 import type { SluiceConfigError } from '../policy/config-error';
 import type { Decision } from '../types';
@@ -61,7 +62,7 @@ export interface LimitEvent<TRequest> {
 }
 
 /** Which option's function failed: see {@link CallbackErrorEvent}. */
-export type CallbackSource = 'key' | 'cost' | 'skip' | 'fallback';
+export type CallbackSource = 'key' | 'cost' | 'skip' | 'overrides' | 'fallback';
 
 /**
  * What {@link HttpLimitOptions.onCallbackError} receives when one of your functions throws,
@@ -71,6 +72,7 @@ export type CallbackSource = 'key' | 'cost' | 'skip' | 'fallback';
  * - `cost`: the request is counted at the limiter's default cost (1 unless a ready `limiter` was
  *   created with another), never for free;
  * - `skip`: the request is not skipped (it is limited);
+ * - `overrides`: the key is limited by the limit's own rate;
  * - `fallback`: the client gets the default rejection (`status`, `Retry-After`, a short body), or,
  *   when the handler had already begun its reply, the response is ended.
  */
@@ -138,20 +140,56 @@ export interface HttpLimitOptions<TRequest, THandler extends (...args: never[]) 
   policyName?: string;
 }
 
-/** Every `createLimiter` option but `cost` (which the HTTP layer widens to a function). */
-export type LimiterOnlyOptions = Omit<LimiterOptions, 'cost'>;
+/**
+ * Per-key limits on a route: `createLimiter`'s `overrides` (an object or `Map` from key to rate,
+ * or a function), where a function receives the framework's request as its second argument
+ * (Express `req`, Koa `ctx`, Fastify `request`), so a tier read from the request can pick the rate.
+ * A function that throws leaves the key on the limit's own rate and is reported to
+ * `onCallbackError` (source `'overrides'`). Where no request is at hand (`limiter.reset(key)`, and
+ * the look-ahead of several limits on one route, which then predicts with the limit's own rate),
+ * the function is not called.
+ *
+ * @example
+ * ```ts
+ * app.use(rateLimit({ rate: '10r/s', overrides: (key, req) => (req.headers['x-tier'] === 'gold' ? '100r/s' : undefined) }));
+ * ```
+ */
+export type HttpOverrides<TRequest> =
+  | Exclude<Overrides, (...args: never[]) => unknown>
+  | ((key: string, request: TRequest) => OverrideRate | null | undefined);
+
+/**
+ * Every `createLimiter` option but `cost` (which the HTTP layer widens to a function) and
+ * `overrides` (whose function receives the request: see {@link HttpOverrides}).
+ */
+export type LimiterOnlyOptions = Omit<LimiterOptions, 'cost' | 'overrides'>;
+
+/** `createLimiter`'s options with `rules` (several limits, each with its own algorithm), as {@link LimiterOnlyOptions}. */
+export type LimiterRulesOnlyOptions = Omit<LimiterRulesOptions, 'cost' | 'overrides'>;
+
+/** Every `createLimiter` option name, `rules` included: none may accompany a ready `limiter`. */
+type LimiterOptionName = keyof LimiterOnlyOptions | 'overrides';
 
 /**
  * Options of one limit on a route: HTTP options plus either `createLimiter` options (`rate`,
- * `burst`, `store`, …, any the core accepts) or a ready `limiter`.
+ * `burst`, `store`, …, any the core accepts; or `rules` instead of `rate` for several limits with
+ * their own algorithms) or a ready `limiter`.
+ *
+ * @example
+ * ```ts
+ * const options: RateLimitOptions<Request, ExpressFallback> = {
+ *   rules: [{ rate: '10r/s' }, { algorithm: 'fixed-window', rate: '1000/1h' }],
+ * };
+ * ```
  */
 export type RateLimitOptions<TRequest, THandler extends (...args: never[]) => unknown> = HttpLimitOptions<
   TRequest,
   THandler
 > &
   (
-    | (LimiterOnlyOptions & { limiter?: undefined })
-    | ({ limiter: Limiter } & { [K in keyof LimiterOnlyOptions]?: undefined })
+    | (LimiterOnlyOptions & { limiter?: undefined; overrides?: HttpOverrides<TRequest> })
+    | (LimiterRulesOnlyOptions & { limiter?: undefined; overrides?: HttpOverrides<TRequest> })
+    | ({ limiter: Limiter } & { [K in LimiterOptionName]?: undefined })
   );
 
 /** Response headers as `[name, value]` pairs, in the order to set them. */

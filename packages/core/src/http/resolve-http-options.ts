@@ -16,6 +16,7 @@ import type {
   RateLimitOptions,
 } from './http-options';
 import { JSON_TYPE, TEXT_TYPE } from './reply-body';
+import { reportFailure } from './user-callbacks';
 
 /** The HTTP options; every other name is a `createLimiter` option. */
 export const HTTP_OPTION_NAMES = [
@@ -70,6 +71,11 @@ export interface ResolvedLimit<TRequest, THandler> {
   readonly policyName: string | undefined;
   /** Epoch ms for absolute header times: the limiter options' `clock`, else `Date.now`. */
   readonly now: () => number;
+  /**
+   * Whether `consume` gets the request as `context`: for an `overrides` function, and for a ready
+   * `limiter` (whose options are unknown). Otherwise nothing is built per request for it.
+   */
+  readonly passRequest: boolean;
 }
 
 /**
@@ -105,6 +111,14 @@ export function resolveHttpLimit<TRequest, THandler extends (...args: never[]) =
       );
     }
   }
+  const onCallbackError = optionalFunction('onCallbackError', http.onCallbackError);
+  const overrides = limiterOptions.overrides;
+  if (typeof overrides === 'function') {
+    limiterOptions.overrides = requestOverrides(
+      overrides as (key: string, request: unknown) => unknown,
+      onCallbackError as ((event: CallbackErrorEvent<unknown>) => void) | undefined,
+    );
+  }
   const limiter = resolveLimiter(http.limiter, limiterOptions, typeof cost === 'number' ? cost : undefined);
 
   const trust = compileTrustProxy(http.trustProxy);
@@ -121,9 +135,30 @@ export function resolveHttpLimit<TRequest, THandler extends (...args: never[]) =
     onMissingKey: oneOf('onMissingKey', http.onMissingKey, MISSING_KEY_MODES, 'skip'),
     dryRun: boolean('dryRun', http.dryRun),
     onLimit: optionalFunction('onLimit', http.onLimit),
-    onCallbackError: optionalFunction('onCallbackError', http.onCallbackError),
+    onCallbackError,
     policyName: resolvePolicyName(http.policyName),
     now: typeof clock === 'function' ? (clock as () => number) : Date.now,
+    passRequest: http.limiter !== undefined || typeof overrides === 'function',
+  };
+}
+
+/**
+ * The user's `overrides` function as the limiter calls it: with the framework's request as
+ * `context`. One that throws leaves the key on the limit's own rate, reported to `onCallbackError`
+ * (source `'overrides'`) when there is a request; without one (`limiter.reset(key)`, the look-ahead
+ * of several limits) a function reading the request throws, and the limit's own rate is meant.
+ */
+function requestOverrides(
+  overrides: (key: string, request: unknown) => unknown,
+  onCallbackError: ((event: CallbackErrorEvent<unknown>) => void) | undefined,
+): (key: string, context?: unknown) => unknown {
+  return function sluiceOverrides(key: string, context?: unknown): unknown {
+    try {
+      return overrides(key, context);
+    } catch (threw) {
+      if (context !== undefined) reportFailure({ onCallbackError }, context, 'overrides', { threw }, key);
+      return undefined;
+    }
   };
 }
 

@@ -1,9 +1,12 @@
 import type { Limiter } from '../limiter/create-limiter';
-import type { HttpLimitOptions, LimiterOnlyOptions, RateLimitOptions } from './http-options';
+import type { RuleOptions } from '../limiter/rules';
+import type { HttpLimitOptions, HttpOverrides, LimiterOnlyOptions, RateLimitOptions } from './http-options';
 import { HTTP_OPTION_NAMES } from './resolve-http-options';
 
 /** The options that describe one rate and mean nothing with another. */
 const RATE_SHAPING = ['burst', 'algorithm', 'nodelay', 'delay'] as const;
+/** What `rules` replaces: each rule sets these itself, and `createLimiter` refuses them beside it. */
+const REPLACED_BY_RULES = ['rate', ...RATE_SHAPING, 'queue'] as const;
 
 /**
  * Options that may lack a `rate`: defaults for a group of routes (a Fastify plugin registration),
@@ -12,7 +15,12 @@ const RATE_SHAPING = ['burst', 'algorithm', 'nodelay', 'delay'] as const;
 export type PartialRateLimitOptions<
   TRequest,
   THandler extends (...args: never[]) => unknown,
-> = HttpLimitOptions<TRequest, THandler> & Partial<LimiterOnlyOptions> & { limiter?: Limiter };
+> = HttpLimitOptions<TRequest, THandler> &
+  Partial<Omit<LimiterOnlyOptions, 'rules'>> & {
+    rules?: readonly RuleOptions[];
+    overrides?: HttpOverrides<TRequest>;
+    limiter?: Limiter;
+  };
 
 /**
  * One scope's options (a route's) merged over shared defaults (a plugin's), once, at route definition:
@@ -20,7 +28,10 @@ export type PartialRateLimitOptions<
  * - the scope's own options win;
  * - a scope with its own `rate` does not inherit the defaults' `burst`, `algorithm`, `nodelay` or
  *   `delay`: they shape the defaults' rate (a plugin's `burst: 20` is no burst for a login's `'5/15m'`);
- * - a scope with its own `rate` or `limiter` does not inherit the defaults' `limiter`, and one with
+ * - a scope with its own `rules` inherits none of the defaults' `rate`, `burst`, `algorithm`,
+ *   `nodelay`, `delay` or `queue` (each rule sets its own), and one with its own `rate` none of
+ *   their `rules`;
+ * - a scope with its own `rate`, `rules` or `limiter` does not inherit the defaults' `limiter`, and one with
  *   its own `limiter` inherits only HTTP options (`key`, `headers`, …), never limiter options;
  * - a scope without its own `prefix` gets `<prefix>:<scope>`: each scope has its own buckets, also
  *   in a store the defaults share between scopes (as with the default per-limiter MemoryStore).
@@ -40,8 +51,12 @@ export function scopedOptions<TRequest, THandler extends (...args: never[]) => u
   scope: string,
 ): RateLimitOptions<TRequest, THandler> {
   const base: Record<string, unknown> = { ...defaults };
-  if (own.limiter !== undefined || own.rate !== undefined) delete base.limiter;
-  if (own.rate !== undefined) for (const name of RATE_SHAPING) delete base[name];
+  if (own.limiter !== undefined || own.rate !== undefined || own.rules !== undefined) delete base.limiter;
+  if (own.rate !== undefined) {
+    delete base.rules;
+    for (const name of RATE_SHAPING) delete base[name];
+  }
+  if (own.rules !== undefined) for (const name of REPLACED_BY_RULES) delete base[name];
   if (own.limiter !== undefined) {
     for (const name of Object.keys(base)) {
       if (!(HTTP_OPTION_NAMES as readonly string[]).includes(name)) delete base[name];

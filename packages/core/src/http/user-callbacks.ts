@@ -13,6 +13,7 @@ const INSTEAD: Record<CallbackSource, string> = {
   key: 'the request is treated as having no key (onMissingKey decides)',
   cost: "the request is counted at the limiter's default cost",
   skip: 'the request is not skipped',
+  overrides: "the key is limited by the limit's own rate",
   fallback: 'the default rejection is sent instead (or the response ended, if the handler had begun it)',
 };
 
@@ -149,7 +150,7 @@ export async function costOf<TRequest>(
 
 /** Builds the error for a failure and hands it to the limit's `onCallbackError`. */
 export function reportFailure<TRequest>(
-  limit: ResolvedLimit<TRequest, unknown>,
+  limit: Pick<ResolvedLimit<TRequest, unknown>, 'onCallbackError'>,
   request: TRequest,
   source: CallbackSource,
   failure: CallbackFailure,
