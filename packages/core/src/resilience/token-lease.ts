@@ -18,7 +18,20 @@ interface Lease {
   readonly resetAt: number;
 }
 
+/** The store's last refusal of a key: requests waiting on that key's fetch reuse it until `until`. */
+interface Refusal {
+  readonly verdict: GuardedVerdict;
+  /** The cost refused: a request of at least this cost is refused too. */
+  readonly cost: number;
+  /** Epoch ms at which the refused cost may pass. */
+  readonly until: number;
+  readonly resetAt: number;
+}
+
 type Remote = (request: StoreRequest) => Promise<GuardedVerdict>;
+
+/** Most keys with a lease or a remembered refusal at once: a flood of keys cannot grow them. */
+const MAX_KEYS = 10_000;
 
 /**
  * Token leasing for hot keys: one store call takes `size` units, and this instance spends them
@@ -28,13 +41,46 @@ type Remote = (request: StoreRequest) => Promise<GuardedVerdict>;
  * The units come out of the shared limit, so leasing never admits more than the limit; its cost
  * is the other way: units an instance leased and did not spend within `maxStaleMs` are dropped
  * (at most `size - 1` per instance per `maxStaleMs`), and an instance with local units admits
- * while another, without, is refused. When fewer than `size` units are left, requests take
- * their own cost from the store one by one, so the last units are not stranded. Requests for a
- * key whose lease is being fetched wait for that one call instead of each fetching a lease.
+ * while another, without, is refused. When fewer than `size` units are left, what is left is
+ * leased (or, when another instance took it first, the request asks for its own cost), so the
+ * last units are not stranded. Requests for a
+ * key whose lease is being fetched wait for that one call instead of each fetching a lease, and
+ * once the store has refused the key until T, the requests still waiting for it are refused
+ * here until T: a flood queued behind a spent limit costs no more store calls (later arrivals
+ * meet the limiter's block cache first).
  */
 export function leasing(remote: Remote, size: number, maxStaleMs: number, now: () => number): Remote {
   const leases = new Map<string, Lease>();
+  const refusals = new Map<string, Refusal>();
   const fetching = new Map<string, Promise<unknown>>();
+
+  const refused = (request: StoreRequest, at: number): GuardedVerdict | undefined => {
+    const refusal = refusals.get(request.key);
+    if (refusal === undefined) return undefined;
+    if (at >= refusal.until) {
+      refusals.delete(request.key);
+      return undefined;
+    }
+    if (request.cost < refusal.cost) return undefined;
+    return {
+      ...refusal.verdict,
+      retryAfterMs: refusal.until - at,
+      resetMs: Math.max(refusal.until, refusal.resetAt) - at,
+    };
+  };
+
+  const remember = (request: StoreRequest, at: number, verdict: GuardedVerdict): GuardedVerdict => {
+    if (!verdict.allowed && verdict.degraded === undefined && verdict.reason === 'limited') {
+      if (refusals.size >= MAX_KEYS) refusals.clear();
+      refusals.set(request.key, {
+        verdict,
+        cost: request.cost,
+        until: at + verdict.retryAfterMs,
+        resetAt: at + verdict.resetMs,
+      });
+    }
+    return verdict;
+  };
 
   const fromLease = (request: StoreRequest, at: number): GuardedVerdict | undefined => {
     const lease = leases.get(request.key);
@@ -52,29 +98,42 @@ export function leasing(remote: Remote, size: number, maxStaleMs: number, now: (
     };
   };
 
-  const lease = async (request: StoreRequest, at: number): Promise<GuardedVerdict> => {
-    const taken = await remote({ ...request, cost: size });
-    if (!taken.allowed || taken.degraded !== undefined) {
-      // Not enough left for a lease (or the store is away): this request asks for its own cost.
-      return taken.degraded === undefined ? remote(request) : taken;
-    }
-    if (size > request.cost) {
-      if (leases.size >= 10_000) leases.clear(); // bounded: a flood of keys cannot grow it
+  /** The request spends `units` just taken from the store; the rest become the key's local lease. */
+  const keep = (request: StoreRequest, at: number, units: number, taken: GuardedVerdict): GuardedVerdict => {
+    refusals.delete(request.key);
+    if (units > request.cost) {
+      if (leases.size >= MAX_KEYS) leases.clear();
       leases.set(request.key, {
-        units: size - request.cost,
+        units: units - request.cost,
         expiresAt: at + maxStaleMs,
         limit: taken.limit,
         resetAt: at + taken.resetMs,
       });
     }
-    return { ...taken, remaining: taken.remaining + size - request.cost };
+    return { ...taken, remaining: taken.remaining + units - request.cost };
+  };
+
+  const lease = async (request: StoreRequest, at: number): Promise<GuardedVerdict> => {
+    const taken = await remote({ ...request, cost: size });
+    if (taken.degraded !== undefined) return taken; // the store is away: its fallback decided
+    if (taken.allowed) return keep(request, at, size, taken);
+    // Fewer than `size` units left: what is left becomes a smaller lease, so the last units
+    // cost one call, not one each (another instance may take them first: then this one asks
+    // for its own cost).
+    const left = Math.min(size - 1, taken.remaining);
+    if (left > request.cost) {
+      const rest = await remote({ ...request, cost: left });
+      if (rest.degraded !== undefined) return rest;
+      if (rest.allowed) return keep(request, at, left, rest);
+    }
+    return remember(request, at, await remote(request));
   };
 
   const consume: Remote = async (request) => {
     if (request.cost === 0) return remote(request);
     for (;;) {
       const at = now();
-      const local = fromLease(request, at);
+      const local = fromLease(request, at) ?? refused(request, at);
       if (local !== undefined) return local;
       const pending = fetching.get(request.key);
       if (pending === undefined) break;

@@ -13,7 +13,7 @@ import { WorkerPool, type RunOptions, type RunResult } from '../redis/worker-poo
  * has more requests than its leases and maxStaleMs outlasts a run, so exactly L must pass.
  *
  * L is 1000, not 100: once the limit is spent, each process needs at least one call to learn it
- * (today two: a refused lease, then its own unit, before its block cache answers), and with
+ * (two: a refused lease, then its own unit, before it refuses locally), and with
  * L = 100 those alone would exceed the issue's 20 % allowance over L / SIZE = 10 calls, however
  * good the leasing.
  */
@@ -24,7 +24,7 @@ const WORKERS = 4;
 const OVERLOAD = 1500;
 /** At most 1/SIZE script calls per admission, plus 20 % (issue 7). */
 const MAX_CALLS_PER_ADMISSION = (1 / SIZE) * 1.2;
-/** An overloaded run takes 1–4 s on an idle machine (see the failing test); room for a busy one. */
+/** An overloaded run takes well under a second on an idle machine; room for a busy one. */
 const OVERLOADED_RUN_TIMEOUT_MS = 60_000;
 
 // leaky-bucket delays its excess, which cannot be leased (resolveLease refuses it).
@@ -89,17 +89,18 @@ describe(`${WORKERS} processes leasing ${SIZE} units at a time on one hot key`, 
     });
   });
 
-  // Known to fail (test.failing passes while it does): requests queued behind a lease fetch that
-  // is refused each make their own two calls (a refused lease, then their own unit), one after
-  // another, before any can reach the block cache. 4 × 1500 requests for L = 1000 cost about
-  // 100 + 2 × 5000 calls, 10 per admission instead of at most 0.12. Make it `test` once fixed.
-  test.failing(
-    'under overload, at most 1.2 / size script calls per admission',
-    async () => {
-      const { admitted, calls } = await leasedRun('gcra', {
-        prefix: 'lease-procs-overload',
+  // Requests queued behind a refused lease fetch reuse the store's refusal: once the limit is
+  // spent, each process makes two calls (a refused lease, then its own unit), not two per request
+  // (which was 100 + 2 × 5000 calls, 10 per admission).
+  test.each(LEASABLE)(
+    '%s under overload: at most 1.2 / size script calls per admission',
+    async (algorithm) => {
+      const { admitted, calls } = await leasedRun(algorithm, {
+        prefix: `lease-procs-overload-${algorithm}`,
         perWorker: OVERLOAD,
       });
+      expect(admitted).toBe(LIMIT);
+      expect(calls).toBeGreaterThanOrEqual(LIMIT / SIZE);
       expect(calls / admitted).toBeLessThanOrEqual(MAX_CALLS_PER_ADMISSION);
     },
     OVERLOADED_RUN_TIMEOUT_MS,

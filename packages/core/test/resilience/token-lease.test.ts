@@ -29,9 +29,39 @@ describe('token leasing', () => {
     const consume = leasing(remote, 10, 1000, clock);
     const admitted: boolean[] = [];
     for (let i = 0; i < 30; i++) admitted.push((await consume(request('hot', 1, '25/1m'))).allowed);
-    expect(admitted.filter(Boolean)).toHaveLength(25); // exactly the limit
-    // two leases of 10, a refused lease, five single units, then refusals (lease + single each)
-    expect(remote.calls).toBeLessThan(2 + 1 + 5 * 2 + 5 * 2 + 1);
+    expect(admitted).toEqual([...new Array<boolean>(25).fill(true), ...new Array<boolean>(5).fill(false)]);
+    // two leases of 10; a refused lease of 10, then the 5 left as one lease; a refused lease and
+    // the request's own refused unit, whose refusal the last four reuse
+    expect(remote.calls).toBe(2 + 2 + 2);
+  });
+
+  test('a refusal is reused until its retry time, for requests of at least its cost', async () => {
+    const clock = fakeClock();
+    const remote = countingRemote();
+    const consume = leasing(remote, 10, 60_000, clock);
+    // The store decides on the fake clock too.
+    const limited = (cost: number): StoreRequest => ({ ...request('hot', cost, '20/1m'), nowMs: clock() });
+    for (let i = 0; i < 20; i++) await consume(limited(1));
+    const calls = remote.calls;
+    const first = await consume(limited(1));
+    expect(first).toMatchObject({ allowed: false, reason: 'limited' });
+    expect(remote.calls).toBe(calls + 2); // a refused lease, then the refused unit
+    clock.advance(1000);
+    const again = await consume(limited(2));
+    expect(again).toMatchObject({ allowed: false, retryAfterMs: first.retryAfterMs - 1000 });
+    expect(remote.calls).toBe(calls + 2);
+    expect((await consume(limited(0))).allowed).toBe(true); // a peek always asks the store
+    clock.advance(first.retryAfterMs - 1000); // the window is over: the store is asked again
+    expect(await consume(limited(1))).toMatchObject({ allowed: true, remaining: 19 });
+  });
+
+  test('requests queued behind a refused fetch cost no more store calls', async () => {
+    const clock = fakeClock();
+    const remote = countingRemote();
+    const consume = leasing(remote, 10, 60_000, clock);
+    const results = await Promise.all(Array.from({ length: 500 }, () => consume(request('hot', 1, '25/1m'))));
+    expect(results.filter((r) => r.allowed)).toHaveLength(25);
+    expect(remote.calls).toBe(6); // as one after another: leases of 10, 10 and 5, then one refusal
   });
 
   test('a flood: about one store call per `size` admissions', async () => {
