@@ -56,4 +56,12 @@ export interface Store {
   consumeRulesSync?(request: RulesRequest): Verdict[];
   /** Optional, needed with {@link Store.consumeRules}: forgets every rule's state for the key. */
   resetRules?(request: Omit<RulesRequest, 'cost'>): Promise<void>;
+  /**
+   * Optional: gives back `cost` units of an admission that will not be served (a queued or
+   * delayed request whose client left), so later requests may use its turn; nothing for the
+   * algorithms that never delay. Without it, `limiter.cancel` gives nothing back.
+   */
+  giveBack?(request: StoreRequest): Promise<void>;
+  /** Optional: {@link Store.giveBack} for every rule of a limiter with several. */
+  giveBackRules?(request: RulesRequest): Promise<void>;
 }

@@ -3,6 +3,7 @@ import { capacityOf } from '../../policy/resolve-policy';
 import type { RulesRequest, StoreRequest } from '../store';
 import type { Policy, RejectReason, Verdict } from '../../types';
 import {
+  GIVE_BACK_SCRIPT,
   LUA_SCRIPTS,
   MAX_PARAMS,
   MULTI_SCRIPT,
@@ -25,6 +26,9 @@ export const COMMAND_NAMES: Readonly<Record<StateKind, string>> = Object.fromEnt
 
 /** The name the several-rules script is registered under. */
 export const MULTI_COMMAND_NAME = commandName('rules', MULTI_SCRIPT);
+
+/** The name the give-back script is registered under. */
+export const GIVE_BACK_COMMAND_NAME = commandName('give-back', GIVE_BACK_SCRIPT);
 
 /** The script's `now`: `''` makes it read the server's `TIME`. */
 function timeArg(nowMs: number | undefined): string {

@@ -4,6 +4,7 @@ import type { RulesRequest, Store, StoreRequest } from '../store';
 import type { RedisStoreClient, ScriptCommand } from './redis-client';
 import {
   COMMAND_NAMES,
+  GIVE_BACK_COMMAND_NAME,
   MULTI_COMMAND_NAME,
   rulesArgs,
   scriptArgs,
@@ -11,7 +12,15 @@ import {
   toVerdicts,
 } from './redis-command';
 import { redisKey } from './redis-keys';
-import { LUA_SCRIPTS, MULTI_SCRIPT, STATE_KINDS, stateKindOf, type StateKind } from './scripts';
+import {
+  GIVE_BACK_SCRIPT,
+  givesBack,
+  LUA_SCRIPTS,
+  MULTI_SCRIPT,
+  STATE_KINDS,
+  stateKindOf,
+  type StateKind,
+} from './scripts';
 
 export type { RedisStoreClient } from './redis-client';
 
@@ -81,6 +90,7 @@ export class RedisStore implements Store {
   readonly #client: RedisStoreClient;
   readonly #commands: Record<StateKind, ScriptCommand>;
   readonly #rules: ScriptCommand;
+  readonly #giveBack: ScriptCommand;
 
   /**
    * @param options - `client` (required) and `prefix`
@@ -121,6 +131,7 @@ export class RedisStore implements Store {
     const commands = scriptCommands(client);
     this.#commands = commands.single;
     this.#rules = commands.rules;
+    this.#giveBack = commands.giveBack;
   }
 
   /** Runs the policy's script on the key: one round trip, atomic. */
@@ -144,6 +155,27 @@ export class RedisStore implements Store {
     return this.#rules(String(keys.length), ...keys, ...rulesArgs(request)).then((reply) =>
       toVerdicts(reply, request.policies),
     );
+  }
+
+  /**
+   * Gives back `cost` units of an admission that will not be served (a queued request whose
+   * client left): one script call, nothing for policies that never delay.
+   */
+  async giveBack(request: StoreRequest): Promise<void> {
+    if (!givesBack(request.policy)) return;
+    await this.#runGiveBack([this.keyOf(request)], { ...request, policies: [request.policy] });
+  }
+
+  /** {@link RedisStore.giveBack} for every rule of a limiter with several, in one script call. */
+  async giveBackRules(request: RulesRequest): Promise<void> {
+    if (!request.policies.some(givesBack)) return;
+    await this.#runGiveBack(this.rulesKeysOf(request), request);
+  }
+
+  #runGiveBack(keys: readonly string[], request: RulesRequest): Promise<unknown> {
+    const invalid = invalidTime(request.nowMs);
+    if (invalid !== undefined) return Promise.reject(invalid);
+    return this.#giveBack(String(keys.length), ...keys, ...rulesArgs(request));
   }
 
   /** Deletes the key's state for the policy's algorithm: its next request starts fresh. */
@@ -196,12 +228,14 @@ function invalidTime(nowMs: number | undefined): SluiceConfigError | undefined {
 function scriptCommands(client: RedisStoreClient): {
   single: Record<StateKind, ScriptCommand>;
   rules: ScriptCommand;
+  giveBack: ScriptCommand;
 } {
   if (!registered.has(client)) {
     for (const kind of STATE_KINDS) {
       client.defineCommand(COMMAND_NAMES[kind], { lua: LUA_SCRIPTS[kind], numberOfKeys: 1 });
     }
     client.defineCommand(MULTI_COMMAND_NAME, { lua: MULTI_SCRIPT });
+    client.defineCommand(GIVE_BACK_COMMAND_NAME, { lua: GIVE_BACK_SCRIPT });
     registered.add(client);
   }
   // defineCommand adds each script as a method named at run time, which TypeScript cannot see.
@@ -219,5 +253,5 @@ function scriptCommands(client: RedisStoreClient): {
   };
   const single = {} as Record<StateKind, ScriptCommand>;
   for (const kind of STATE_KINDS) single[kind] = method(COMMAND_NAMES[kind]);
-  return { single, rules: method(MULTI_COMMAND_NAME) };
+  return { single, rules: method(MULTI_COMMAND_NAME), giveBack: method(GIVE_BACK_COMMAND_NAME) };
 }

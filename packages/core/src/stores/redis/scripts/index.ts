@@ -1,6 +1,7 @@
 import { ALGORITHMS, type Policy } from '../../../types';
 import { fixedWindowLua } from './fixed-window.lua';
 import { gcraLua } from './gcra.lua';
+import { giveBackDriverLua, giveBackLua } from './give-back.lua';
 import { leakyBucketLua } from './leaky-bucket.lua';
 import { multiDriverLua } from './multi.lua';
 import { nowLua, preludeLua, setStateLua } from './prelude.lua';
@@ -24,6 +25,8 @@ interface AlgorithmLua {
    * (after `cost` and `now`) only when one is not 0, so the usual request pays nothing for them.
    */
   readonly optional: readonly PolicyParam[];
+  /** Name of the function of `give-back.lua.ts` for kinds that delay admissions. */
+  readonly back?: string;
 }
 
 type PolicyParam = 'limit' | 'windowMs' | 'burst' | 'nodelay' | 'delay' | 'maxWaitMs' | 'warmupMs';
@@ -48,13 +51,21 @@ export function stateKindOf(policy: Policy): StateKind {
 
 /** Typed by kind: an algorithm added to `ALGORITHMS` without its Lua fails the type check. */
 const LUA: Readonly<Record<StateKind, AlgorithmLua>> = {
-  gcra: { source: gcraLua, fn: 'gcra', write: 'set_state', params: bucket, optional: queue },
+  gcra: {
+    source: gcraLua,
+    fn: 'gcra',
+    write: 'set_state',
+    params: bucket,
+    optional: queue,
+    back: 'gcra_back',
+  },
   'token-bucket': {
     source: tokenBucketLua,
     fn: 'token_bucket',
     write: 'set_state',
     params: bucket,
     optional: queue,
+    back: 'token_bucket_back',
   },
   'leaky-bucket': {
     source: leakyBucketLua,
@@ -62,6 +73,7 @@ const LUA: Readonly<Record<StateKind, AlgorithmLua>> = {
     write: 'set_state',
     params: ['limit', 'windowMs', 'burst', 'nodelay', 'delay'],
     optional: [],
+    back: 'leaky_bucket_back',
   },
   'fixed-window': {
     source: fixedWindowLua,
@@ -90,6 +102,7 @@ const LUA: Readonly<Record<StateKind, AlgorithmLua>> = {
     write: 'set_state',
     params: ['limit', 'windowMs', 'maxWaitMs', 'warmupMs'],
     optional: [],
+    back: 'warm_up_back',
   },
 };
 
@@ -142,6 +155,23 @@ export const MULTI_SCRIPT: string = [
   `local WRITES = { ${STATE_KINDS.map((kind) => LUA[kind].write).join(', ')} }`,
   multiDriverLua,
 ].join('\n');
+
+/**
+ * The script that gives back an unserved admission's units to every rule's key (see
+ * `give-back.lua.ts`); its arguments are those of the several-rules script.
+ */
+export const GIVE_BACK_SCRIPT: string = [
+  preludeLua,
+  giveBackLua,
+  nowLua('ARGV[1]'),
+  `local BACKS = { ${STATE_KINDS.map((kind) => LUA[kind].back ?? 'false').join(', ')} }`,
+  giveBackDriverLua,
+].join('\n');
+
+/** Whether a policy's kind of state has anything to give back (it may delay admissions). */
+export function givesBack(policy: Policy): boolean {
+  return LUA[stateKindOf(policy)].back !== undefined;
+}
 
 function numbersOf(policy: Policy, names: readonly PolicyParam[]): number[] {
   return names.map((name) => {
