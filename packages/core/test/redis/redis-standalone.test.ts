@@ -58,8 +58,8 @@ describe('RedisStore options', () => {
     const spy = jest.spyOn(fresh, 'defineCommand');
     new RedisStore({ client: fresh });
     new RedisStore({ client: fresh, prefix: 'other' });
-    // One script per kind of state (each algorithm, and warm-up), and the several-rules one.
-    expect(spy).toHaveBeenCalledTimes(8);
+    // One script per kind of state (each algorithm, and warm-up), the several-rules one and give-back.
+    expect(spy).toHaveBeenCalledTimes(9);
   });
 
   test('the store prefix goes before the limiter prefix', async () => {

@@ -19,12 +19,13 @@ function newestMtime(dir: string): number {
 
 /**
  * Builds `@sluice/core` when `dist` is missing or older than its sources (`pnpm test` builds
- * first, so this only runs when jest is started on its own).
+ * first, so this only runs when jest is started on its own). It runs the workspace's own `tsup`
+ * (the core's build script), so it needs no `pnpm` on PATH.
  */
 export function ensureCoreBuilt(): string {
   if (!existsSync(DIST) || statSync(DIST).mtimeMs < newestMtime(join(CORE, 'src'))) {
-    execFileSync('pnpm', ['--filter', '@sluice/core', 'build'], {
-      cwd: resolve(CORE, '../..'),
+    execFileSync(join(CORE, '../../node_modules/.bin/tsup'), [], {
+      cwd: CORE,
       stdio: 'pipe',
       timeout: 120_000,
     });
