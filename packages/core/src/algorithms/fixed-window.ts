@@ -1,5 +1,4 @@
-import type { Algorithm } from './step';
-import { admitted, costExceedsCapacity, peeked, rejected } from './step';
+import { admit, numericAlgorithm, peek, reject, rejectCost, type NumericAlgorithm } from './step';
 
 /** Fixed-window state: the window opened at `start` (epoch ms) by the key's first request. */
 export interface FixedWindowState {
@@ -12,17 +11,21 @@ export interface FixedWindowState {
  * first request (like INCR + PEXPIRE on first hit, set atomically). Rejected requests are not
  * counted, so `remaining` always tells how many more would pass.
  */
-export const fixedWindow: Algorithm<FixedWindowState> = {
-  step(state, policy, nowMs, cost) {
+export const fixedWindow: NumericAlgorithm<FixedWindowState> = numericAlgorithm(
+  ['start', 'count'],
+  function fixedWindowStep(frame, policy, cost) {
+    const { nowMs } = frame;
     const { limit, windowMs } = policy;
-    const open = state !== undefined && nowMs < state.start + windowMs;
-    const start = open ? state.start : nowMs;
-    const count = open ? state.count : 0;
+    const open = frame.live && nowMs < frame.s0 + windowMs;
+    const start = open ? frame.s0 : nowMs;
+    const count = open ? frame.s1 : 0;
     const endsInMs = open ? start + windowMs - nowMs : 0;
-    if (cost > limit) return costExceedsCapacity(limit, limit - count, endsInMs);
-    if (count + cost > limit) return rejected(limit, limit - count, endsInMs, endsInMs);
-    if (cost === 0) return peeked(limit, limit - count, endsInMs);
+    if (cost > limit) return rejectCost(frame, limit, limit - count, endsInMs);
+    if (count + cost > limit) return reject(frame, limit, limit - count, endsInMs, endsInMs);
+    if (cost === 0) return peek(frame, limit, limit - count, endsInMs);
     const ttlMs = start + windowMs - nowMs;
-    return admitted(limit, limit - count - cost, ttlMs, 0, { start, count: count + cost }, ttlMs);
+    frame.s0 = start;
+    frame.s1 = count + cost;
+    admit(frame, limit, limit - count - cost, ttlMs, 0, ttlMs);
   },
-};
+);

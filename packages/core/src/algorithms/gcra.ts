@@ -1,5 +1,4 @@
-import type { Algorithm } from './step';
-import { admitted, costExceedsCapacity, peeked, rejected } from './step';
+import { admit, numericAlgorithm, peek, reject, rejectCost, type NumericAlgorithm } from './step';
 
 /**
  * GCRA state. The theoretical arrival time (TAT) is `last + debt / limit` ms: `debt` counts in
@@ -19,15 +18,18 @@ export interface GcraState {
  * tolerance (`burst + 1` intervals) of now. A rejection leaves the TAT unchanged. With a queue
  * (`maxWaitMs`), a request up to `maxWaitMs` past the tolerance is admitted with that delay.
  */
-export const gcra: Algorithm<GcraState> = {
-  step(state, policy, nowMs, cost) {
+export const gcra: NumericAlgorithm<GcraState> = numericAlgorithm(
+  ['last', 'debt'],
+  function gcraStep(frame, policy, cost) {
+    const { nowMs } = frame;
     const { limit: perWindow, windowMs, burst } = policy;
     const limit = burst + 1;
     const tolerance = windowMs * limit;
     // (TAT − now) in 1/limit ms; 0 once the TAT is in the past.
-    const current = state === undefined ? 0 : Math.max(0, state.debt - (nowMs - state.last) * perWindow);
+    const current = frame.live ? Math.max(0, frame.s1 - (nowMs - frame.s0) * perWindow) : 0;
     if (cost > limit) {
-      return costExceedsCapacity(
+      return rejectCost(
+        frame,
         limit,
         remainingOf(tolerance - current, windowMs),
         Math.ceil(current / perWindow),
@@ -37,7 +39,8 @@ export const gcra: Algorithm<GcraState> = {
     // A queue lets the TAT run ahead of the tolerance by maxWaitMs: the request waits its turn.
     const queue = policy.maxWaitMs * perWindow;
     if (debt > tolerance + queue) {
-      return rejected(
+      return reject(
+        frame,
         limit,
         remainingOf(tolerance - current, windowMs),
         Math.ceil(current / perWindow),
@@ -46,11 +49,13 @@ export const gcra: Algorithm<GcraState> = {
     }
     const resetMs = Math.ceil(debt / perWindow);
     const remaining = remainingOf(tolerance - debt, windowMs);
-    if (cost === 0) return peeked(limit, remaining, resetMs);
+    if (cost === 0) return peek(frame, limit, remaining, resetMs);
     const delayMs = debt > tolerance ? Math.ceil((debt - tolerance) / perWindow) : 0;
-    return admitted(limit, remaining, resetMs, delayMs, { last: nowMs, debt }, resetMs);
+    frame.s0 = nowMs;
+    frame.s1 = debt;
+    admit(frame, limit, remaining, resetMs, delayMs, resetMs);
   },
-};
+);
 
 /** redis-cell: remaining = (tolerance − (TAT − now)) / interval, truncated, never negative. */
 function remainingOf(headroom: number, interval: number): number {

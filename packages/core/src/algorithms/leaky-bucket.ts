@@ -1,5 +1,4 @@
-import type { Algorithm } from './step';
-import { admitted, costExceedsCapacity, peeked, rejected } from './step';
+import { admit, numericAlgorithm, peek, reject, rejectCost, type NumericAlgorithm } from './step';
 
 /** nginx `limit_req` node: `excess` in thousandths of a request, `last` in epoch ms. */
 export interface LeakyBucketState {
@@ -22,45 +21,41 @@ const MILLI = 1000;
  * excess 0. A cost `c` adds `c` thousand; its floor is `(c - 1) * 1000`, so an idle key behaves
  * like a new one for every cost.
  */
-export const leakyBucket: Algorithm<LeakyBucketState> = {
-  step(state, policy, nowMs, cost) {
+export const leakyBucket: NumericAlgorithm<LeakyBucketState> = numericAlgorithm(
+  ['excess', 'last'],
+  function leakyBucketStep(frame, policy, cost) {
+    const { nowMs, live, s0: lastExcess, s1: lastLeak } = frame;
     const { limit: perWindow, windowMs, burst } = policy;
     const limit = burst + 1;
     const capacity = burst * MILLI;
-    let elapsed = state === undefined ? 0 : nowMs - state.last;
+    let elapsed = live ? nowMs - lastLeak : 0;
     // nginx: a clock that went back more than a minute counts as 1 ms, a smaller step back as 0.
     if (elapsed < -60_000) elapsed = 1;
     else if (elapsed < 0) elapsed = 0;
-    const level =
-      state === undefined ? -Infinity : state.excess - Math.floor((elapsed * perWindow * MILLI) / windowMs);
+    const level = live ? lastExcess - Math.floor((elapsed * perWindow * MILLI) / windowMs) : -Infinity;
     // ms needed to leak `amount` thousandths: smallest t with floor(t * rate) >= amount.
     const leakMs = (amount: number): number => Math.ceil((amount * windowMs) / (perWindow * MILLI));
-    const resetMs = state === undefined ? 0 : Math.max(0, leakMs(state.excess + MILLI) - elapsed);
+    const resetMs = live ? Math.max(0, leakMs(lastExcess + MILLI) - elapsed) : 0;
     const remaining = level + MILLI <= 0 ? limit : Math.max(0, Math.floor((capacity - level) / MILLI));
-    if (cost > limit) return costExceedsCapacity(limit, remaining, resetMs);
+    if (cost > limit) return rejectCost(frame, limit, remaining, resetMs);
 
     const excess = Math.max(Math.max(0, (cost - 1) * MILLI), level + cost * MILLI);
     if (excess > capacity) {
-      const needed = (state as LeakyBucketState).excess + cost * MILLI - capacity;
-      return rejected(limit, remaining, resetMs, Math.max(0, leakMs(needed) - elapsed));
+      const needed = lastExcess + cost * MILLI - capacity;
+      return reject(frame, limit, remaining, resetMs, Math.max(0, leakMs(needed) - elapsed));
     }
-    if (cost === 0) return peeked(limit, remaining, resetMs);
+    if (cost === 0) return peek(frame, limit, remaining, resetMs);
 
     const threshold = policy.nodelay ? Infinity : policy.delay * MILLI;
     const delayMs =
       excess <= threshold ? 0 : Math.floor(((excess - threshold) * windowMs) / (perWindow * MILLI));
     // nginx moves `last` only when time has passed (`if (ms) lr->last = now`).
-    const last = state === undefined || elapsed !== 0 ? nowMs : state.last;
+    const last = !live || elapsed !== 0 ? nowMs : lastLeak;
     const drainMs = leakMs(excess + MILLI);
     // `last` stays ahead of now after a small clock step back; keep the state until it has leaked.
     const ttlMs = drainMs + Math.max(0, last - nowMs);
-    return admitted(
-      limit,
-      Math.floor((capacity - excess) / MILLI),
-      drainMs,
-      delayMs,
-      { excess, last },
-      ttlMs,
-    );
+    frame.s0 = excess;
+    frame.s1 = last;
+    admit(frame, limit, Math.floor((capacity - excess) / MILLI), drainMs, delayMs, ttlMs);
   },
-};
+);

@@ -1,5 +1,4 @@
-import type { Algorithm } from './step';
-import { admitted, costExceedsCapacity, peeked, rejected } from './step';
+import { admit, numericAlgorithm, peek, reject, rejectCost, type NumericAlgorithm } from './step';
 
 /** Sliding-window state: counters of the window starting at `start` and of the one before it. */
 export interface SlidingWindowState {
@@ -15,20 +14,22 @@ export interface SlidingWindowState {
  * `previous * (windowMs - elapsed) / windowMs + current`. Everything is compared multiplied by
  * `windowMs`, so no fraction is ever rounded. Rejected requests are not counted.
  */
-export const slidingWindow: Algorithm<SlidingWindowState> = {
-  step(state, policy, nowMs, cost) {
+export const slidingWindow: NumericAlgorithm<SlidingWindowState> = numericAlgorithm(
+  ['start', 'previous', 'current'],
+  function slidingWindowStep(frame, policy, cost) {
+    const { nowMs } = frame;
     const { limit, windowMs } = policy;
     let start = nowMs - (nowMs % windowMs);
     let previous = 0;
     let current = 0;
-    if (state !== undefined) {
-      if (state.start >= start) {
+    if (frame.live) {
+      if (frame.s0 >= start) {
         // Same window, or a clock a little behind the one that wrote the state: stay in its window.
-        start = state.start;
-        previous = state.previous;
-        current = state.current;
-      } else if (state.start === start - windowMs) {
-        previous = state.current;
+        start = frame.s0;
+        previous = frame.s1;
+        current = frame.s2;
+      } else if (frame.s0 === start - windowMs) {
+        previous = frame.s2;
       }
     }
     const elapsed = Math.max(0, nowMs - start);
@@ -38,7 +39,7 @@ export const slidingWindow: Algorithm<SlidingWindowState> = {
       Math.max(0, Math.floor((full - usedScaled) / windowMs));
     const resetOf = (cur: number): number =>
       cur > 0 ? 2 * windowMs - elapsed : previous > 0 ? windowMs - elapsed : 0;
-    if (cost > limit) return costExceedsCapacity(limit, remainingOf(used), resetOf(current));
+    if (cost > limit) return rejectCost(frame, limit, remainingOf(used), resetOf(current));
 
     if (used + cost * windowMs > full) {
       let retryAfterMs: number;
@@ -50,11 +51,13 @@ export const slidingWindow: Algorithm<SlidingWindowState> = {
         const into = Math.max(0, windowMs - Math.floor(((limit - cost) * windowMs) / current));
         retryAfterMs = windowMs - elapsed + into;
       }
-      return rejected(limit, remainingOf(used), resetOf(current), retryAfterMs);
+      return reject(frame, limit, remainingOf(used), resetOf(current), retryAfterMs);
     }
-    if (cost === 0) return peeked(limit, remainingOf(used), resetOf(current));
-    const next = { start, previous, current: current + cost };
-    const resetMs = resetOf(next.current);
-    return admitted(limit, remainingOf(used + cost * windowMs), resetMs, 0, next, resetMs);
+    if (cost === 0) return peek(frame, limit, remainingOf(used), resetOf(current));
+    const resetMs = resetOf(current + cost);
+    frame.s0 = start;
+    frame.s1 = previous;
+    frame.s2 = current + cost;
+    admit(frame, limit, remainingOf(used + cost * windowMs), resetMs, 0, resetMs);
   },
-};
+);

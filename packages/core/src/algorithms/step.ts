@@ -1,4 +1,4 @@
-import type { Policy, Verdict } from '../types';
+import type { Policy, RejectReason, Verdict } from '../types';
 
 /**
  * The outcome of one algorithm step.
@@ -29,18 +29,175 @@ export interface Algorithm<S> {
   step(state: S | undefined, policy: Policy, nowMs: number, cost: number): Step<S>;
 }
 
+/**
+ * The registers of one decision of an algorithm whose state is at most three numbers: the key's
+ * state and the time go in, the verdict and the next state come out. The memory store keeps one
+ * per store and reuses it, so deciding allocates nothing; every field is a number, a boolean or
+ * the reason, whatever the algorithm, so the code around it sees one hidden class (objects built
+ * per algorithm, with fields that were small integers for one and doubles for another, made V8
+ * migrate every object between hidden classes: 4× slower decisions in a process using several
+ * algorithms).
+ */
+export class Frame {
+  /** In: whether the key has state (in `s0`–`s2`); `false` for a key never seen, or expired. */
+  live = false;
+  /** In: the current time, epoch ms (integer). */
+  nowMs = 0;
+  /** In: the key's state; out, when `write` is set: the next state. Each algorithm names them. */
+  s0 = 0;
+  s1 = 0;
+  s2 = 0;
+  /** Out: the next state must be stored, for `ttlMs` (an integer >= 1). */
+  write = false;
+  ttlMs = 0;
+  /** Out: the verdict's fields, as in {@link Verdict}. */
+  allowed = false;
+  limit = 0;
+  remaining = 0;
+  resetMs = 0;
+  retryAfterMs = 0;
+  delayMs = 0;
+  reason: RejectReason | undefined = undefined;
+}
+
+/**
+ * An algorithm whose state is at most three numbers. `decide` is the algorithm, and `step` is
+ * derived from it ({@link numericAlgorithm}), so the store's hot path and the reference model the
+ * Lua scripts are tested against are one and the same code.
+ */
+export interface NumericAlgorithm<S> extends Algorithm<S> {
+  /** The state's fields, in the order of `s0`–`s2` (and of the state objects `step` returns). */
+  readonly fields: readonly (keyof S & string)[];
+  /**
+   * One step in place: reads `frame.live`, `frame.nowMs` and the state in `s0`–`s2`, writes the
+   * verdict and, when it admits, the next state.
+   */
+  decide(frame: Frame, policy: Policy, cost: number): void;
+}
+
+/** Builds the object-state `step` of an algorithm from its in-place `decide`. */
+export function numericAlgorithm<S>(
+  fields: readonly (keyof S & string)[],
+  decide: NumericAlgorithm<S>['decide'],
+): NumericAlgorithm<S> {
+  return {
+    fields,
+    decide,
+    step(state, policy, nowMs, cost) {
+      const frame = new Frame();
+      frame.nowMs = nowMs;
+      if (state !== undefined) {
+        const [s0 = 0, s1 = 0, s2 = 0] = fields.map((field) => (state as S)[field] as number);
+        frame.live = true;
+        frame.s0 = s0;
+        frame.s1 = s1;
+        frame.s2 = s2;
+      }
+      decide(frame, policy, cost);
+      if (!frame.write) return { verdict: verdictOf(frame), state: undefined, ttlMs: 0 };
+      const next: Record<string, number> = {};
+      const values = [frame.s0, frame.s1, frame.s2];
+      fields.forEach((field, i) => (next[field] = values[i] as number));
+      return { verdict: verdictOf(frame), state: next as S, ttlMs: frame.ttlMs };
+    },
+  };
+}
+
+/**
+ * The verdict in a frame, as a new object. Always the same fields in the same order (`reason`
+ * too, `undefined` when admitted): one hidden class for every verdict of every algorithm.
+ */
+export function verdictOf(frame: Frame): Verdict {
+  return verdict(
+    frame.allowed,
+    frame.limit,
+    frame.remaining,
+    frame.resetMs,
+    frame.retryAfterMs,
+    frame.delayMs,
+    frame.reason,
+  );
+}
+
+function verdict(
+  allowed: boolean,
+  limit: number,
+  remaining: number,
+  resetMs: number,
+  retryAfterMs: number,
+  delayMs: number,
+  reason: RejectReason | undefined,
+): Verdict {
+  return { allowed, limit, remaining, resetMs, retryAfterMs, delayMs, reason };
+}
+
+/** Admits: the algorithm has put the next state in `s0`–`s2`, to keep for `ttlMs`. */
+export function admit(
+  frame: Frame,
+  limit: number,
+  remaining: number,
+  resetMs: number,
+  delayMs: number,
+  ttlMs: number,
+): void {
+  frame.write = true;
+  frame.ttlMs = ttlMs;
+  frame.allowed = true;
+  frame.limit = limit;
+  frame.remaining = remaining;
+  frame.resetMs = resetMs;
+  frame.retryAfterMs = 0;
+  frame.delayMs = delayMs;
+  frame.reason = undefined;
+}
+
+/** Rejects, leaving the state as it is. */
+export function reject(
+  frame: Frame,
+  limit: number,
+  remaining: number,
+  resetMs: number,
+  retryAfterMs: number,
+): void {
+  answer(frame, false, limit, remaining, resetMs, retryAfterMs, 'limited');
+}
+
+/** Rejects a cost that can never pass, whatever the state: finite numbers, no retry. */
+export function rejectCost(frame: Frame, limit: number, remaining: number, resetMs: number): void {
+  answer(frame, false, limit, remaining, resetMs, 0, 'cost-exceeds-capacity');
+}
+
+/** Answers a request of cost 0: admitted, and nothing changes. */
+export function peek(frame: Frame, limit: number, remaining: number, resetMs: number): void {
+  answer(frame, true, limit, remaining, resetMs, 0, undefined);
+}
+
+function answer(
+  frame: Frame,
+  allowed: boolean,
+  limit: number,
+  remaining: number,
+  resetMs: number,
+  retryAfterMs: number,
+  reason: RejectReason | undefined,
+): void {
+  frame.write = false;
+  frame.ttlMs = 0;
+  frame.allowed = allowed;
+  frame.limit = limit;
+  frame.remaining = remaining;
+  frame.resetMs = resetMs;
+  frame.retryAfterMs = retryAfterMs;
+  frame.delayMs = 0;
+  frame.reason = reason;
+}
+
+// Algorithms whose state is not a few numbers (sliding-log's list, warm-up) return steps.
+
 /** The rejection of a cost that can never pass, whatever the state: finite numbers, no retry. */
 export function costExceedsCapacity(limit: number, remaining: number, resetMs: number): Step<never> {
   return {
-    verdict: {
-      allowed: false,
-      limit,
-      remaining,
-      resetMs,
-      retryAfterMs: 0,
-      delayMs: 0,
-      reason: 'cost-exceeds-capacity',
-    },
+    verdict: verdict(false, limit, remaining, resetMs, 0, 0, 'cost-exceeds-capacity'),
     state: undefined,
     ttlMs: 0,
   };
@@ -54,7 +211,7 @@ export function rejected(
   retryAfterMs: number,
 ): Step<never> {
   return {
-    verdict: { allowed: false, limit, remaining, resetMs, retryAfterMs, delayMs: 0, reason: 'limited' },
+    verdict: verdict(false, limit, remaining, resetMs, retryAfterMs, 0, 'limited'),
     state: undefined,
     ttlMs: 0,
   };
@@ -69,14 +226,10 @@ export function admitted<S>(
   state: S,
   ttlMs: number,
 ): Step<S> {
-  return { verdict: { allowed: true, limit, remaining, resetMs, retryAfterMs: 0, delayMs }, state, ttlMs };
+  return { verdict: verdict(true, limit, remaining, resetMs, 0, delayMs, undefined), state, ttlMs };
 }
 
 /** The answer to a request of cost 0: admitted, and nothing changes. */
 export function peeked(limit: number, remaining: number, resetMs: number): Step<never> {
-  return {
-    verdict: { allowed: true, limit, remaining, resetMs, retryAfterMs: 0, delayMs: 0 },
-    state: undefined,
-    ttlMs: 0,
-  };
+  return { verdict: verdict(true, limit, remaining, resetMs, 0, 0, undefined), state: undefined, ttlMs: 0 };
 }

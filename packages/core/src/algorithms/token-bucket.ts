@@ -1,5 +1,4 @@
-import type { Algorithm } from './step';
-import { admitted, costExceedsCapacity, peeked, rejected } from './step';
+import { admit, numericAlgorithm, peek, reject, rejectCost, type NumericAlgorithm } from './step';
 
 /**
  * Token-bucket state. `tokens` counts in units of 1/windowMs of a token, so a refill of
@@ -18,23 +17,26 @@ export interface TokenBucketState {
  * (`max(0, now - last)`). Unlike the gateway, a rejection writes nothing: the refill is a pure
  * function of time, so the decisions are the same without the write.
  */
-export const tokenBucket: Algorithm<TokenBucketState> = {
-  step(state, policy, nowMs, cost) {
+export const tokenBucket: NumericAlgorithm<TokenBucketState> = numericAlgorithm(
+  ['tokens', 'last'],
+  function tokenBucketStep(frame, policy, cost) {
+    const { nowMs } = frame;
     const { limit: perWindow, windowMs, burst } = policy;
     const limit = burst + 1;
     const capacity = limit * windowMs;
-    const elapsed = state === undefined ? 0 : Math.max(0, nowMs - state.last);
-    const filled = state === undefined ? capacity : Math.min(capacity, state.tokens + elapsed * perWindow);
+    const elapsed = frame.live ? Math.max(0, nowMs - frame.s1) : 0;
+    const filled = frame.live ? Math.min(capacity, frame.s0 + elapsed * perWindow) : capacity;
     const resetOf = (tokens: number): number => Math.ceil((capacity - tokens) / perWindow);
     if (cost > limit)
-      return costExceedsCapacity(limit, Math.max(0, Math.floor(filled / windowMs)), resetOf(filled));
+      return rejectCost(frame, limit, Math.max(0, Math.floor(filled / windowMs)), resetOf(filled));
 
     const requested = cost * windowMs;
     // A queue lets the bucket go into debt by maxWaitMs of refill: the request waits for it.
     const queue = policy.maxWaitMs * perWindow;
     const remainingOf = (tokens: number): number => (tokens > 0 ? Math.floor(tokens / windowMs) : 0);
     if (filled - requested < -queue) {
-      return rejected(
+      return reject(
+        frame,
         limit,
         remainingOf(filled),
         resetOf(filled),
@@ -43,8 +45,10 @@ export const tokenBucket: Algorithm<TokenBucketState> = {
     }
     const tokens = filled - requested;
     const resetMs = resetOf(tokens);
-    if (cost === 0) return peeked(limit, remainingOf(tokens), resetMs);
+    if (cost === 0) return peek(frame, limit, remainingOf(tokens), resetMs);
     const delayMs = tokens < 0 ? Math.ceil(-tokens / perWindow) : 0;
-    return admitted(limit, remainingOf(tokens), resetMs, delayMs, { tokens, last: nowMs }, resetMs);
+    frame.s0 = tokens;
+    frame.s1 = nowMs;
+    admit(frame, limit, remainingOf(tokens), resetMs, delayMs, resetMs);
   },
-};
+);

@@ -1,8 +1,9 @@
 import { runStep, type Step } from '../algorithms';
+import { Frame } from '../algorithms/step';
 import { SluiceConfigError } from '../policy/config-error';
 import type { AlgorithmName, Policy, Verdict } from '../types';
 import { SlotTable } from './memory/slot-table';
-import { codecOf, decideOf, namespaceOf } from './memory/state-columns';
+import { codecOf, decideOf, namespaceOf, type Decide } from './memory/state-columns';
 import type { RulesRequest, Store, StoreRequest } from './store';
 
 /** Options of {@link MemoryStore}. */
@@ -45,11 +46,15 @@ export class MemoryStore implements Store {
    * no string is built per decision.
    */
   readonly #indexes = new Map<string, Map<string, Map<string, Map<string, number>>>>();
-  // The index used last: one limiter calling in a row skips the lookups.
-  #lastNamespace: string | undefined;
+  // The policy and index used last, and the policy's decide function: one limiter calling in a
+  // row skips the lookups.
+  #lastPolicy: Policy | undefined;
   #lastPrefix: string | undefined;
   #lastScope: string | undefined;
   #lastIndex: Map<string, number> | undefined;
+  #lastDecide: Decide | undefined;
+  /** The registers of every decision: decisions are synchronous, so one serves them all. */
+  readonly #frame = new Frame();
 
   constructor(options: MemoryStoreOptions = {}) {
     for (const name of Object.keys(options)) {
@@ -80,11 +85,17 @@ export class MemoryStore implements Store {
   }
 
   /** The synchronous core of {@link MemoryStore.consume}. */
-  consumeSync({ prefix, key, policy, cost, nowMs, scope }: StoreRequest): Verdict {
+  consumeSync({ prefix, key, policy, cost, nowMs, scope = '' }: StoreRequest): Verdict {
     const now = nowMs ?? Date.now();
-    const table = this.#table;
-    const index = this.#index(namespaceOf(policy), prefix, scope ?? '');
-    return decideOf(policy)(table, index, key, policy, now, cost);
+    if (policy !== this.#lastPolicy || prefix !== this.#lastPrefix || scope !== this.#lastScope) {
+      this.#lastIndex = this.#lookup(namespaceOf(policy), prefix, scope);
+      this.#lastDecide = decideOf(policy);
+      this.#lastPolicy = policy;
+      this.#lastPrefix = prefix;
+      this.#lastScope = scope;
+    }
+    const decide = this.#lastDecide as Decide;
+    return decide(this.#table, this.#lastIndex as Map<string, number>, key, policy, now, cost, this.#frame);
   }
 
   consumeRules(request: RulesRequest): Promise<Verdict[]> {
@@ -133,7 +144,7 @@ export class MemoryStore implements Store {
   }
 
   reset({ prefix, key, policy, scope }: Omit<StoreRequest, 'cost'>): Promise<void> {
-    this.#table.release(this.#index(namespaceOf(policy), prefix, scope ?? ''), key);
+    this.#table.release(this.#lookup(namespaceOf(policy), prefix, scope ?? ''), key);
     return Promise.resolve();
   }
 
@@ -142,17 +153,6 @@ export class MemoryStore implements Store {
       this.#table.release(this.#lookup(ruleNamespace(policy.algorithm, i), prefix, scope), key),
     );
     return Promise.resolve();
-  }
-
-  #index(namespace: string, prefix: string, scope: string): Map<string, number> {
-    if (namespace === this.#lastNamespace && prefix === this.#lastPrefix && scope === this.#lastScope)
-      return this.#lastIndex as Map<string, number>;
-    const index = this.#lookup(namespace, prefix, scope);
-    this.#lastNamespace = namespace;
-    this.#lastPrefix = prefix;
-    this.#lastScope = scope;
-    this.#lastIndex = index;
-    return index;
   }
 
   #lookup(namespace: string, prefix: string, scope: string): Map<string, number> {

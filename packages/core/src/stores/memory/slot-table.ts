@@ -50,10 +50,26 @@ export class SlotTable {
     return (this.#expiresAt[slot] as number) > now ? slot : undefined;
   }
 
+  /** The key's slot, live or not, or -1: with {@link isLive} and {@link keep}, one lookup per decision. */
+  slotOf(index: Map<string, number>, key: string): number {
+    return index.get(key) ?? -1;
+  }
+
+  /** Whether a slot holds live state at `now`; marks it used. */
+  isLive(slot: number, now: number): boolean {
+    this.#used[slot] = 1;
+    return (this.#expiresAt[slot] as number) > now;
+  }
+
   /** A slot for the key (its own, or a new one), to hold state until `expiresAt`. */
   claim(index: Map<string, number>, key: string, now: number, expiresAt: number): number {
-    let slot = index.get(key);
-    if (slot === undefined) {
+    return this.keep(index, key, index.get(key) ?? -1, now, expiresAt);
+  }
+
+  /** {@link claim} for a key whose slot (or -1) {@link slotOf} gave, nothing changed since. */
+  keep(index: Map<string, number>, key: string, found: number, now: number, expiresAt: number): number {
+    let slot = found;
+    if (slot < 0) {
       slot = this.#allocate(now);
       index.set(key, slot);
       this.#keys[slot] = key;

@@ -1,8 +1,14 @@
-import { algorithms, type Algorithm, type AlgorithmStates } from '../../algorithms';
+import type { Algorithm, AlgorithmStates } from '../../algorithms';
+import { fixedWindow } from '../../algorithms/fixed-window';
+import { gcra } from '../../algorithms/gcra';
+import { leakyBucket } from '../../algorithms/leaky-bucket';
+import { slidingLog } from '../../algorithms/sliding-log';
+import { slidingWindow } from '../../algorithms/sliding-window';
+import { verdictOf, type Frame, type NumericAlgorithm } from '../../algorithms/step';
+import { tokenBucket } from '../../algorithms/token-bucket';
 import { warmUp, type WarmUpState } from '../../algorithms/warm-up';
-import type { Verdict } from '../../types';
+import type { AlgorithmName, Policy, Verdict } from '../../types';
 import type { SlotTable } from './slot-table';
-import type { AlgorithmName, Policy } from '../../types';
 
 /**
  * Every key's state as numbers in typed arrays, one column per field, indexed by slot: no
@@ -92,7 +98,7 @@ export function namespaceOf(policy: Policy): string {
   return policy.warmupMs > 0 ? 'warm-up' : policy.algorithm;
 }
 
-/** Decides one request of one kind of state against the slot table. */
+/** Decides one request of one kind of state against the slot table, with the store's frame. */
 export type Decide = (
   table: SlotTable,
   index: Map<string, number>,
@@ -100,16 +106,43 @@ export type Decide = (
   policy: Policy,
   now: number,
   cost: number,
+  frame: Frame,
 ) => Verdict;
 
 /**
- * One decide function per kind of state, each a closure of its own: V8 keeps type feedback per
- * closure, so every call site inside stays monomorphic even when a process uses several
- * algorithms (one shared function went polymorphic and ran GCRA 8× slower once another
- * algorithm had run).
+ * An algorithm whose state is numbers decides on the columns themselves, through the store's
+ * frame: no object for the state read, the state written, or the step. Its call is the one call
+ * site that sees several algorithms; everything around it sees the same hidden classes whatever
+ * the algorithm.
  */
-function compileDecide<S>(algorithm: Algorithm<S>, codec: StateCodec<S>): Decide {
-  return function decide(table, index, key, policy, now, cost) {
+function numericDecide<S>(algorithm: NumericAlgorithm<S>): Decide {
+  const { decide } = algorithm;
+  return function decideInColumns(table, index, key, policy, now, cost, frame) {
+    const found = table.slotOf(index, key);
+    frame.nowMs = now;
+    frame.live = found >= 0 && table.isLive(found, now);
+    if (frame.live) {
+      const { a, b, c } = table.columns;
+      frame.s0 = a[found] as number;
+      frame.s1 = b[found] as number;
+      frame.s2 = c[found] as number;
+    }
+    decide(frame, policy, cost);
+    if (frame.write) {
+      const slot = table.keep(index, key, found, now, now + frame.ttlMs);
+      // After keep: growing the table replaces the columns.
+      const { a, b, c } = table.columns;
+      a[slot] = frame.s0;
+      b[slot] = frame.s1;
+      c[slot] = frame.s2;
+    }
+    return verdictOf(frame);
+  };
+}
+
+/** An algorithm whose state is an object (sliding-log's list, warm-up) decides through its codec. */
+function objectDecide<S>(algorithm: Algorithm<S>, codec: StateCodec<S>): Decide {
+  return function decideWithObjects(table, index, key, policy, now, cost) {
     const slot = table.find(index, key, now);
     const step = algorithm.step(
       slot === undefined ? undefined : codec.decode(table.columns, slot),
@@ -124,14 +157,14 @@ function compileDecide<S>(algorithm: Algorithm<S>, codec: StateCodec<S>): Decide
 }
 
 const DECIDE: { readonly [K in AlgorithmName]: Decide } = {
-  gcra: compileDecide(algorithms.gcra, CODECS.gcra),
-  'token-bucket': compileDecide(algorithms['token-bucket'], CODECS['token-bucket']),
-  'leaky-bucket': compileDecide(algorithms['leaky-bucket'], CODECS['leaky-bucket']),
-  'fixed-window': compileDecide(algorithms['fixed-window'], CODECS['fixed-window']),
-  'sliding-window': compileDecide(algorithms['sliding-window'], CODECS['sliding-window']),
-  'sliding-log': compileDecide(algorithms['sliding-log'], CODECS['sliding-log']),
+  gcra: numericDecide(gcra),
+  'token-bucket': numericDecide(tokenBucket),
+  'leaky-bucket': numericDecide(leakyBucket),
+  'fixed-window': numericDecide(fixedWindow),
+  'sliding-window': numericDecide(slidingWindow),
+  'sliding-log': objectDecide(slidingLog, CODECS['sliding-log']),
 };
-const DECIDE_WARM_UP = compileDecide(warmUp, WARM_UP);
+const DECIDE_WARM_UP = objectDecide(warmUp, WARM_UP);
 
 /** The decide function of a policy's kind of state. */
 export function decideOf(policy: Policy): Decide {
