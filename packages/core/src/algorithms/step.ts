@@ -119,6 +119,24 @@ export function verdictOf(frame: Frame): Verdict {
   );
 }
 
+/**
+ * Every verdict of every algorithm, built by one constructor. A class, not an object literal: when
+ * a number field first held small integers and then a double, V8 moved literal-built verdicts to a
+ * new hidden class but kept building them with the old one, and migrated each on its first read
+ * (3× slower decisions, in one process out of two). A constructor's objects follow the update.
+ */
+class AlgorithmVerdict implements Verdict {
+  constructor(
+    readonly allowed: boolean,
+    readonly limit: number,
+    readonly remaining: number,
+    readonly resetMs: number,
+    readonly retryAfterMs: number,
+    readonly delayMs: number,
+    readonly reason: RejectReason | undefined,
+  ) {}
+}
+
 function verdict(
   allowed: boolean,
   limit: number,
@@ -128,7 +146,7 @@ function verdict(
   delayMs: number,
   reason: RejectReason | undefined,
 ): Verdict {
-  return { allowed, limit, remaining, resetMs, retryAfterMs, delayMs, reason };
+  return new AlgorithmVerdict(allowed, limit, remaining, resetMs, retryAfterMs, delayMs, reason);
 }
 
 /** Admits: the algorithm has put the next state in `s0`–`s2`, to keep for `ttlMs`. */
