@@ -35,6 +35,11 @@ export interface HttpRow extends Variant {
   readonly name: string;
   /** Median of the rounds' ratios limited / bare (each against the bare runs around it). */
   readonly ratio: number;
+  /**
+   * The same from the server's CPU time per request (bare ÷ limited): steadier than requests/s
+   * when other work shares the machine.
+   */
+  readonly cpuRatio: number;
   readonly ratios: readonly number[];
   readonly rps: number;
   readonly bareRps: number;
@@ -134,25 +139,34 @@ async function load(
   };
 }
 
-async function runFramework(
+/**
+ * Runs the bare app and `variants` of one framework: warm-up, then `settings.httpRounds` rounds
+ * of B L₁ B L₂ … B. Without a `redisPort`, only memory variants can run.
+ */
+export async function runFramework(
   framework: Framework,
   loadgen: TsChild,
-  redisPort: number,
+  redisPort: number | undefined,
   settings: Settings,
   cpu: number | undefined,
+  variants: readonly Variant[] = VARIANTS,
 ): Promise<{ bare: BareRow; rows: HttpRow[] }> {
   const server = spawnTsChild('http/server-child.ts', {
     cpu,
-    env: { BENCH_FRAMEWORK: framework, BENCH_REDIS_PORT: String(redisPort) },
+    env: {
+      BENCH_FRAMEWORK: framework,
+      BENCH_HTTP_VARIANTS: variants.map(variantId).join(','),
+      ...(redisPort === undefined ? {} : { BENCH_REDIS_PORT: String(redisPort) }),
+    },
   });
   try {
     const ports = (await server.first('ready')).ports as Record<VariantId, number>;
-    const ids: VariantId[] = ['bare', ...VARIANTS.map(variantId)];
+    const ids: VariantId[] = ['bare', ...variants.map(variantId)];
     progress('http', framework, `warm-up, ${ids.length} apps × ${settings.httpWarmupSeconds} s`);
     for (const id of ids) await load(loadgen, server, id, ports[id], settings.httpWarmupSeconds, settings);
 
     const runs: Run[][] = [];
-    const limited = VARIANTS.map(variantId);
+    const limited = variants.map(variantId);
     for (let r = 0; r < settings.httpRounds; r++) {
       const rotated = [...limited.slice(r % limited.length), ...limited.slice(0, r % limited.length)];
       const order = sequence(rotated);
@@ -176,9 +190,9 @@ async function runFramework(
       serverCpu: round(median(bareRuns.map((run) => run.serverCpu))),
       loadCpu: round(median(bareRuns.map((run) => run.loadCpu))),
     };
-    const rows = VARIANTS.map((variant): HttpRow => {
+    const rows = variants.map((variant): HttpRow => {
       const id = variantId(variant);
-      const mine: Array<{ run: Run; bareRps: number; bareP99: number }> = [];
+      const mine: Array<{ run: Run; bareRps: number; bareP99: number; bareCpu: number }> = [];
       for (const round of runs) {
         round.forEach((run, index) => {
           if (run.id !== id) return;
@@ -192,6 +206,7 @@ async function runFramework(
             run,
             bareRps: around.reduce((sum, r) => sum + r.rps, 0) / around.length,
             bareP99: around.reduce((sum, r) => sum + r.p99, 0) / around.length,
+            bareCpu: around.reduce((sum, r) => sum + r.serverCpu / r.rps, 0) / around.length,
           });
         });
       }
@@ -202,6 +217,7 @@ async function runFramework(
         id,
         name: variant.limiter === 'sluice' ? 'sluice' : USUAL_LIMITER[framework][variant.store],
         ratio: round(median(ratios), 3),
+        cpuRatio: round(median(mine.map(({ run, bareCpu }) => bareCpu / (run.serverCpu / run.rps))), 3),
         ratios: ratios.map((ratio) => round(ratio, 3)),
         rps: Math.round(median(mine.map(({ run }) => run.rps))),
         bareRps: Math.round(median(mine.map(({ bareRps }) => bareRps))),

@@ -15,16 +15,22 @@ import {
 async function main(): Promise<void> {
   const framework = process.env.BENCH_FRAMEWORK as Framework;
   if (!FRAMEWORKS.includes(framework)) throw new Error(`BENCH_FRAMEWORK: unknown framework ${framework}`);
-  const redis = new Redis({ host: '127.0.0.1', port: Number(process.env.BENCH_REDIS_PORT) });
-  await new Promise<void>((resolve, reject) => {
-    redis.once('ready', resolve);
-    redis.once('error', reject);
+  // BENCH_HTTP_VARIANTS: the variant ids to start (all by default); memory ones need no Redis.
+  const only = process.env.BENCH_HTTP_VARIANTS?.split(',');
+  const variants = VARIANTS.filter((variant) => only === undefined || only.includes(variantId(variant)));
+  const redis = new Redis({
+    host: '127.0.0.1',
+    port: Number(process.env.BENCH_REDIS_PORT ?? 6379),
+    lazyConnect: true,
   });
+  if (variants.some((variant) => variant.store === 'redis')) {
+    await redis.connect();
+  }
   const context: AppContext = { framework, redis, counted: new Map() };
   const ports: Partial<Record<VariantId, number>> = {
     bare: (await startApp(framework, 'bare', context)).port,
   };
-  for (const variant of VARIANTS)
+  for (const variant of variants)
     ports[variantId(variant)] = (await startApp(framework, variant, context)).port;
 
   serveRequests(async (message) => {

@@ -1,0 +1,129 @@
+// What sluice adds to one request, in process, without sockets: ns per request of the limiter
+// alone, the HTTP layer's decision, and each adapter's middleware on its framework's own request
+// objects (Koa's context; for Fastify the plugin's own hook, on a stand-in reply with the header
+// API, as Fastify's request and reply cannot be built without a server). For work on the
+// adapters; noisy machines make the HTTP section's ratios swing more than these.
+//   cd bench && npx tsx src/http/overhead.ts
+import { IncomingMessage, ServerResponse } from 'node:http';
+import { Socket } from 'node:net';
+import { createHttpLimiter, createLimiter, MemoryStore, type Limiter } from '@sluice/core';
+import { rateLimit as expressRateLimit } from '@sluice/express';
+import sluiceFastify from '@sluice/fastify';
+import { rateLimit as koaRateLimit } from '@sluice/koa';
+import Koa from 'koa';
+
+const ROUNDS = Number(process.env.OVERHEAD_ROUNDS ?? 7);
+const MS = Number(process.env.OVERHEAD_MS ?? 200);
+/** Only the cases whose name holds this text. */
+const only = process.env.OVERHEAD_ONLY;
+
+function limiterFor(path: 'admitted' | '429'): Limiter {
+  return createLimiter({
+    rate: path === 'admitted' ? { limit: 100_000_000, window: 60_000 } : '1r/m',
+    store: new MemoryStore(),
+  });
+}
+
+function socketFrom(address: string): Socket {
+  const socket = new Socket();
+  Object.defineProperty(socket, 'remoteAddress', { value: address });
+  return socket;
+}
+
+function incoming(socket: Socket): IncomingMessage {
+  const req = new IncomingMessage(socket);
+  req.url = '/';
+  req.method = 'GET';
+  req.headers = { host: '127.0.0.1:3000', connection: 'keep-alive', accept: '*/*' };
+  return req;
+}
+
+/** Median ns per call of `fn` over ROUNDS rounds of MS ms. */
+function measure(fn: () => void): number {
+  const perCall: number[] = [];
+  for (let round = 0; round < ROUNDS + 1; round++) {
+    let calls = 0;
+    const started = process.hrtime.bigint();
+    const until = started + BigInt(MS * 1e6);
+    let now = started;
+    while (now < until) {
+      for (let i = 0; i < 1000; i++) fn();
+      calls += 1000;
+      now = process.hrtime.bigint();
+    }
+    if (round > 0) perCall.push(Number(now - started) / calls);
+  }
+  perCall.sort((a, b) => a - b);
+  return perCall[Math.floor(perCall.length / 2)] as number;
+}
+
+type Hook = (request: unknown, reply: unknown, done: () => void) => void;
+
+/** The hook the Fastify plugin puts on a route, taken from a stand-in instance. */
+async function fastifyHook(limiter: Limiter): Promise<Hook> {
+  let onRoute: ((route: Record<string, unknown>) => void) | undefined;
+  const instance = { addHook: (_name: string, fn: typeof onRoute) => (onRoute = fn) };
+  await (sluiceFastify as unknown as (i: unknown, o: unknown) => Promise<void>)(instance, { limiter });
+  const route: Record<string, unknown> = { method: 'GET', url: '/', config: {} };
+  onRoute?.(route);
+  return (route.onRequest as Hook[])[0] as Hook;
+}
+
+async function cases(path: 'admitted' | '429'): Promise<Array<[string, () => void]>> {
+  const address = process.env.OVERHEAD_ADDRESS ?? '127.0.0.1';
+  const socket = socketFrom(address);
+  const req = incoming(socket);
+  const res = new ServerResponse(req);
+  const limiter = limiterFor(path);
+  const http = createHttpLimiter({ limiter: limiterFor(path) });
+  const neutral = { remoteAddress: address, url: '/', headers: req.headers };
+
+  const express = expressRateLimit({ limiter: limiterFor(path) });
+  const expressReq = Object.assign(incoming(socket), { originalUrl: '/' });
+  const next = (): void => undefined;
+
+  const koa = new Koa();
+  const koaMiddleware = koaRateLimit({ limiter: limiterFor(path) });
+  const koaNext = (): Promise<void> => Promise.resolve();
+
+  const hook = await fastifyHook(limiterFor(path));
+  const headers: Record<string, string> = {};
+  const reply = {
+    raw: res,
+    header(name: string, value: string) {
+      headers[name] = value;
+      return reply;
+    },
+    code: () => reply,
+    type: () => reply,
+    send: () => reply,
+  };
+  const fastifyRequest = { raw: req, url: '/', headers: req.headers };
+
+  return [
+    [`limiter.consumeSync (${path})`, () => void limiter.consumeSync('127.0.0.1')],
+    [`createHttpLimiter.decideSync (${path})`, () => void http.decideSync(req, neutral)],
+    [
+      `express middleware, fresh ServerResponse (${path})`,
+      () => express(expressReq as never, new ServerResponse(expressReq) as never, next),
+    ],
+    [`express: fresh ServerResponse alone`, () => void new ServerResponse(expressReq)],
+    [
+      `koa middleware, fresh context (${path})`,
+      () => void koaMiddleware(koa.createContext(req, new ServerResponse(req)), koaNext),
+    ],
+    [`koa: fresh context alone`, () => void koa.createContext(req, new ServerResponse(req))],
+    [`fastify hook, stand-in reply (${path})`, () => hook(fastifyRequest, reply, next)],
+  ];
+}
+
+async function main(): Promise<void> {
+  for (const path of ['admitted', '429'] as const) {
+    for (const [name, fn] of await cases(path)) {
+      if (only !== undefined && !name.includes(only)) continue;
+      process.stdout.write(`${name.padEnd(52)} ${measure(fn).toFixed(0).padStart(6)} ns\n`);
+    }
+  }
+}
+
+void main();
