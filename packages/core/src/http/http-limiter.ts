@@ -3,8 +3,9 @@ import type { ConsumeOptions, Limiter } from '../limiter/create-limiter';
 import { SluiceConfigError } from '../policy/config-error';
 import type { Decision } from '../types';
 import type { HeaderList, HttpOutcome, LimitEvent, RateLimitOptions } from './http-options';
-import { rateLimitHeaders, retryAfterSeconds } from './rate-limit-headers';
+import { retryAfterSeconds } from './rate-limit-headers';
 import { rejectionBody } from './reply-body';
+import { ReplyCache, withRetryAfter } from './reply-cache';
 import { resolveHttpLimit, type ResolvedLimit } from './resolve-http-options';
 import { costOf, keyOf, reportFailure, skipOf } from './user-callbacks';
 
@@ -38,6 +39,8 @@ export interface HttpLimiter<TRequest, THandler> {
 /** One limit taking part in a request. */
 interface Entry<TRequest, THandler> {
   readonly limit: ResolvedLimit<TRequest, THandler>;
+  /** The limit's answers, remembered between requests. */
+  readonly replies: ReplyCache;
   readonly key: string;
   readonly cost: number | undefined;
 }
@@ -80,6 +83,7 @@ export function createHttpLimiter<TRequest, THandler extends (...args: never[]) 
   if (list.length === 0)
     throw new SluiceConfigError('options', options, 'expected limit options, or a non-empty array of them');
   const limits = list.map((item: RateLimitOptions<TRequest, THandler>) => resolveHttpLimit(item));
+  const replies = limits.map((limit) => new ReplyCache(limit.headers, limit.policyName, limit.now));
   // Decided once: whether a request can be decided without calling user code or awaiting.
   const only = limits.length === 1 ? (limits[0] as ResolvedLimit<TRequest, THandler>) : undefined;
   const syncLimit =
@@ -89,6 +93,7 @@ export function createHttpLimiter<TRequest, THandler extends (...args: never[]) 
     typeof only.cost !== 'function'
       ? only
       : undefined;
+  const syncReplies = replies[0] as ReplyCache;
   const syncCost = syncLimit?.cost as number | undefined;
   // Built once: the fast path allocates no options object per request.
   const fixedOptions: ConsumeOptions | undefined = syncCost === undefined ? undefined : { cost: syncCost };
@@ -120,13 +125,26 @@ export function createHttpLimiter<TRequest, THandler extends (...args: never[]) 
       }
       // A remote store: nothing was taken; the caller awaits decide() instead.
       if (decision === undefined) return undefined;
-      return outcomeOf(request, view, [{ entry: { limit: syncLimit, key, cost }, decision }], false);
+      // The two answers of nearly every request, each shared while it repeats.
+      if (decision.allowed && decision.delayMs === 0) return syncReplies.next(decision);
+      if (!decision.allowed && !syncLimit.dryRun && syncLimit.fallback === undefined) {
+        notify(syncLimit, { request, decision, dryRun: false });
+        return syncReplies.rejection(
+          decision,
+          syncReplies.headers(decision),
+          rejectionStatus(syncLimit, decision),
+          view.header('accept'),
+        );
+      }
+      const entry = { limit: syncLimit, replies: syncReplies, key, cost };
+      return outcomeOf(request, view, [{ entry, decision }], false);
     },
     async decide(request, http) {
       const view = new RequestView(http);
       const entries: Array<Entry<TRequest, THandler>> = [];
       let dryRunMissingKey = false;
-      for (const limit of limits) {
+      for (let i = 0; i < limits.length; i++) {
+        const limit = limits[i] as ResolvedLimit<TRequest, THandler>;
         if (limit.skip !== undefined && (await skipOf(limit, request))) continue;
         const key = await keyOf(limit, request, view);
         if (key === '' && limit.onMissingKey === 'skip') continue;
@@ -139,7 +157,12 @@ export function createHttpLimiter<TRequest, THandler extends (...args: never[]) 
           const { type, body } = rejectionBody(undefined, view.header('accept'));
           return { kind: 'reply', headers: [], status: limit.status, type, body };
         }
-        entries.push({ limit, key, cost: await costOf(limit, request, key) });
+        entries.push({
+          limit,
+          replies: replies[i] as ReplyCache,
+          key,
+          cost: await costOf(limit, request, key),
+        });
       }
       const results = await consumeAll(entries, request);
       return outcomeOf(request, view, results, dryRunMissingKey);
@@ -210,30 +233,21 @@ function outcomeOf<TRequest, THandler>(
   if (rejection !== undefined) reported = rejection;
   if (reported === undefined) return { kind: 'next', headers: [] };
 
-  const { limit } = reported.entry;
-  const headers: Array<readonly [string, string]> = [
-    ...rateLimitHeaders(limit.headers, reported.decision, {
-      policyName: limit.policyName,
-      nowMs: limit.now(),
-    }),
-  ];
-  if (dryRun !== undefined) headers.push([DRY_RUN_HEADER, dryRun]);
+  const { limit, replies } = reported.entry;
+  const rateLimit = replies.headers(reported.decision);
+  // The remembered list is shared: a dry-run report goes on a copy.
+  const headers: HeaderList = dryRun === undefined ? rateLimit : [...rateLimit, [DRY_RUN_HEADER, dryRun]];
   if (rejection === undefined) {
     return delayMs > 0 ? { kind: 'delay', headers, delayMs } : { kind: 'next', headers };
   }
   const { decision } = rejection;
-  // onStoreError 'fail-closed': the store could not decide, which is the server's trouble, not the client's.
-  const status = decision.reason === 'store-unavailable' ? 503 : limit.status;
-  const retryAfter = retryAfterSeconds(decision);
-  const withRetry = (replyStatus: number): HeaderList =>
-    // Retry-After belongs to refusals (RFC 9110 §10.2.3); a degraded 200 does not carry it.
-    retryAfter !== undefined && replyStatus >= 400
-      ? [...headers, ['Retry-After', String(retryAfter)]]
-      : headers;
+  const status = rejectionStatus(limit, decision);
   const fallback = limit.fallback;
-  if (fallback !== undefined && 'handler' in fallback) {
+  if (fallback === undefined) return replies.rejection(decision, headers, status, view.header('accept'));
+  const retryAfter = retryAfterSeconds(decision);
+  if ('handler' in fallback) {
     const { key } = rejection.entry;
-    const refused = withRetry(status);
+    const refused = withRetryAfter(headers, retryAfter, status);
     return {
       kind: 'handler',
       headers: refused,
@@ -249,22 +263,19 @@ function outcomeOf<TRequest, THandler>(
       reportError: (threw) => reportFailure(limit, request, 'fallback', { threw }, key),
     };
   }
-  if (fallback !== undefined) {
-    const { reply } = fallback;
-    return {
-      kind: 'reply',
-      headers: [...withRetry(reply.status), ...reply.headers],
-      status: reply.status,
-      type: reply.type,
-      body: reply.body,
-    };
-  }
+  const { reply } = fallback;
   return {
     kind: 'reply',
-    headers: withRetry(status),
-    status,
-    ...rejectionBody(decision, view.header('accept')),
+    headers: [...withRetryAfter(headers, retryAfter, reply.status), ...reply.headers],
+    status: reply.status,
+    type: reply.type,
+    body: reply.body,
   };
+}
+
+/** The status of a refusal: `onStoreError: 'fail-closed'` is the server's trouble (503), not the client's. */
+function rejectionStatus(limit: { readonly status: number }, decision: Decision): number {
+  return decision.reason === 'store-unavailable' ? 503 : limit.status;
 }
 
 const warned = new WeakSet<object>();

@@ -33,7 +33,7 @@ export function quotaWindowSeconds(policy: Policy, limit: number): number {
 }
 
 /** A structured-field string (RFC 8941): quotes and backslashes escaped. */
-function sfString(text: string): string {
+export function sfString(text: string): string {
   return `"${text.replace(/[\\"]/g, (c) => `\\${c}`)}"`;
 }
 

@@ -45,6 +45,8 @@ export function resolveIpv6Subnet(value: unknown): number {
  * ```
  */
 export function clientAddressKey(address: string, ipv6Subnet: number): string {
+  const ipv4 = ipv4Key(address);
+  if (ipv4 !== undefined) return ipv4;
   if (address === '' || !ipaddr.isValid(address)) return address;
   const ip = ipaddr.process(address);
   if (ip.kind() === 'ipv4') return ip.toString();
@@ -55,4 +57,49 @@ export function clientAddressKey(address: string, ipv6Subnet: number): string {
     bytes[index] = (bytes[index] as number) & ~(0x80 >> (bit & 7));
   }
   return `${ipaddr.fromByteArray(bytes).toString()}/${ipv6Subnet}`;
+}
+
+/**
+ * The key of what sockets report for IPv4 peers, found without parsing (ipaddr.js tries its IPv6
+ * regexes first): a canonical `a.b.c.d` is its own key, `::ffff:a.b.c.d` is `a.b.c.d`;
+ * `undefined` for anything else. Same result as {@link clientAddressKey} where defined.
+ *
+ * @param address - the address text
+ * @example
+ * ```ts
+ * ipv4Key('::ffff:10.0.0.7'); // '10.0.0.7'
+ * ipv4Key('2001:db8::1');     // undefined
+ * ```
+ */
+export function ipv4Key(address: string): string | undefined {
+  if (isCanonicalIpv4(address, 0)) return address;
+  if (address.startsWith('::ffff:') && isCanonicalIpv4(address, 7)) return address.slice(7);
+  return undefined;
+}
+
+/**
+ * Whether `text` from `start` is an IPv4 address in canonical dotted-decimal form (four parts
+ * 0–255, no leading zeros), the form `ipaddr.js` writes back: `'010.0.0.1'` (octal to ipaddr.js)
+ * or `'127.1'` are not, and take the parsing path.
+ */
+function isCanonicalIpv4(text: string, start: number): boolean {
+  let dots = 0;
+  let digits = 0;
+  let value = 0;
+  for (let i = start; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 46) {
+      if (digits === 0 || ++dots > 3) return false;
+      digits = 0;
+      value = 0;
+    } else if (c >= 48 && c <= 57) {
+      if (digits > 0 && value === 0) return false; // a leading zero
+      value = value * 10 + c - 48;
+      if (value > 255) return false;
+      digits++;
+    } else {
+      return false;
+    }
+  }
+  return dots === 3 && digits > 0;
 }

@@ -1,5 +1,5 @@
 import { SluiceConfigError } from '../policy/config-error';
-import { clientAddressKey } from './client-address';
+import { clientAddressKey, ipv4Key } from './client-address';
 import type { RequestView } from './http-request';
 import { escaperFor } from './key-text';
 import { forwardedClient, type TrustFunction } from './trust-proxy';
@@ -123,13 +123,7 @@ function variableReader(name: string, template: string, client: ClientAddressOpt
   switch (name) {
     case 'binary_remote_addr':
     case 'remote_addr':
-      return (view) => {
-        const { remoteAddress } = view.request;
-        return clientAddressKey(
-          forwardedClient(remoteAddress, view.header('x-forwarded-for'), client.trust),
-          client.ipv6Subnet,
-        );
-      };
+      return addressReader(client);
     case 'server_name':
       return (view) => view.host();
     case 'uri':
@@ -143,4 +137,30 @@ function variableReader(name: string, template: string, client: ClientAddressOpt
   if (kind === 'arg' && field !== undefined) return (view) => view.arg(field);
   if (kind === 'cookie' && field !== undefined) return (view) => view.cookie(field);
   throw new SluiceConfigError('key', template, `unknown variable $${name}; ${ACCEPTED}`);
+}
+
+/** Distinct addresses whose key an address reader remembers before it starts afresh. */
+const ADDRESS_CACHE_SIZE = 1024;
+
+/**
+ * `$remote_addr`: the client address's key. An IPv4 peer's is found at once; IPv6 keys take
+ * parsing and masking, so the last {@link ADDRESS_CACHE_SIZE} other addresses' keys are
+ * remembered (a client sends many requests), the bound keeping forged addresses from growing memory.
+ */
+function addressReader({ trust, ipv6Subnet }: ClientAddressOptions): KeyReader {
+  const keys = new Map<string, string>();
+  return (view) => {
+    const { remoteAddress } = view.request;
+    const address =
+      trust === undefined
+        ? (remoteAddress ?? '')
+        : forwardedClient(remoteAddress, view.header('x-forwarded-for'), trust);
+    let key = ipv4Key(address) ?? keys.get(address);
+    if (key === undefined) {
+      key = clientAddressKey(address, ipv6Subnet);
+      if (keys.size >= ADDRESS_CACHE_SIZE) keys.clear();
+      keys.set(address, key);
+    }
+    return key;
+  };
 }
