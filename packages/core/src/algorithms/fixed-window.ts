@@ -12,7 +12,11 @@ export interface FixedWindowState {
  * counted, so `remaining` always tells how many more would pass.
  */
 export const fixedWindow: NumericAlgorithm<FixedWindowState> = numericAlgorithm(
-  ['start', 'count'],
+  (state, frame) => {
+    frame.s0 = state.start;
+    frame.s1 = state.count;
+  },
+  (frame) => ({ start: frame.s0, count: frame.s1 }),
   function fixedWindowStep(frame, policy, cost) {
     const { nowMs } = frame;
     const { limit, windowMs } = policy;

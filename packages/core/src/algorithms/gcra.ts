@@ -19,7 +19,11 @@ export interface GcraState {
  * (`maxWaitMs`), a request up to `maxWaitMs` past the tolerance is admitted with that delay.
  */
 export const gcra: NumericAlgorithm<GcraState> = numericAlgorithm(
-  ['last', 'debt'],
+  (state, frame) => {
+    frame.s0 = state.last;
+    frame.s1 = state.debt;
+  },
+  (frame) => ({ last: frame.s0, debt: frame.s1 }),
   function gcraStep(frame, policy, cost) {
     const { nowMs } = frame;
     const { limit: perWindow, windowMs, burst } = policy;

@@ -22,7 +22,11 @@ const MILLI = 1000;
  * like a new one for every cost.
  */
 export const leakyBucket: NumericAlgorithm<LeakyBucketState> = numericAlgorithm(
-  ['excess', 'last'],
+  (state, frame) => {
+    frame.s0 = state.excess;
+    frame.s1 = state.last;
+  },
+  (frame) => ({ excess: frame.s0, last: frame.s1 }),
   function leakyBucketStep(frame, policy, cost) {
     const { nowMs, live, s0: lastExcess, s1: lastLeak } = frame;
     const { limit: perWindow, windowMs, burst } = policy;

@@ -15,7 +15,12 @@ export interface SlidingWindowState {
  * `windowMs`, so no fraction is ever rounded. Rejected requests are not counted.
  */
 export const slidingWindow: NumericAlgorithm<SlidingWindowState> = numericAlgorithm(
-  ['start', 'previous', 'current'],
+  (state, frame) => {
+    frame.s0 = state.start;
+    frame.s1 = state.previous;
+    frame.s2 = state.current;
+  },
+  (frame) => ({ start: frame.s0, previous: frame.s1, current: frame.s2 }),
   function slidingWindowStep(frame, policy, cost) {
     const { nowMs } = frame;
     const { limit, windowMs } = policy;

@@ -66,8 +66,6 @@ export class Frame {
  * Lua scripts are tested against are one and the same code.
  */
 export interface NumericAlgorithm<S> extends Algorithm<S> {
-  /** The state's fields, in the order of `s0`–`s2` (and of the state objects `step` returns). */
-  readonly fields: readonly (keyof S & string)[];
   /**
    * One step in place: reads `frame.live`, `frame.nowMs` and the state in `s0`–`s2`, writes the
    * verdict and, when it admits, the next state.
@@ -75,30 +73,29 @@ export interface NumericAlgorithm<S> extends Algorithm<S> {
   decide(frame: Frame, policy: Policy, cost: number): void;
 }
 
-/** Builds the object-state `step` of an algorithm from its in-place `decide`. */
+/**
+ * Builds the object-state `step` of an algorithm from its in-place `decide`, given how its state
+ * object maps to `s0`–`s2`: `load` puts a state in a frame, `stateOf` reads the next one out.
+ */
 export function numericAlgorithm<S>(
-  fields: readonly (keyof S & string)[],
+  load: (state: S, frame: Frame) => void,
+  stateOf: (frame: Frame) => S,
   decide: NumericAlgorithm<S>['decide'],
 ): NumericAlgorithm<S> {
+  // Steps are synchronous and `decide` calls nothing back: one frame serves every step.
+  const frame = new Frame();
   return {
-    fields,
     decide,
     step(state, policy, nowMs, cost) {
-      const frame = new Frame();
       frame.nowMs = nowMs;
-      if (state !== undefined) {
-        const [s0 = 0, s1 = 0, s2 = 0] = fields.map((field) => (state as S)[field] as number);
-        frame.live = true;
-        frame.s0 = s0;
-        frame.s1 = s1;
-        frame.s2 = s2;
-      }
+      frame.live = state !== undefined;
+      frame.s0 = frame.s1 = frame.s2 = 0;
+      if (state !== undefined) load(state, frame);
       decide(frame, policy, cost);
-      if (!frame.write) return { verdict: verdictOf(frame), state: undefined, ttlMs: 0 };
-      const next: Record<string, number> = {};
-      const values = [frame.s0, frame.s1, frame.s2];
-      fields.forEach((field, i) => (next[field] = values[i] as number));
-      return { verdict: verdictOf(frame), state: next as S, ttlMs: frame.ttlMs };
+      const verdict = verdictOf(frame);
+      return frame.write
+        ? { verdict, state: stateOf(frame), ttlMs: frame.ttlMs }
+        : { verdict, state: undefined, ttlMs: 0 };
     },
   };
 }

@@ -18,7 +18,11 @@ export interface TokenBucketState {
  * function of time, so the decisions are the same without the write.
  */
 export const tokenBucket: NumericAlgorithm<TokenBucketState> = numericAlgorithm(
-  ['tokens', 'last'],
+  (state, frame) => {
+    frame.s0 = state.tokens;
+    frame.s1 = state.last;
+  },
+  (frame) => ({ tokens: frame.s0, last: frame.s1 }),
   function tokenBucketStep(frame, policy, cost) {
     const { nowMs } = frame;
     const { limit: perWindow, windowMs, burst } = policy;
