@@ -10,6 +10,7 @@ import type { Store } from '../stores/store';
 import type { Decision, DecisionLimit, Policy, Verdict } from '../types';
 import { checkCost, OPTION_NAMES, resolveBlockCache, supportsRules } from './limiter-options';
 import type { Limiter, LimiterOptions, LimiterRulesOptions } from './limiter-types';
+import { cancelling } from './cancel';
 import { createOverrides, type OverrideBase } from './overrides';
 import { decidingRule, limitsOf, resolveRules } from './rules';
 
@@ -288,6 +289,15 @@ export function createLimiter(options: LimiterOptions | LimiterRulesOptions): Li
         })
       : store.reset({ prefix, key, policy: rules[0] as Policy, nowMs: now(), scope });
 
+  const cancel = cancelling({
+    store,
+    prefix,
+    own: policies,
+    now,
+    timeoutMs: guard === undefined ? undefined : timeoutMs,
+    forget: (key) => blocks?.forget(key),
+  });
+
   const limiter: Limiter = {
     policy,
     policies,
@@ -306,6 +316,10 @@ export function createLimiter(options: LimiterOptions | LimiterRulesOptions): Li
     },
     peek(key) {
       return decide(key, 0, undefined);
+    },
+    cancel(decision, cancelOptions) {
+      const cost = cancelOptions?.cost === undefined ? defaultCost : checkCost('cost', cancelOptions.cost);
+      return cancel(decision, cost);
     },
     reset(key) {
       if (typeof key !== 'string')

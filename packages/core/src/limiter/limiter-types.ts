@@ -124,6 +124,26 @@ export interface Limiter {
   consumeSync(key: string, options?: ConsumeOptions): Decision | undefined;
   /** The decision a request of cost 0 would get: looks without taking anything. */
   peek(key: string): Promise<Decision>;
+  /**
+   * Gives back the turn of a delayed admission that will not be served — a request held for its
+   * `delayMs` (a `queue`, the leaky bucket without `nodelay`, `warmup`) whose client left — so
+   * the next request takes it. The adapters call it when a held client disconnects. `cost` is
+   * the cost the decision took (default: the limiter's `cost`).
+   *
+   * Resolves `true` when the store took the units back; `false` when there was nothing to give
+   * back (a rejection, an admission without delay, a window algorithm, a decision made without
+   * the store) or the store did not answer within `timeoutMs`: the turn then stays taken, so
+   * the limit is never exceeded. Never rejects.
+   *
+   * @example
+   * ```ts
+   * const decision = await limiter.consume(key);
+   * if (decision.allowed && decision.delayMs > 0 && !(await held(decision.delayMs))) {
+   *   await limiter.cancel(decision); // the client left: its turn goes to the next request
+   * }
+   * ```
+   */
+  cancel(decision: Decision, options?: { cost?: number }): Promise<boolean>;
   /** Forgets `key`: its next request starts with the full limit. */
   reset(key: string): Promise<void>;
   /**

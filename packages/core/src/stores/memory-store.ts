@@ -1,4 +1,5 @@
 import { runStep, type Step } from '../algorithms';
+import { giveBackOf } from '../algorithms/give-back';
 import { Frame } from '../algorithms/step';
 import { SluiceConfigError } from '../policy/config-error';
 import type { AlgorithmName, Policy, Verdict } from '../types';
@@ -141,6 +142,36 @@ export class MemoryStore implements Store {
       );
     });
     return steps.map((step) => step.verdict);
+  }
+
+  /**
+   * Gives back `cost` units of an admission that will not be served (see `Store.giveBack`):
+   * nothing for the algorithms that never delay.
+   */
+  giveBack({ prefix, key, policy, cost, nowMs, scope = '' }: StoreRequest): Promise<void> {
+    this.#giveBack(this.#lookup(namespaceOf(policy), prefix, scope), key, policy, nowMs ?? Date.now(), cost);
+    return Promise.resolve();
+  }
+
+  /** {@link MemoryStore.giveBack} for every rule of a limiter with several. */
+  giveBackRules({ prefix, key, policies, cost, nowMs, scope = '' }: RulesRequest): Promise<void> {
+    const now = nowMs ?? Date.now();
+    policies.forEach((policy, i) =>
+      this.#giveBack(this.#lookup(ruleNamespace(policy.algorithm, i), prefix, scope), key, policy, now, cost),
+    );
+    return Promise.resolve();
+  }
+
+  #giveBack(index: Map<string, number>, key: string, policy: Policy, now: number, cost: number): void {
+    const back = giveBackOf(policy);
+    const table = this.#table;
+    const slot = back === undefined ? undefined : table.find(index, key, now);
+    if (slot === undefined) return;
+    const codec = codecOf(policy);
+    const step = (back as NonNullable<typeof back>)(codec.decode(table.columns, slot), policy, now, cost);
+    if (step === 'delete') table.release(index, key);
+    else if (step !== undefined)
+      codec.encode(step.state, table.columns, table.claim(index, key, now, now + step.ttlMs));
   }
 
   reset({ prefix, key, policy, scope }: Omit<StoreRequest, 'cost'>): Promise<void> {

@@ -1,0 +1,51 @@
+import { giveBackOf } from '../algorithms/give-back';
+import { withTimeout } from '../resilience/store-errors';
+import type { Store } from '../stores/store';
+import type { Decision, Policy } from '../types';
+
+/** What {@link cancelling} needs of its limiter. */
+export interface CancelOptions {
+  readonly store: Store;
+  readonly prefix: string;
+  /** The limiter's own policies: a decision by others was by a per-key override. */
+  readonly own: readonly Policy[];
+  readonly now: () => number | undefined;
+  /** Bounds a remote store's call; `undefined` for an in-process store. */
+  readonly timeoutMs: number | undefined;
+  /** Forgets what the limiter cached about the key (its block): the turn given back is usable at once. */
+  readonly forget: (key: string) => void;
+}
+
+const NOTHING = Promise.resolve(false);
+
+/**
+ * `limiter.cancel(decision, cost)`: gives back the turn of an admission that was delayed (a
+ * queue, the leaky bucket without `nodelay`, warm-up) and will not be served, such as a request
+ * whose client disconnected while held, so a later request may take it. Resolves `true` when
+ * the store took the units back; `false` when there was nothing to give back (a rejection, an
+ * admission without delay, one decided without the store) or the store could not be reached in
+ * time: the turn then stays taken, so the limit is never exceeded. Never rejects.
+ */
+export function cancelling(options: CancelOptions): (decision: Decision, cost: number) => Promise<boolean> {
+  const { store, prefix, own, now, timeoutMs, forget } = options;
+  return (decision, cost) => {
+    if (!decision.allowed || decision.delayMs === 0 || decision.degraded !== undefined || cost === 0)
+      return NOTHING;
+    const policies = decision.limits?.map((limit) => limit.policy) ?? [decision.policy];
+    if (!policies.some((policy) => giveBackOf(policy) !== undefined)) return NOTHING;
+    // An override's state lives in its own namespace, named after its rates (as `overrides.ts`).
+    const scope = policies[0] === own[0] ? undefined : policies.map((policy) => policy.source).join(',');
+    const { key } = decision;
+    const request = { prefix, key, cost, nowMs: now(), scope };
+    const given =
+      policies.length > 1
+        ? store.giveBackRules?.({ ...request, policies })
+        : store.giveBack?.({ ...request, policy: policies[0] as Policy });
+    if (given === undefined) return NOTHING;
+    forget(key);
+    return (timeoutMs === undefined ? given : withTimeout(given, timeoutMs)).then(
+      () => true,
+      () => false,
+    );
+  };
+}
