@@ -2,7 +2,7 @@ import type { Policy } from '../types';
 import type { GcraState } from './gcra';
 import type { LeakyBucketState } from './leaky-bucket';
 import type { TokenBucketState } from './token-bucket';
-import type { WarmUpState } from './warm-up';
+import { curve, type WarmUpState } from './warm-up';
 
 /**
  * What giving back leaves: the state to keep for `ttlMs`, `'delete'` when the key is back to
@@ -65,13 +65,9 @@ export const leakyBucketGiveBack: GiveBack<LeakyBucketState> = (state, policy, n
  */
 export const warmUpGiveBack: GiveBack<WarmUpState> = (state, policy, nowMs, cost) => {
   if (state.next <= nowMs) return undefined;
-  const stable = policy.windowMs / policy.limit;
+  const { stable, maxPermits, coolDown } = curve(policy, policy.warmupMs);
   const next = Math.max(nowMs, state.next - stable * cost);
-  const warmupMs = policy.warmupMs;
   // As the step's TTL: until the next free time has passed and the stored permits refilled.
-  const threshold = (0.5 * warmupMs) / stable;
-  const maxPermits = threshold + (2 * warmupMs) / (stable + stable * 3);
-  const coolDown = warmupMs / maxPermits;
   const ttlMs = Math.ceil(next - nowMs + (maxPermits - state.stored) * coolDown) + 1;
   return { state: { stored: state.stored, next }, ttlMs };
 };

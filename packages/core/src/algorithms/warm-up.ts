@@ -12,7 +12,7 @@ export interface WarmUpState {
 const COLD_FACTOR = 3;
 
 /** The shape of the warm-up curve, from the rate and the warm-up period (Guava `doSetRate`). */
-function curve(policy: Policy, warmupMs: number) {
+export function curve(policy: Policy, warmupMs: number) {
   const stable = policy.windowMs / policy.limit; // ms per request at the full rate
   const cold = stable * COLD_FACTOR;
   const threshold = (0.5 * warmupMs) / stable;
