@@ -109,6 +109,14 @@ async function cases(path: 'admitted' | '429'): Promise<Array<[string, () => voi
     ],
     [`express: fresh ServerResponse alone`, () => void new ServerResponse(expressReq)],
     [
+      `  the same with two setHeader calls (the draft-8 pair)`,
+      () => {
+        const fresh = new ServerResponse(expressReq);
+        fresh.setHeader('RateLimit-Policy', '"100000000/1m";q=100000000;w=60');
+        fresh.setHeader('RateLimit', '"100000000/1m";r=99999999;t=1');
+      },
+    ],
+    [
       `koa middleware, fresh context (${path})`,
       () => void koaMiddleware(koa.createContext(req, new ServerResponse(req)), koaNext),
     ],

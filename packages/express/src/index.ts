@@ -29,7 +29,11 @@ function createGate(options: RateLimitOptions | readonly RateLimitOptions[]): Ga
     res: Response,
     outcome: HttpOutcome<ExpressFallback>,
   ): boolean | Promise<boolean> => {
-    for (const [name, value] of outcome.headers) res.setHeader(name, value);
+    const { headers } = outcome;
+    for (let i = 0; i < headers.length; i++) {
+      const [name, value] = headers[i] as readonly [string, string];
+      res.setHeader(name, value);
+    }
     switch (outcome.kind) {
       case 'next':
         return true;

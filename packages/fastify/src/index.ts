@@ -40,7 +40,11 @@ type Gate = (request: FastifyRequest, reply: FastifyReply) => boolean | Promise<
 function createGate(options: Options | readonly Options[]): Gate {
   const limits = createHttpLimiter<FastifyRequest, FastifyFallback>(options);
   const apply = (request: FastifyRequest, reply: FastifyReply, outcome: HttpOutcome<FastifyFallback>) => {
-    for (const [name, value] of outcome.headers) reply.header(name, value);
+    const { headers } = outcome;
+    for (let i = 0; i < headers.length; i++) {
+      const [name, value] = headers[i] as readonly [string, string];
+      reply.header(name, value);
+    }
     switch (outcome.kind) {
       case 'next':
         return true;

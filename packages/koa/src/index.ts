@@ -25,17 +25,24 @@ type Gate = (ctx: Context) => boolean | Promise<boolean>;
 function createGate(options: RateLimitOptions | readonly RateLimitOptions[]): Gate {
   const limits = createHttpLimiter<Context, KoaFallback>(options);
   const apply = (ctx: Context, outcome: HttpOutcome<KoaFallback>): boolean | Promise<boolean> => {
-    for (const [name, value] of outcome.headers) ctx.set(name, value);
+    // Node's setHeader, as ctx.set ends in, without Koa 3's per-call arrays (text values only,
+    // and nothing is sent before this middleware decides).
+    const { res } = ctx;
+    const { headers } = outcome;
+    for (let i = 0; i < headers.length; i++) {
+      const [name, value] = headers[i] as readonly [string, string];
+      res.setHeader(name, value);
+    }
     switch (outcome.kind) {
       case 'next':
         return true;
       case 'delay':
-        return holdRequest(outcome.delayMs, ctx.res);
+        return holdRequest(outcome.delayMs, res);
       case 'reply':
         ctx.status = outcome.status;
+        // Before the body: Koa infers no type from a body once Content-Type is set.
+        res.setHeader('Content-Type', outcome.type);
         ctx.body = outcome.body;
-        // After the body: Koa infers a type from a string body unless one is set afterwards.
-        ctx.type = outcome.type;
         return false;
       case 'handler':
         // If the handler throws, core answers on the raw response: Koa must not respond after it.
@@ -46,7 +53,8 @@ function createGate(options: RateLimitOptions | readonly RateLimitOptions[]): Ga
   };
   return (ctx) => {
     // `originalUrl`: koa-mount and routers rewrite `ctx.url`; the key reads the full path.
-    const http = { remoteAddress: ctx.req.socket.remoteAddress, url: ctx.originalUrl, headers: ctx.headers };
+    const { req } = ctx;
+    const http = { remoteAddress: req.socket.remoteAddress, url: ctx.originalUrl, headers: req.headers };
     const outcome = limits.decideSync(ctx, http);
     return outcome !== undefined ? apply(ctx, outcome) : limits.decide(ctx, http).then((o) => apply(ctx, o));
   };
