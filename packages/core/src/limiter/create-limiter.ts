@@ -1,18 +1,18 @@
 import { SluiceConfigError } from '../policy/config-error';
-import { LimiterEmitter } from '../resilience/events';
-import { BlockCache, type Block } from '../resilience/block-cache';
-import { resolveOnStoreError } from '../resilience/on-store-error';
-import { guardStore, type GuardedVerdict } from '../resilience/store-guard';
-import { leasing, resolveLease } from '../resilience/token-lease';
 import { parseDuration } from '../policy/duration';
+import { LimiterEmitter } from '../resilience/events';
+import { resolveOnStoreError } from '../resilience/on-store-error';
+import { resolveLease } from '../resilience/token-lease';
 import { MemoryStore } from '../stores/memory-store';
 import type { Store } from '../stores/store';
-import type { Decision, DecisionLimit, Policy, Verdict } from '../types';
+import type { Decision, Policy } from '../types';
+import { cancelling } from './cancel';
+import { decisionMaker, type Target } from './decisions';
 import { checkCost, OPTION_NAMES, resolveBlockCache, supportsRules } from './limiter-options';
 import type { Limiter, LimiterOptions, LimiterRulesOptions } from './limiter-types';
-import { cancelling } from './cancel';
 import { createOverrides, type OverrideBase } from './overrides';
-import { decidingRule, limitsOf, resolveRules } from './rules';
+import { remotePath } from './remote-path';
+import { resolveRules } from './rules';
 
 export type { ConsumeOptions, Limiter, LimiterOptions, LimiterRulesOptions } from './limiter-types';
 
@@ -109,48 +109,33 @@ export function createLimiter(options: LimiterOptions | LimiterRulesOptions): Li
     return Math.floor(ms);
   };
 
-  const decisionOf = (
-    v: GuardedVerdict,
-    key: string,
-    decidedBy: Policy,
-    limits: readonly DecisionLimit[] | undefined,
-  ): Decision => {
-    const decision = new LimiterDecision(v, key, decidedBy, limits);
-    if (!decision.allowed && events.has('limited')) events.emit('limited', decision);
-    if (decision.degraded !== undefined && events.has('fallback')) events.emit('fallback', decision);
-    return decision;
-  };
-  /** Several rules: the deciding rule's numbers, the longest delay, and every rule's numbers. */
-  const rulesDecisionOf = (
-    verdicts: readonly Verdict[],
-    target: Target,
-    key: string,
-    degraded: GuardedVerdict['degraded'],
-  ): Decision => {
-    const { index, delayMs } = decidingRule(verdicts);
-    const v = verdicts[index] as Verdict;
-    // Field by field, not a spread: spreading a verdict and overriding delayMs leaves V8 a slow
-    // object (measured: 4× slower decisions with several rules).
-    return decisionOf(
-      {
-        allowed: v.allowed,
-        limit: v.limit,
-        remaining: v.remaining,
-        resetMs: v.resetMs,
-        retryAfterMs: v.retryAfterMs,
-        delayMs,
-        reason: v.reason,
-        degraded,
-      },
-      key,
-      target.policies[index] as Policy,
-      limitsOf(target.policies, verdicts),
-    );
-  };
+  const decisions = decisionMaker(events);
+  const decisionOf = decisions.of;
   // In-process stores answer synchronously and cannot be unavailable; remote ones are guarded.
-  const guard =
+  const lease = (options as LimiterOptions).lease;
+  if (store.consumeSync !== undefined && lease !== undefined) {
+    resolveLease(lease, policy, parseDuration); // a bad value is named first
+    throw new SluiceConfigError(
+      'lease',
+      lease,
+      'is for a remote store (Redis): an in-process store decides without a round trip',
+    );
+  }
+  const remote =
     store.consumeSync === undefined
-      ? guardStore({ store, onStoreError, timeoutMs, events, now: clock ?? Date.now })
+      ? remotePath({
+          store,
+          prefix,
+          policies,
+          onStoreError,
+          timeoutMs,
+          events,
+          clock,
+          now,
+          blockCacheKeys,
+          lease,
+          decisions,
+        })
       : undefined;
   // The in-process path reuses one request object: consumeSync neither keeps it nor yields, so
   // a decision allocates nothing but the decision itself.
@@ -184,7 +169,7 @@ export function createLimiter(options: LimiterOptions | LimiterRulesOptions): Li
     if (target.policies.length > 1) {
       const request = { prefix, key, policies: target.policies, cost, nowMs: now(), scope: target.scope };
       const verdicts = (store.consumeRulesSync as NonNullable<Store['consumeRulesSync']>)(request);
-      return rulesDecisionOf(verdicts, target, key, undefined);
+      return decisions.ofRules(verdicts, target, key, undefined);
     }
     scratch.key = key;
     scratch.cost = cost;
@@ -199,84 +184,14 @@ export function createLimiter(options: LimiterOptions | LimiterRulesOptions): Li
     );
   };
 
-  const blocks = guard !== undefined && blockCacheKeys > 0 ? new BlockCache(blockCacheKeys) : undefined;
-  const localNow = clock ?? Date.now;
-  const lease = resolveLease((options as LimiterOptions).lease, policy, parseDuration);
-  if (lease !== undefined && (guard === undefined || policies.length > 1)) {
-    throw new SluiceConfigError(
-      'lease',
-      (options as LimiterOptions).lease,
-      guard === undefined
-        ? 'is for a remote store (Redis): an in-process store decides without a round trip'
-        : 'takes one rule, not several',
-    );
-  }
-  const consumeOne =
-    guard === undefined
-      ? undefined
-      : lease === undefined
-        ? (request: Parameters<typeof guard.consume>[0]) => guard.consume(request)
-        : leasing((request) => guard.consume(request), lease[0], lease[1], localNow);
-  const blockedDecision = (block: Block, key: string, at: number): Decision => {
-    const retryAfterMs = block.until - at;
-    const resetMs = Math.max(retryAfterMs, block.resetAt - at);
-    return decisionOf(
-      {
-        allowed: false,
-        limit: block.limit,
-        remaining: 0,
-        resetMs,
-        retryAfterMs,
-        delayMs: 0,
-        reason: 'limited',
-      },
-      key,
-      block.policy,
-      block.limits,
-    );
-  };
-  const decideRemote = (
-    remote: NonNullable<typeof guard>,
-    key: string,
-    cost: number,
-    target: Target,
-  ): Promise<Decision> => {
-    const startedAt = blocks === undefined ? 0 : localNow();
-    if (blocks !== undefined) {
-      const block = blocks.find(key, cost, startedAt, target.policies);
-      if (block !== undefined) return Promise.resolve(blockedDecision(block, key, startedAt));
-    }
-    // Only the store's own answer is remembered, from the time the request left: T is never overstated.
-    const remembered = (decision: Decision): Decision => {
-      if (blocks !== undefined && decision.reason === 'limited' && decision.degraded === undefined)
-        blocks.remember(key, cost, startedAt, decision, target.policies);
-      return decision;
-    };
-    const { scope } = target;
-    if (target.policies.length > 1) {
-      return remote
-        .consumeRules({ prefix, key, policies: target.policies, cost, nowMs: now(), scope })
-        .then(({ verdicts, degraded }) => remembered(rulesDecisionOf(verdicts, target, key, degraded)));
-    }
-    const decidedBy = target.policies[0] as Policy;
-    return (consumeOne as NonNullable<typeof consumeOne>)({
-      prefix,
-      key,
-      policy: decidedBy,
-      cost,
-      nowMs: now(),
-      scope,
-    }).then((verdict) => remembered(decisionOf(verdict, key, decidedBy, undefined)));
-  };
-
   // Not async: a bad key or clock is a programming error, thrown at the call, not a rejection.
   const decide = (key: string, cost: number, context: unknown): Promise<Decision> => {
     checkKey(key);
-    if (guard === undefined)
+    if (remote === undefined)
       return Promise.resolve(
         plain ? decidePlainSync(key, cost) : decideSync(key, cost, targetOf(key, context)),
       );
-    return decideRemote(guard, key, cost, targetOf(key, context));
+    return remote.decide(key, cost, targetOf(key, context));
   };
   const resetTarget = (key: string, { policies: rules, scope }: Target): Promise<void> =>
     rules.length > 1
@@ -294,8 +209,8 @@ export function createLimiter(options: LimiterOptions | LimiterRulesOptions): Li
     prefix,
     own: policies,
     now,
-    timeoutMs: guard === undefined ? undefined : timeoutMs,
-    forget: (key) => blocks?.forget(key),
+    timeoutMs: remote === undefined ? undefined : timeoutMs,
+    forget: (key) => remote?.forget(key),
   });
 
   const limiter: Limiter = {
@@ -307,7 +222,7 @@ export function createLimiter(options: LimiterOptions | LimiterRulesOptions): Li
       return decide(key, cost, consumeOptions?.context);
     },
     consumeSync(key, consumeOptions) {
-      if (guard !== undefined) return undefined;
+      if (remote !== undefined) return undefined;
       const cost = consumeOptions?.cost === undefined ? defaultCost : checkCost('cost', consumeOptions.cost);
       checkKey(key);
       return plain
@@ -324,7 +239,7 @@ export function createLimiter(options: LimiterOptions | LimiterRulesOptions): Li
     reset(key) {
       if (typeof key !== 'string')
         throw new SluiceConfigError('key', key, 'must be a string', 'SLUICE_INVALID_ARGUMENT');
-      blocks?.forget(key);
+      remote?.forget(key);
       // An overridden key forgets both: its override's state and its state under the limiter's own.
       const target = targetOf(key, undefined);
       if (target === own) return resetTarget(key, own);
@@ -340,45 +255,4 @@ export function createLimiter(options: LimiterOptions | LimiterRulesOptions): Li
     },
   };
   return limiter;
-}
-
-/** What a key is limited by: one policy or several, and the namespace of its state. */
-interface Target {
-  readonly policies: readonly Policy[];
-  /** `undefined` for the limiter's own policies; an override's rates otherwise. */
-  readonly scope: string | undefined;
-}
-
-/**
- * Every decision, built by one constructor: always the same fields, in the same order, so one
- * hidden class for every decision. A class rather than an object literal: V8 kept building
- * literal decisions with a hidden class it had replaced (once a number field held a double) and
- * migrated each one on first read, 3× slower decisions in one process out of two.
- */
-class LimiterDecision implements Decision {
-  readonly allowed: boolean;
-  readonly limit: number;
-  readonly remaining: number;
-  readonly resetMs: number;
-  readonly retryAfterMs: number;
-  readonly delayMs: number;
-  readonly reason: Decision['reason'];
-  readonly key: string;
-  readonly policy: Policy;
-  readonly degraded: Decision['degraded'];
-  readonly limits: readonly DecisionLimit[] | undefined;
-
-  constructor(v: GuardedVerdict, key: string, policy: Policy, limits: readonly DecisionLimit[] | undefined) {
-    this.allowed = v.allowed;
-    this.limit = v.limit;
-    this.remaining = v.remaining;
-    this.resetMs = v.resetMs;
-    this.retryAfterMs = v.retryAfterMs;
-    this.delayMs = v.delayMs;
-    this.reason = v.reason;
-    this.key = key;
-    this.policy = policy;
-    this.degraded = v.degraded;
-    this.limits = limits;
-  }
 }
