@@ -149,18 +149,24 @@ const ADDRESS_CACHE_SIZE = 1024;
  */
 function addressReader({ trust, ipv6Subnet }: ClientAddressOptions): KeyReader {
   const keys = new Map<string, string>();
+  // The last client's, first: a keep-alive connection hands the same address string each time.
+  let lastAddress = '';
+  let lastKey = '';
   return (view) => {
     const { remoteAddress } = view.request;
     const address =
       trust === undefined
         ? (remoteAddress ?? '')
         : forwardedClient(remoteAddress, view.header('x-forwarded-for'), trust);
+    if (address === lastAddress) return lastKey;
     let key = ipv4Key(address) ?? keys.get(address);
     if (key === undefined) {
       key = clientAddressKey(address, ipv6Subnet);
       if (keys.size >= ADDRESS_CACHE_SIZE) keys.clear();
       keys.set(address, key);
     }
+    lastAddress = address;
+    lastKey = key;
     return key;
   };
 }
