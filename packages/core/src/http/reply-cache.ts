@@ -41,7 +41,8 @@ export class ReplyCache {
   #policyHeader: Header = ['RateLimit-Policy', ''];
   readonly #key: HeaderKey = { policy: undefined, limit: -1, remaining: -1, reset: -1, resetAt: 0 };
   #headers: HeaderList = [];
-  #next: { readonly kind: 'next'; readonly headers: HeaderList } = { kind: 'next', headers: [] };
+  // The same list as #headers: with headers off, every admitted request shares this outcome.
+  #next: { readonly kind: 'next'; readonly headers: HeaderList } = { kind: 'next', headers: this.#headers };
   #accept = '';
   #json = false;
   #reply: HttpReply | undefined;

@@ -88,6 +88,13 @@ describe('answers shared while they repeat', () => {
     }
   });
 
+  test('with headers off, admitted requests share one outcome without headers', async () => {
+    const next = decide({ rate: '5/1s', clock, headers: false });
+    const first = await next();
+    expect(first).toEqual({ kind: 'next', headers: [] });
+    expect(await next()).toBe(first);
+  });
+
   test('a dry-run report never sticks to the shared list', async () => {
     const next = decide({ rate: '1/1m', clock, dryRun: true });
     const admitted = await next();
