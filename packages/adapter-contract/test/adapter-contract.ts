@@ -416,6 +416,30 @@ export function describeAdapterContract(driver: AdapterDriver, stores: readonly 
         await settle();
         expect(app.handled).toBe(1);
       });
+
+      test.each(MOUNTS)('a client that left gives its turn back to the next request (%s)', async (mount) => {
+        const app = await serve({ ...delayed, clock }, mount);
+        expect((await get(app)).status).toBe(200);
+        fake();
+        const client = httpGet(`${app.url}/`);
+        client.on('error', () => undefined);
+        await until(() => jest.getTimerCount() > 0, 'the request is held');
+        client.destroy();
+        await until(() => jest.getTimerCount() === 0, 'the hold notices the client left');
+        // Its turn (1 s) went back: the next request waits 1 s, not 2.
+        let done = false;
+        const pending = get(app).then((res) => {
+          done = true;
+          return res;
+        });
+        await until(() => jest.getTimerCount() > 0, 'the next request is held');
+        jest.advanceTimersByTime(999);
+        await settle();
+        expect(done).toBe(false);
+        jest.advanceTimersByTime(1);
+        expect((await pending).status).toBe(200);
+        expect(app.handled).toBe(2);
+      });
     });
 
     test.each(MOUNTS)(

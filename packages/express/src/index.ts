@@ -38,7 +38,7 @@ function createGate(options: RateLimitOptions | readonly RateLimitOptions[]): Ga
       case 'next':
         return true;
       case 'delay':
-        return holdRequest(outcome.delayMs, res);
+        return holdRequest(outcome.delayMs, res, outcome.cancel);
       case 'reply':
         // Node's own API: identical on Express 4 and 5.
         res.statusCode = outcome.status;

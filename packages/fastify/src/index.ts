@@ -49,7 +49,7 @@ function createGate(options: Options | readonly Options[]): Gate {
       case 'next':
         return true;
       case 'delay':
-        return holdRequest(outcome.delayMs, reply.raw).then((held) => {
+        return holdRequest(outcome.delayMs, reply.raw, outcome.cancel).then((held) => {
           // The client left: take the reply out of Fastify's hands so nothing more runs for it.
           if (!held) reply.hijack();
           return held;

@@ -37,7 +37,7 @@ function createGate(options: RateLimitOptions | readonly RateLimitOptions[]): Ga
       case 'next':
         return true;
       case 'delay':
-        return holdRequest(outcome.delayMs, res);
+        return holdRequest(outcome.delayMs, res, outcome.cancel);
       case 'reply':
         ctx.status = outcome.status;
         // Before the body: Koa infers no type from a body once Content-Type is set.

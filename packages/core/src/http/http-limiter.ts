@@ -238,7 +238,9 @@ function outcomeOf<TRequest, THandler>(
   // The remembered list is shared: a dry-run report goes on a copy.
   const headers: HeaderList = dryRun === undefined ? rateLimit : [...rateLimit, [DRY_RUN_HEADER, dryRun]];
   if (rejection === undefined) {
-    return delayMs > 0 ? { kind: 'delay', headers, delayMs } : { kind: 'next', headers };
+    return delayMs > 0
+      ? { kind: 'delay', headers, delayMs, cancel: () => cancelAll(results) }
+      : { kind: 'next', headers };
   }
   const { decision } = rejection;
   const status = rejectionStatus(limit, decision);
@@ -271,6 +273,14 @@ function outcomeOf<TRequest, THandler>(
     type: reply.type,
     body: reply.body,
   };
+}
+
+/** A held request whose client left: each limit that delayed it gets its turn back (never rejects). */
+function cancelAll<TRequest, THandler>(results: ReadonlyArray<Result<TRequest, THandler>>): void {
+  for (const { entry, decision } of results) {
+    if (decision.delayMs > 0 && !entry.limit.dryRun)
+      void entry.limit.limiter.cancel(decision, entry.cost === undefined ? undefined : { cost: entry.cost });
+  }
 }
 
 /** The status of a refusal: `onStoreError: 'fail-closed'` is the server's trouble (503), not the client's. */

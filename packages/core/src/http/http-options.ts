@@ -219,12 +219,19 @@ export interface HttpHandlerOutcome<THandler> {
 /**
  * What the adapter must do with a request: set `headers` in every case, then
  * - `next`: pass it on;
- * - `delay`: hold it `delayMs` (see `holdRequest`), then pass it on unless the client left;
+ * - `delay`: hold it `delayMs` (see `holdRequest`), then pass it on unless the client left, in
+ *   which case call `cancel` (its turn goes back to the limits that delayed it);
  * - `reply`: answer `status` with `body` of content type `type`, and stop;
  * - `handler`: call the user's fallback `handler` with the decision through `callFallback`, and stop.
  */
 export type HttpOutcome<THandler> =
   | { readonly kind: 'next'; readonly headers: HeaderList }
-  | { readonly kind: 'delay'; readonly headers: HeaderList; readonly delayMs: number }
+  | {
+      readonly kind: 'delay';
+      readonly headers: HeaderList;
+      readonly delayMs: number;
+      /** Gives the request's turn back (`limiter.cancel`) to every limit that delayed it. */
+      readonly cancel: () => void;
+    }
   | HttpReply
   | HttpHandlerOutcome<THandler>;
