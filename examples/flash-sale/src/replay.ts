@@ -1,4 +1,6 @@
 import type { AddressInfo } from 'node:net';
+import { RedisStore, type Store } from '@sluice/core';
+import Redis from 'ioredis';
 import { createShop } from './shop';
 import { HOT_SKU, SECKILL_STOCK } from './seckill';
 
@@ -35,11 +37,12 @@ export function sale(seconds = 10, perSecond = 300): Shot[] {
 /**
  * Replays the sale against the shop over loopback HTTP, its clock driven by the replay (so ten
  * seconds of sale take a moment), and counts placed orders, "busy" pages and refusals per SKU.
+ * With a `store` (a `RedisStore`), the shop's limits live there: the counts are the same.
  */
-export async function replay(shots: readonly Shot[] = sale()): Promise<ReplayCounts> {
+export async function replay(shots: readonly Shot[] = sale(), store?: Store): Promise<ReplayCounts> {
   let now = Date.UTC(2026, 10, 11);
   const opening = now;
-  const app = createShop({ clock: () => now });
+  const app = createShop({ store, clock: () => now });
   const server = app.listen(0, '127.0.0.1');
   await new Promise((resolve) => server.once('listening', resolve));
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -66,10 +69,15 @@ export async function replay(shots: readonly Shot[] = sale()): Promise<ReplayCou
 
 async function main(): Promise<void> {
   const shots = sale();
+  const url = process.env.REDIS_URL;
+  const client = url === undefined || url === '' ? undefined : new Redis(url, { maxRetriesPerRequest: 1 });
+  // Each replay in a namespace of its own: the sale's clock starts at the same instant every time.
+  const store = client && new RedisStore({ client, prefix: `replay-${Date.now()}` });
   console.log(
-    `replaying a flash sale: ${shots.length} requests over 10 s, 80 % on ${HOT_SKU}, a third from two bots\n`,
+    `replaying a flash sale: ${shots.length} requests over 10 s, 80 % on ${HOT_SKU}, a third from two bots, ` +
+      `limits in ${client === undefined ? 'memory' : `Redis at ${url}`}\n`,
   );
-  const counts = await replay(shots);
+  const counts = await replay(shots, store).finally(() => client?.quit());
   console.log('sku              placed   busy (degraded 200)   refused (429)');
   for (const [sku, row] of Object.entries(counts)) {
     console.log(
