@@ -16,7 +16,7 @@ import type {
   RateLimitOptions,
 } from './http-options';
 import { JSON_TYPE, TEXT_TYPE } from './reply-body';
-import { reportFailure } from './user-callbacks';
+import { requestOverrides } from './user-callbacks';
 
 /** The HTTP options; every other name is a `createLimiter` option. */
 export const HTTP_OPTION_NAMES = [
@@ -139,26 +139,6 @@ export function resolveHttpLimit<TRequest, THandler extends (...args: never[]) =
     policyName: resolvePolicyName(http.policyName),
     now: typeof clock === 'function' ? (clock as () => number) : Date.now,
     passRequest: http.limiter !== undefined || typeof overrides === 'function',
-  };
-}
-
-/**
- * The user's `overrides` function as the limiter calls it: with the framework's request as
- * `context`. One that throws leaves the key on the limit's own rate, reported to `onCallbackError`
- * (source `'overrides'`) when there is a request; without one (`limiter.reset(key)`, the look-ahead
- * of several limits) a function reading the request throws, and the limit's own rate is meant.
- */
-function requestOverrides(
-  overrides: (key: string, request: unknown) => unknown,
-  onCallbackError: ((event: CallbackErrorEvent<unknown>) => void) | undefined,
-): (key: string, context?: unknown) => unknown {
-  return function sluiceOverrides(key: string, context?: unknown): unknown {
-    try {
-      return overrides(key, context);
-    } catch (threw) {
-      if (context !== undefined) reportFailure({ onCallbackError }, context, 'overrides', { threw }, key);
-      return undefined;
-    }
   };
 }
 

@@ -162,3 +162,23 @@ export function reportFailure<TRequest>(
     key === undefined ? { request, source, error } : { request, source, error, key },
   );
 }
+
+/**
+ * The user's `overrides` function as the limiter calls it: with the framework's request as
+ * `context`. One that throws leaves the key on the limit's own rate, reported to `onCallbackError`
+ * (source `'overrides'`) when there is a request; without one (`limiter.reset(key)`, the look-ahead
+ * of several limits) a function reading the request throws, and the limit's own rate is meant.
+ */
+export function requestOverrides(
+  overrides: (key: string, request: unknown) => unknown,
+  onCallbackError: ((event: CallbackErrorEvent<unknown>) => void) | undefined,
+): (key: string, context?: unknown) => unknown {
+  return function sluiceOverrides(key: string, context?: unknown): unknown {
+    try {
+      return overrides(key, context);
+    } catch (threw) {
+      if (context !== undefined) reportFailure({ onCallbackError }, context, 'overrides', { threw }, key);
+      return undefined;
+    }
+  };
+}
