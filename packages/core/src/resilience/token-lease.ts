@@ -43,11 +43,10 @@ const MAX_KEYS = 10_000;
  * (at most `size - 1` per instance per `maxStaleMs`), and an instance with local units admits
  * while another, without, is refused. When fewer than `size` units are left, what is left is
  * leased (or, when another instance took it first, the request asks for its own cost), so the
- * last units are not stranded. Requests for a
- * key whose lease is being fetched wait for that one call instead of each fetching a lease, and
- * once the store has refused the key until T, the requests still waiting for it are refused
- * here until T: a flood queued behind a spent limit costs no more store calls (later arrivals
- * meet the limiter's block cache first).
+ * last units are not stranded. Requests for a key whose lease is being fetched wait for that
+ * one call instead of each fetching a lease, and once the store has refused the key until T,
+ * the requests still waiting for it are refused here until T: a flood queued behind a spent
+ * limit costs no more store calls (later arrivals meet the limiter's block cache first).
  */
 export function leasing(remote: Remote, size: number, maxStaleMs: number, now: () => number): Remote {
   const leases = new Map<string, Lease>();
