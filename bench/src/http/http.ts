@@ -2,7 +2,7 @@ import { spawnTsChild, type TsChild } from '../child';
 import { median, round } from '../measure';
 import { progress } from '../progress';
 import type { Settings } from '../settings';
-import { supportsBlockCache } from '../sluice-limiter';
+import { SHARED_STORE_TIMEOUT_MS, supportsBlockCache } from '../sluice-limiter';
 import {
   FRAMEWORKS,
   USUAL_LIMITER,
@@ -277,7 +277,7 @@ export async function runHttp(settings: Settings, redisPort: number, pinned: boo
         ? 'server pinned to cpu 0, autocannon and redis-server to cpu 1 (taskset)'
         : 'not pinned (taskset missing or fewer than 2 cores): server and load share the cores',
       'admitted: limit 100 000 000 per minute; 429: 1 per minute (the only client is over it); every limiter keys on the client address with its defaults otherwise',
-      `sluice: a MemoryStore() or RedisStore on one shared ioredis client${blockCache ? ', blockCache: true with Redis' : ' (this core has no blockCache option yet)'}`,
+      `sluice: a MemoryStore() or RedisStore on one shared ioredis client${blockCache ? `, blockCache: true and timeoutMs: ${SHARED_STORE_TIMEOUT_MS} with Redis (the peers wait for Redis without a bound)` : ' (this core has no blockCache option yet)'}`,
     ],
   };
 }

@@ -6,7 +6,7 @@ import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import { median, round } from '../measure';
 import { progress } from '../progress';
 import type { Settings } from '../settings';
-import { countedLimiter, supportsBlockCache } from '../sluice-limiter';
+import { countedLimiter, SHARED_STORE_TIMEOUT_MS, supportsBlockCache } from '../sluice-limiter';
 import { spawnTsChild } from '../child';
 import { countCommands, total } from './command-count';
 import { ADMIT_ALL, WINDOW_MS } from '../limits';
@@ -309,6 +309,7 @@ export async function runRedis(settings: Settings, port: number): Promise<RedisR
       `each candidate has its own ioredis connection; 10 000 keys in turn; limit ${ADMIT_ALL.toLocaleString('en')} per minute (sliding-log: 1000/s), so every decision admits`,
       'sent = commands the client sent, per decision (MONITOR); executed = INFO commandstats deltas, which also count the commands scripts run',
       `flood: a limit of 1 per minute, the key already over it, ${settings.redisCountDecisions} decisions 256 at a time; sluice ${blockCache ? 'with blockCache: true' : 'without blockCache (this core has no such option yet)'}, peers with their defaults`,
+      `sluice waits up to ${SHARED_STORE_TIMEOUT_MS} ms for Redis (timeoutMs; the default is 50), as the peers wait without a bound`,
     ],
   };
 }
