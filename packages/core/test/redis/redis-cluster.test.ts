@@ -55,3 +55,38 @@ test('the escaped user key alone picks the slot: hostile text can never choose a
   // Different keys spread over the slots instead of piling onto one.
   expect(slots.size).toBeGreaterThan(HOSTILE_KEYS.length / 2);
 });
+
+test('queue, warm-up and cancel work on Cluster: every key of one decision in the user key slot', async () => {
+  const { createLimiter } = await import('../../src');
+  const now = 1_700_006_400_000;
+  const limiter = createLimiter({
+    rules: [
+      { rate: '5r/s', queue: { maxWaitMs: 1000 } },
+      { algorithm: 'fixed-window', rate: '100/1m' },
+    ],
+    store,
+    prefix: 'cluster-queue',
+    clock: () => now,
+    timeoutMs: 10_000,
+  });
+  const keys = ['sku:1', 'sku:2', 'sku:3', 'sku:4', 'sku:5', 'sku:6'];
+  for (const key of keys) {
+    const decisions = [];
+    for (let i = 0; i < 7; i++) decisions.push(await limiter.consume(key));
+    expect(decisions.map((d) => (d.allowed ? d.delayMs : -1))).toEqual([0, 200, 400, 600, 800, 1000, -1]);
+    expect(await limiter.cancel(decisions[3] as (typeof decisions)[number])).toBe(true);
+    expect((await limiter.consume(key)).delayMs).toBe(1000); // the cancelled turn was taken back
+  }
+  const warming = createLimiter({
+    rate: '2r/s',
+    warmup: '4s',
+    store,
+    prefix: 'cluster-warm',
+    clock: () => now,
+  });
+  for (const key of keys) expect((await warming.consume(key)).allowed).toBe(true);
+  // The keys of these decisions live on more than one master.
+  let holding = 0;
+  for (const master of masters) if ((await master.keys('cluster-*')).length > 0) holding++;
+  expect(holding).toBeGreaterThan(1);
+});
