@@ -60,7 +60,8 @@ interface Result<TRequest, THandler> {
  * Otherwise the limits consume in order and stop at the first rejection, so later limits are
  * never touched. One case remains, without atomic multi-key scripts: requests racing between the
  * peek and the consume can drain a later limit, and then the earlier ones have used a unit for a
- * rejected request (stores have no refund). A single limit needs no peek: one store call per request.
+ * rejected request (`limiter.cancel` gives back only delayed admissions). A single limit needs
+ * no peek: one store call per request.
  *
  * The reply reports the most restrictive decision: the rejecting one, else the one with the
  * fewest requests left (on a tie, the longest reset). A delay is the longest any limit asks.
