@@ -60,8 +60,9 @@ const registered = new WeakSet<RedisStoreClient>();
  *
  * - Time: the Redis server's `TIME`, so app servers whose clocks disagree share one exact limit;
  *   when the limiter has a `clock`, that time is sent instead.
- * - Keys: `<limiter prefix>:{<key>}:<algorithm>` (`warm-up` for a policy with `warmup`), one key per decision (`…:<algorithm>:<index>`
- *   per rule with several rules, `…:<algorithm>:<override rate>` for a per-key override). The user's key is escaped
+ * - Keys: `<limiter prefix>:{<key>}:<algorithm>` (`warm-up` for a policy with `warmup`), one
+ *   key per decision (`…:<algorithm>:<index>` per rule with several rules,
+ *   `…:<algorithm>:<override rate>` for a per-key override). The user's key is escaped
  *   (`%` `{` `}` and lone surrogates as `%XX`, the empty key as `%`, and text over 256 characters
  *   replaced by its SHA-256), so whatever it holds it is the hash tag: it cannot pick another
  *   Cluster slot, collide with another key or leave the prefix.
