@@ -8,8 +8,14 @@ import {
   type Policy,
   type PolicyOptions,
 } from '../../src';
-import { COMMAND_NAMES, scriptArgs, toVerdict } from '../../src/stores/redis/redis-command';
-import { stateKindOf } from '../../src/stores/redis/scripts';
+import {
+  COMMAND_NAMES,
+  policyCommandName,
+  policyScriptArgs,
+  scriptArgs,
+  toVerdict,
+} from '../../src/stores/redis/redis-command';
+import { policyScript, stateKindOf } from '../../src/stores/redis/scripts';
 import { FAKE_EPOCH } from '../contract/fake-clock';
 import { useRedisServer } from '../harness/redis-fixtures';
 import { storedState } from './packed-state';
@@ -119,77 +125,91 @@ beforeAll(() => {
   store = new RedisStore({ client });
 });
 
-describe.each(ALGORITHMS)('%s: Lua = TypeScript', (algorithm) => {
-  test.each(POLICIES[algorithm].map((options, i) => [JSON.stringify(options), options, 1000 + i] as const))(
-    '%s',
-    async (_name, options, seed) => {
-      const policy = resolvePolicy(options);
-      const prefix = `diff-${++sequence}`;
-      const plan = requests(policy, seededRandom(seed * 7919 + ALGORITHMS.indexOf(algorithm)));
-      // A MULTI of the store's client carries the scripts the store defined on it.
-      const multi = client.multi();
-      const run = (multi as unknown as Record<string, (...args: string[]) => ChainableCommander>)[
-        COMMAND_NAMES[stateKindOf(policy)]
-      ] as (...args: string[]) => ChainableCommander;
-      for (const request of plan) {
-        const key = store.keyOf({ prefix, key: request.key, policy });
-        run.call(multi, key, ...scriptArgs({ policy, cost: request.cost, nowMs: request.nowMs }));
-        if (algorithm === 'sliding-log') multi.zrange(key, 0, -1, 'WITHSCORES');
-        else multi.get(key);
-        multi.pttl(key);
-        multi.persist(key);
-      }
-      const started = Date.now();
-      const replies = (await multi.exec()) ?? [];
-      const tookMs = Date.now() - started;
+/**
+ * Both scripts a single rule may run: its kind's shared script, reading the policy's numbers
+ * from its arguments, and the policy's own, with the numbers written into the source.
+ */
+const SCRIPTS = ['shared script', "policy's own script"] as const;
 
-      const model = new Map<string, unknown>();
-      const mismatches: object[] = [];
-      plan.forEach((request, i) => {
-        type Reply = [error: unknown, value: unknown];
-        const [[scriptError, reply], [, raw], [, pttl]] = replies.slice(4 * i, 4 * i + 3) as [
-          Reply,
-          Reply,
-          Reply,
-        ];
-        const before = model.get(request.key);
-        const step = runStep(before, policy, request.nowMs, request.cost);
-        if (step.state !== undefined) model.set(request.key, step.state);
-        const after = model.get(request.key);
-        const verdict = scriptError === null ? toVerdict(reply, policy) : String(scriptError);
-        const state = storedState(stateKindOf(policy), raw);
-        const ttl = pttl as number;
-        // -2: no key; -1: no TTL, i.e. the previous step's PERSIST left untouched.
-        const ttlOk =
-          after === undefined
-            ? ttl === -2
-            : step.state !== undefined
-              ? ttl <= step.ttlMs && ttl >= Math.max(0, step.ttlMs - tookMs - 2)
-              : ttl === -1;
-        if (
-          JSON.stringify(verdict) !== JSON.stringify(step.verdict) ||
-          JSON.stringify(state) !== JSON.stringify(after) ||
-          !ttlOk
-        ) {
-          mismatches.push({
-            i,
-            request,
-            before,
-            lua: { verdict, state, ttl },
-            ts: { ...step, state: after },
-          });
+describe.each(ALGORITHMS.flatMap((algorithm) => SCRIPTS.map((script) => [algorithm, script] as const)))(
+  '%s, %s: Lua = TypeScript',
+  (algorithm, script) => {
+    test.each(POLICIES[algorithm].map((options, i) => [JSON.stringify(options), options, 1000 + i] as const))(
+      '%s',
+      async (_name, options, seed) => {
+        const policy = resolvePolicy(options);
+        const own = script !== 'shared script';
+        // The store defines a policy's own script on first use; the test defines it as the store would.
+        const ownName = policyCommandName(policyScript(policy));
+        if (own) client.defineCommand(ownName, { lua: policyScript(policy), numberOfKeys: 1 });
+        const prefix = `diff-${++sequence}`;
+        const plan = requests(policy, seededRandom(seed * 7919 + ALGORITHMS.indexOf(algorithm)));
+        // A MULTI of the store's client carries the scripts the store defined on it.
+        const multi = client.multi();
+        const run = (multi as unknown as Record<string, (...args: string[]) => ChainableCommander>)[
+          own ? ownName : COMMAND_NAMES[stateKindOf(policy)]
+        ] as (...args: string[]) => ChainableCommander;
+        const argsOf = own ? policyScriptArgs : scriptArgs;
+        for (const request of plan) {
+          const key = store.keyOf({ prefix, key: request.key, policy });
+          run.call(multi, key, ...argsOf({ policy, cost: request.cost, nowMs: request.nowMs }));
+          if (algorithm === 'sliding-log') multi.zrange(key, 0, -1, 'WITHSCORES');
+          else multi.get(key);
+          multi.pttl(key);
+          multi.persist(key);
         }
-      });
-      expect(mismatches.slice(0, 3)).toEqual([]);
-      // The sequences reach every kind of answer, or they would prove little.
-      const verdicts = plan.map((_, i) => toVerdict(replies[4 * i]?.[1], policy));
-      expect(verdicts.some((v) => v.allowed && v.remaining === 0)).toBe(true);
-      expect(verdicts.some((v) => v.reason === 'limited')).toBe(true);
-      expect(verdicts.some((v) => v.reason === 'cost-exceeds-capacity')).toBe(true);
-      // Delays need room between delay=N and the burst.
-      if (algorithm === 'leaky-bucket' && !policy.nodelay && policy.delay < policy.burst)
-        expect(verdicts.some((v) => v.delayMs > 0)).toBe(true);
-      if (policy.maxWaitMs > 0) expect(verdicts.some((v) => v.allowed && v.delayMs > 0)).toBe(true);
-    },
-  );
-});
+        const started = Date.now();
+        const replies = (await multi.exec()) ?? [];
+        const tookMs = Date.now() - started;
+
+        const model = new Map<string, unknown>();
+        const mismatches: object[] = [];
+        plan.forEach((request, i) => {
+          type Reply = [error: unknown, value: unknown];
+          const [[scriptError, reply], [, raw], [, pttl]] = replies.slice(4 * i, 4 * i + 3) as [
+            Reply,
+            Reply,
+            Reply,
+          ];
+          const before = model.get(request.key);
+          const step = runStep(before, policy, request.nowMs, request.cost);
+          if (step.state !== undefined) model.set(request.key, step.state);
+          const after = model.get(request.key);
+          const verdict = scriptError === null ? toVerdict(reply, policy) : String(scriptError);
+          const state = storedState(stateKindOf(policy), raw);
+          const ttl = pttl as number;
+          // -2: no key; -1: no TTL, i.e. the previous step's PERSIST left untouched.
+          const ttlOk =
+            after === undefined
+              ? ttl === -2
+              : step.state !== undefined
+                ? ttl <= step.ttlMs && ttl >= Math.max(0, step.ttlMs - tookMs - 2)
+                : ttl === -1;
+          if (
+            JSON.stringify(verdict) !== JSON.stringify(step.verdict) ||
+            JSON.stringify(state) !== JSON.stringify(after) ||
+            !ttlOk
+          ) {
+            mismatches.push({
+              i,
+              request,
+              before,
+              lua: { verdict, state, ttl },
+              ts: { ...step, state: after },
+            });
+          }
+        });
+        expect(mismatches.slice(0, 3)).toEqual([]);
+        // The sequences reach every kind of answer, or they would prove little.
+        const verdicts = plan.map((_, i) => toVerdict(replies[4 * i]?.[1], policy));
+        expect(verdicts.some((v) => v.allowed && v.remaining === 0)).toBe(true);
+        expect(verdicts.some((v) => v.reason === 'limited')).toBe(true);
+        expect(verdicts.some((v) => v.reason === 'cost-exceeds-capacity')).toBe(true);
+        // Delays need room between delay=N and the burst.
+        if (algorithm === 'leaky-bucket' && !policy.nodelay && policy.delay < policy.burst)
+          expect(verdicts.some((v) => v.delayMs > 0)).toBe(true);
+        if (policy.maxWaitMs > 0) expect(verdicts.some((v) => v.allowed && v.delayMs > 0)).toBe(true);
+      },
+    );
+  },
+);

@@ -6,6 +6,7 @@ import {
   SluiceConfigError,
   type RedisStoreClient,
 } from '../../src';
+import { MAX_POLICY_SCRIPTS } from '../../src/stores/redis/redis-store';
 import { describeRulesContract } from '../contract/rules-contract';
 import { describeStoreContract } from '../contract/store-contract';
 import { useRedisServer } from '../harness/redis-fixtures';
@@ -60,6 +61,27 @@ describe('RedisStore options', () => {
     new RedisStore({ client: fresh, prefix: 'other' });
     // One script per kind of state (each algorithm, and warm-up), the several-rules one and give-back.
     expect(spy).toHaveBeenCalledTimes(9);
+  });
+
+  test(`a policy gets a script of its own on first use, up to ${MAX_POLICY_SCRIPTS} per client; later ones share their kind's`, async () => {
+    const fresh = redis.client();
+    const spy = jest.spyOn(fresh, 'defineCommand');
+    const stores = [new RedisStore({ client: fresh }), new RedisStore({ client: fresh, prefix: 'b' })];
+    expect(spy).toHaveBeenCalledTimes(9);
+    const count = MAX_POLICY_SCRIPTS + 6;
+    for (let limit = 1; limit <= count; limit++) {
+      // The same numbers in another policy object, and on another store of the client: one script.
+      for (const [i, store] of stores.entries()) {
+        const policy = resolvePolicy({ algorithm: 'fixed-window', rate: `${limit}/1m` });
+        const verdict = await store.consume({ prefix: `own-${i}`, key: `k${limit}`, policy, cost: 1 });
+        expect(verdict).toMatchObject({ allowed: true, limit, remaining: limit - 1 });
+      }
+    }
+    expect(spy).toHaveBeenCalledTimes(9 + MAX_POLICY_SCRIPTS);
+    const info = await fresh.info('memory');
+    expect(Number(/number_of_cached_scripts:(\d+)/.exec(info)?.[1])).toBeGreaterThanOrEqual(
+      MAX_POLICY_SCRIPTS,
+    );
   });
 
   test('the store prefix goes before the limiter prefix', async () => {

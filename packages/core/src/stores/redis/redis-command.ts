@@ -27,6 +27,22 @@ export const COMMAND_NAMES: Readonly<Record<StateKind, string>> = Object.fromEnt
 /** The name the several-rules script is registered under. */
 export const MULTI_COMMAND_NAME = commandName('rules', MULTI_SCRIPT);
 
+/** The name a policy's own script (see `policyScript`) is registered under. */
+export function policyCommandName(source: string): string {
+  return commandName('policy', source);
+}
+
+const NO_ARGS: readonly string[] = [];
+
+/**
+ * A policy's own script's arguments: `cost` unless it is 1, then `now` unless the server's `TIME`
+ * is to be used. The usual request sends none.
+ */
+export function policyScriptArgs({ cost, nowMs }: Pick<StoreRequest, 'cost' | 'nowMs'>): readonly string[] {
+  if (nowMs !== undefined) return [String(cost), String(nowMs)];
+  return cost === 1 ? NO_ARGS : [String(cost)];
+}
+
 /** The name the give-back script is registered under. */
 export const GIVE_BACK_COMMAND_NAME = commandName('give-back', GIVE_BACK_SCRIPT);
 
