@@ -2,6 +2,7 @@ import { giveBackOf } from '../algorithms/give-back';
 import { withTimeout } from '../resilience/store-errors';
 import type { Store } from '../stores/store';
 import type { Decision, Policy } from '../types';
+import { scopeOf } from './overrides';
 
 /** What {@link cancelling} needs of its limiter. */
 export interface CancelOptions {
@@ -33,8 +34,8 @@ export function cancelling(options: CancelOptions): (decision: Decision, cost: n
       return NOTHING;
     const policies = decision.limits?.map((limit) => limit.policy) ?? [decision.policy];
     if (!policies.some((policy) => giveBackOf(policy) !== undefined)) return NOTHING;
-    // An override's state lives in its own namespace, named after its rates (as `overrides.ts`).
-    const scope = policies[0] === own[0] ? undefined : policies.map((policy) => policy.source).join(',');
+    // A decision by other policies than the limiter's own was by a per-key override.
+    const scope = policies[0] === own[0] ? undefined : scopeOf(policies);
     const { key } = decision;
     const request = { prefix, key, cost, nowMs: now(), scope };
     const given =

@@ -30,6 +30,11 @@ export interface OverrideTarget {
 /** What an override's rate shares with the limiter: everything but the rate. */
 export type OverrideBase = Omit<PolicyOptions, 'rate'>;
 
+/** The namespace of an override's state: its rates, as written (`'10r/s'`, `'10r/s,1000/1h'`). */
+export function scopeOf(policies: readonly Policy[]): string {
+  return policies.map((policy) => policy.source).join(',');
+}
+
 export interface OverridesOptions {
   /** `algorithm`, `burst`, `nodelay` and `delay` every override uses (with `rules`, the first rule's). */
   readonly base: OverrideBase;
@@ -71,7 +76,7 @@ export function createOverrides(
         );
       }
       const policies = rates.map((rate) => resolvePolicy({ ...base, rate }));
-      return { policies, scope: policies.map((policy) => policy.source).join(',') };
+      return { policies, scope: scopeOf(policies) };
     } catch (error) {
       if (error instanceof SluiceConfigError) return error;
       throw error;
