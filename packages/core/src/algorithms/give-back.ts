@@ -1,6 +1,6 @@
 import type { Policy } from '../types';
 import type { GcraState } from './gcra';
-import type { LeakyBucketState } from './leaky-bucket';
+import { elapsedSince, MILLI, type LeakyBucketState } from './leaky-bucket';
 import type { TokenBucketState } from './token-bucket';
 import { curve, type WarmUpState } from './warm-up';
 
@@ -41,14 +41,10 @@ export const tokenBucketGiveBack: GiveBack<TokenBucketState> = (state, policy, n
   return { state: { tokens, last: nowMs }, ttlMs: Math.ceil((capacity - tokens) / perWindow) };
 };
 
-const MILLI = 1000;
-
 /** Leaky bucket (nginx): `cost` requests leave the bucket; `last` moves as a request's would. */
 export const leakyBucketGiveBack: GiveBack<LeakyBucketState> = (state, policy, nowMs, cost) => {
   const { limit: perWindow, windowMs } = policy;
-  let elapsed = nowMs - state.last;
-  if (elapsed < -60_000) elapsed = 1;
-  else if (elapsed < 0) elapsed = 0;
+  const elapsed = elapsedSince(state.last, nowMs);
   const level = state.excess - Math.floor((elapsed * perWindow * MILLI) / windowMs);
   // Below -MILLI the bucket is as empty as a new key's: nothing is held to give back.
   if (level + MILLI <= 0) return undefined;

@@ -7,7 +7,17 @@ export interface LeakyBucketState {
 }
 
 /** nginx keeps excess in thousandths of a request. */
-const MILLI = 1000;
+export const MILLI = 1000;
+
+/**
+ * ms since the last leak, as nginx counts them: a clock that went back more than a minute counts
+ * as 1 ms, a smaller step back as 0.
+ */
+export function elapsedSince(last: number, nowMs: number): number {
+  const elapsed = nowMs - last;
+  if (elapsed < -60_000) return 1;
+  return elapsed < 0 ? 0 : elapsed;
+}
 
 /**
  * Leaky bucket exactly as nginx `limit_req` computes it (ngx_http_limit_req_module):
@@ -32,10 +42,7 @@ export const leakyBucket: NumericAlgorithm<LeakyBucketState> = numericAlgorithm(
     const { limit: perWindow, windowMs, burst } = policy;
     const limit = burst + 1;
     const capacity = burst * MILLI;
-    let elapsed = live ? nowMs - lastLeak : 0;
-    // nginx: a clock that went back more than a minute counts as 1 ms, a smaller step back as 0.
-    if (elapsed < -60_000) elapsed = 1;
-    else if (elapsed < 0) elapsed = 0;
+    const elapsed = live ? elapsedSince(lastLeak, nowMs) : 0;
     const level = live ? lastExcess - Math.floor((elapsed * perWindow * MILLI) / windowMs) : -Infinity;
     // ms needed to leak `amount` thousandths: smallest t with floor(t * rate) >= amount.
     const leakMs = (amount: number): number => Math.ceil((amount * windowMs) / (perWindow * MILLI));
