@@ -1,5 +1,6 @@
 /**
- * Giving back, the Lua twin of `algorithms/give-back.ts`: `cost` units of an admission that will
+ * Giving back, the Lua twin of `algorithms/give-back.ts` (placed after the warm-up script, whose
+ * `warm_curve` it uses): `cost` units of an admission that will
  * not be served (a queued or delayed request whose client left) return to each key's state.
  * Each function has the shape of its algorithm's step and returns `ttl_ms, value` to write,
  * `0` to delete the key (back to its initial state), or nothing to leave it as it is.
@@ -60,11 +61,8 @@ local function warm_up_back(key, now, cost, per_window, window, max_wait, warmup
   local s, n = match(value, '^(%S+) (%S+)$')
   local stored, next_free = tonumber(s), tonumber(n)
   if next_free <= now then return end
-  local stable = window / per_window
+  local stable, _, max_permits, _, cool_down = warm_curve(per_window, window, warmup)
   local back = max(now, next_free - stable * cost)
-  local threshold = (0.5 * warmup) / stable
-  local max_permits = threshold + (2 * warmup) / (stable + stable * 3)
-  local cool_down = warmup / max_permits
   return ceil(back - now + (max_permits - stored) * cool_down) + 1, format('%.17g %.17g', stored, back)
 end
 `;

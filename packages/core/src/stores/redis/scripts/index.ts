@@ -176,6 +176,7 @@ export const MULTI_SCRIPT: string = [
  */
 export const GIVE_BACK_SCRIPT: string = [
   preludeLua,
+  warmUpLua,
   giveBackLua,
   nowLua('ARGV[1]'),
   `local BACKS = { ${STATE_KINDS.map((kind) => LUA[kind].back ?? 'false').join(', ')} }`,

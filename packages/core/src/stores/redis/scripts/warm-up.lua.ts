@@ -6,16 +6,20 @@
  *
  * Operation for operation as the TypeScript step (the same order, so the same roundings):
  * `stable` ms per request at the full rate, a cold start at a third of it, a curve of
- * `max_permits` stored permits above `threshold`.
+ * `max_permits` stored permits above `threshold` (`warm_curve`, the twin of `curve`, which the
+ * give-back script uses too).
  */
 export const warmUpLua = `
-local function warm_up(key, now, cost, per_window, window, max_wait, warmup)
+local function warm_curve(per_window, window, warmup)
   local stable = window / per_window
   local cold = stable * 3
   local threshold = (0.5 * warmup) / stable
   local max_permits = threshold + (2 * warmup) / (stable + cold)
-  local slope = (cold - stable) / (max_permits - threshold)
-  local cool_down = warmup / max_permits
+  return stable, threshold, max_permits, (cold - stable) / (max_permits - threshold), warmup / max_permits
+end
+
+local function warm_up(key, now, cost, per_window, window, max_wait, warmup)
+  local stable, threshold, max_permits, slope, cool_down = warm_curve(per_window, window, warmup)
   local stored, next_free = max_permits, now
   local value = redis.call('GET', key)
   if value then
