@@ -155,15 +155,7 @@ export function admit(
   delayMs: number,
   ttlMs: number,
 ): void {
-  frame.write = true;
-  frame.ttlMs = ttlMs;
-  frame.allowed = true;
-  frame.limit = limit;
-  frame.remaining = remaining;
-  frame.resetMs = resetMs;
-  frame.retryAfterMs = 0;
-  frame.delayMs = delayMs;
-  frame.reason = undefined;
+  answer(frame, true, limit, remaining, resetMs, 0, undefined, delayMs, ttlMs);
 }
 
 /** Rejects, leaving the state as it is. */
@@ -174,17 +166,17 @@ export function reject(
   resetMs: number,
   retryAfterMs: number,
 ): void {
-  answer(frame, false, limit, remaining, resetMs, retryAfterMs, 'limited');
+  answer(frame, false, limit, remaining, resetMs, retryAfterMs, 'limited', 0, 0);
 }
 
 /** Rejects a cost that can never pass, whatever the state: finite numbers, no retry. */
 export function rejectCost(frame: Frame, limit: number, remaining: number, resetMs: number): void {
-  answer(frame, false, limit, remaining, resetMs, 0, 'cost-exceeds-capacity');
+  answer(frame, false, limit, remaining, resetMs, 0, 'cost-exceeds-capacity', 0, 0);
 }
 
 /** Answers a request of cost 0: admitted, and nothing changes. */
 export function peek(frame: Frame, limit: number, remaining: number, resetMs: number): void {
-  answer(frame, true, limit, remaining, resetMs, 0, undefined);
+  answer(frame, true, limit, remaining, resetMs, 0, undefined, 0, 0);
 }
 
 function answer(
@@ -195,15 +187,18 @@ function answer(
   resetMs: number,
   retryAfterMs: number,
   reason: RejectReason | undefined,
+  delayMs: number,
+  /** The next state's time-to-live: 0 leaves the state as it is. */
+  ttlMs: number,
 ): void {
-  frame.write = false;
-  frame.ttlMs = 0;
+  frame.write = ttlMs > 0;
+  frame.ttlMs = ttlMs;
   frame.allowed = allowed;
   frame.limit = limit;
   frame.remaining = remaining;
   frame.resetMs = resetMs;
   frame.retryAfterMs = retryAfterMs;
-  frame.delayMs = 0;
+  frame.delayMs = delayMs;
   frame.reason = reason;
 }
 
