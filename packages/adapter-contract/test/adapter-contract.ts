@@ -1,34 +1,11 @@
-import { get as httpGet } from 'node:http';
-import { createLimiter, SluiceConfigError, type LimitEvent, type Store } from '@sluice/core';
+import { createLimiter, SluiceConfigError, type LimitEvent } from '@sluice/core';
 import request from 'supertest';
 import { FAKE_EPOCH, fakeClock, type FakeClock } from '../../core/test/contract/fake-clock';
-import type { AdapterDriver, ContractOptions, Mount, TestApp } from './drivers';
+import { describeDelayContract } from './delay-contract';
+import { storeOptions, type StoreUnderTest } from './stores-under-test';
+import { MOUNTS, type AdapterDriver, type ContractOptions, type Mount, type TestApp } from './drivers';
 
-/** A store the contract runs on: `undefined` is the default (a MemoryStore per limiter). */
-export interface StoreUnderTest {
-  readonly name: string;
-  store(): Store | undefined;
-}
-
-const MOUNTS: Mount[] = ['middleware', 'decorator'];
-let prefixes = 0;
-
-/** Lets the event loop run (sockets, promises) without moving any fake timer. */
-async function settle(rounds = 20): Promise<void> {
-  for (let i = 0; i < rounds; i++) await new Promise((resolve) => setImmediate(resolve));
-}
-
-/**
- * Runs the loop until `condition` holds: bounded by wall time (5 s, `Date` is never faked here),
- * never a timed sleep. A round count alone was too short on a loaded machine.
- */
-async function until(condition: () => boolean, what: string): Promise<void> {
-  const deadline = Date.now() + 5000;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
-    await new Promise((resolve) => setImmediate(resolve));
-  }
-}
+export type { StoreUnderTest } from './stores-under-test';
 
 /**
  * The behaviour every adapter must have, written once and run against each framework major
@@ -55,10 +32,7 @@ export function describeAdapterContract(driver: AdapterDriver, stores: readonly 
     });
 
     describe.each(stores)('$name store', (under) => {
-      const withStore = (options: ContractOptions): ContractOptions => {
-        const store = under.store();
-        return store === undefined ? options : { ...options, store, prefix: `contract-${++prefixes}` };
-      };
+      const withStore = storeOptions(under, 'contract');
 
       test.each(MOUNTS)('admits, then limits with 429, Retry-After and a short body (%s)', async (mount) => {
         const app = await serve(withStore({ rate: '2/1m', clock }), mount);
@@ -114,10 +88,7 @@ export function describeAdapterContract(driver: AdapterDriver, stores: readonly 
     });
 
     describe.each(stores)('rules and overrides, $name store', (under) => {
-      const withStore = (options: ContractOptions): ContractOptions => {
-        const store = under.store();
-        return store === undefined ? options : { ...options, store, prefix: `contract-${++prefixes}` };
-      };
+      const withStore = storeOptions(under, 'contract');
 
       test.each(MOUNTS)(
         'rules: each with its own algorithm, every one listed in draft-8 (%s)',
@@ -377,70 +348,7 @@ export function describeAdapterContract(driver: AdapterDriver, stores: readonly 
       });
     });
 
-    describe('delay (nginx burst without nodelay)', () => {
-      const delayed = { algorithm: 'leaky-bucket', rate: '1r/s', burst: 2 };
-      const fake = () =>
-        jest.useFakeTimers({
-          doNotFake: ['nextTick', 'setImmediate', 'queueMicrotask', 'Date', 'hrtime', 'performance'],
-        });
-
-      test.each(MOUNTS)('holds an excess request for its delay, then runs it (%s)', async (mount) => {
-        const app = await serve({ ...delayed, clock }, mount);
-        expect((await get(app)).status).toBe(200);
-        fake();
-        let done = false;
-        const pending = get(app).then((res) => {
-          done = true;
-          return res;
-        });
-        await until(() => jest.getTimerCount() > 0, 'the request is held');
-        jest.advanceTimersByTime(999);
-        await settle();
-        expect([done, app.handled]).toEqual([false, 1]);
-        jest.advanceTimersByTime(1);
-        const res = await pending;
-        expect(res.status).toBe(200);
-        expect(app.handled).toBe(2);
-      });
-
-      test('runs nothing for a client that left during the delay', async () => {
-        const app = await serve({ ...delayed, clock });
-        expect((await get(app)).status).toBe(200);
-        fake();
-        const client = httpGet(`${app.url}/`);
-        client.on('error', () => undefined);
-        await until(() => jest.getTimerCount() > 0, 'the request is held');
-        client.destroy();
-        await until(() => jest.getTimerCount() === 0, 'the hold notices the client left');
-        jest.advanceTimersByTime(10_000);
-        await settle();
-        expect(app.handled).toBe(1);
-      });
-
-      test.each(MOUNTS)('a client that left gives its turn back to the next request (%s)', async (mount) => {
-        const app = await serve({ ...delayed, clock }, mount);
-        expect((await get(app)).status).toBe(200);
-        fake();
-        const client = httpGet(`${app.url}/`);
-        client.on('error', () => undefined);
-        await until(() => jest.getTimerCount() > 0, 'the request is held');
-        client.destroy();
-        await until(() => jest.getTimerCount() === 0, 'the hold notices the client left');
-        // Its turn (1 s) went back: the next request waits 1 s, not 2.
-        let done = false;
-        const pending = get(app).then((res) => {
-          done = true;
-          return res;
-        });
-        await until(() => jest.getTimerCount() > 0, 'the next request is held');
-        jest.advanceTimersByTime(999);
-        await settle();
-        expect(done).toBe(false);
-        jest.advanceTimersByTime(1);
-        expect((await pending).status).toBe(200);
-        expect(app.handled).toBe(2);
-      });
-    });
+    describeDelayContract({ serve, get, clock: () => clock });
 
     test.each(MOUNTS)(
       "a failure of the limiter itself (here its clock) goes to the framework's error handling (%s)",

@@ -30,6 +30,9 @@ export interface TestApp {
 /** How the limits are put in front of the handler. */
 export type Mount = 'middleware' | 'decorator';
 
+/** Both ways an adapter limits a route: as middleware (or plugin) and as a decorator. */
+export const MOUNTS: readonly Mount[] = ['middleware', 'decorator'];
+
 /** Options of the Node HTTP server under the framework (`maxHeaderSize` to send 1 MB keys). */
 export interface ServerSettings {
   readonly maxHeaderSize?: number;

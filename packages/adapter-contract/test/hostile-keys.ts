@@ -1,5 +1,5 @@
 import { connect } from 'node:net';
-import type { StoreUnderTest } from './adapter-contract';
+import { storeOptions, type StoreUnderTest } from './stores-under-test';
 import type { AdapterDriver, ContractOptions, ServerSettings, TestApp } from './drivers';
 import { useHostileApps, type Send } from './hostile-harness';
 
@@ -8,7 +8,6 @@ const ROOMY: ServerSettings = { maxHeaderSize: 4 << 20 };
 const MB = 1 << 20;
 const BIG = 'x'.repeat(MB);
 const BIG_TOO = `${'x'.repeat(MB - 1)}y`;
-let prefixes = 0;
 
 /**
  * Hostile key text, run on each framework major and each store: values that try to crash a key
@@ -41,11 +40,8 @@ export function describeHostileKeys(driver: AdapterDriver, stores: readonly Stor
     }
 
     describe.each(stores)('$name store', (under) => {
-      const keyed = (key: unknown): ContractOptions => {
-        const store = under.store();
-        const options = { key, rate: '1/1m', clock: h.clock };
-        return store === undefined ? options : { ...options, store, prefix: `hostile-${++prefixes}` };
-      };
+      const onStore = storeOptions(under, 'hostile');
+      const keyed = (key: unknown): ContractOptions => onStore({ key, rate: '1/1m', clock: h.clock });
 
       test('$arg_: {}, prototype names, CR/LF, unicode, bytes that are not UTF-8, %, 1 MB: one bucket each', async () => {
         const app = await serve(keyed('$arg_sku_id'), 'middleware', ROOMY);
