@@ -1,5 +1,7 @@
 import { resolvePolicy, SluiceConfigError } from '../../src';
 import { warmUp, type WarmUpState } from '../../src/algorithms/warm-up';
+import { fakeClock } from '../contract/fake-clock';
+import { acquireWaits, GUAVA_LIMIT, GUAVA_WAITS_MS } from '../contract/guava-warm-up';
 
 describe('warm-up: Guava SmoothWarmingUp', () => {
   test('RateLimiter.create(2.0, 4000 ms): acquire() waits 0, 1.38, 1.13, 0.88, 0.63, 0.50, 0.50, 0.50 s', () => {
@@ -58,20 +60,9 @@ describe('warm-up: Guava SmoothWarmingUp', () => {
 describe('warmup through createLimiter', () => {
   test('the Guava sequence through a limiter on the memory store', async () => {
     const { createLimiter } = await import('../../src');
-    let now = 1_700_006_400_000;
-    const limiter = createLimiter({
-      rate: '2r/s',
-      warmup: '4s',
-      queue: { maxWaitMs: '1m' },
-      clock: () => now,
-    });
-    const waits: number[] = [];
-    for (let i = 0; i < 8; i++) {
-      const d = await limiter.consume('sale');
-      waits.push(d.delayMs);
-      now += d.delayMs;
-    }
-    expect(waits).toEqual([0, 1375, 1125, 875, 625, 500, 500, 500]);
+    const clock = fakeClock();
+    const limiter = createLimiter({ ...GUAVA_LIMIT, clock });
+    expect(await acquireWaits(limiter, clock, 'sale')).toEqual(GUAVA_WAITS_MS);
     // another key is cold on its own
     expect((await limiter.consume('other')).delayMs).toBe(0);
     expect((await limiter.consume('other')).delayMs).toBe(1375);

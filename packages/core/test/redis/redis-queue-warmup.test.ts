@@ -6,7 +6,8 @@ import {
   type LimiterOptions,
   type LimiterRulesOptions,
 } from '../../src';
-import { FAKE_EPOCH } from '../contract/fake-clock';
+import { FAKE_EPOCH, fakeClock } from '../contract/fake-clock';
+import { acquireWaits, GUAVA_LIMIT, GUAVA_WAITS_MS } from '../contract/guava-warm-up';
 import { useRedisServer } from '../harness/redis-fixtures';
 
 /**
@@ -49,21 +50,9 @@ describe.each(['gcra', 'token-bucket'] as const)('RedisStore, %s', (algorithm) =
   });
 
   test('warmup: the Guava sequence of create(2.0, 4000 ms), exactly', async () => {
-    let now = FAKE_EPOCH;
-    const limiter = limiterOf({
-      algorithm,
-      rate: '2r/s',
-      warmup: '4s',
-      queue: { maxWaitMs: '1m' },
-      clock: () => now,
-    });
-    const waits: number[] = [];
-    for (let i = 0; i < 8; i++) {
-      const decision = await limiter.consume('sale');
-      waits.push(decision.delayMs);
-      now += decision.delayMs;
-    }
-    expect(waits).toEqual([0, 1375, 1125, 875, 625, 500, 500, 500]);
+    const clock = fakeClock();
+    const limiter = limiterOf({ algorithm, ...GUAVA_LIMIT, clock });
+    expect(await acquireWaits(limiter, clock, 'sale')).toEqual(GUAVA_WAITS_MS);
     // The state lives under its own key (warm-up state differs from the algorithm's), with a TTL.
     const [key] = await client.keys(`qw-${sequence}:*`);
     expect(key).toBe(`qw-${sequence}:{sale}:warm-up`);
