@@ -1,7 +1,6 @@
 import {
   createLimiter,
   MemoryStore,
-  SluiceConfigError,
   type Decision,
   type Store,
   type StoreRequest,
@@ -11,21 +10,12 @@ import { describeRulesContract } from '../contract/rules-contract';
 import { describeStoreContract } from '../contract/store-contract';
 import { fakeClock } from '../contract/fake-clock';
 import { FlakyStore } from '../resilience/flaky-store';
+import { errorOf } from '../contract/config-error-of';
 
 describeRulesContract('MemoryStore', () => new MemoryStore());
 describeRulesContract('a remote store (guarded path)', () => new FlakyStore());
 // The single-rule contract is untouched by rules support, on the guarded path too.
 describeStoreContract('a remote store with consumeRules (FlakyStore)', () => new FlakyStore());
-
-const errorOf = (fn: () => unknown): SluiceConfigError => {
-  try {
-    fn();
-  } catch (e) {
-    if (e instanceof SluiceConfigError) return e;
-    throw e;
-  }
-  throw new Error('expected a SluiceConfigError');
-};
 
 describe('several limits: options', () => {
   test('a list in rate: each entry parsed like rate, sharing algorithm and burst, each with its default burst', () => {

@@ -1,15 +1,6 @@
 import fc from 'fast-check';
 import { ALGORITHMS, SluiceConfigError, createLimiter, MemoryStore } from '../../src';
-
-const errorOf = (fn: () => unknown): SluiceConfigError => {
-  try {
-    fn();
-  } catch (e) {
-    if (e instanceof SluiceConfigError) return e;
-    throw e;
-  }
-  throw new Error('expected a SluiceConfigError');
-};
+import { errorOf } from '../contract/config-error-of';
 
 describe('createLimiter options', () => {
   test('defaults: gcra, nginx rates burst 0, count rates burst limit - 1', () => {
