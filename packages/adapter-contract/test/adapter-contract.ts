@@ -130,6 +130,32 @@ export function describeAdapterContract(driver: AdapterDriver, stores: readonly 
           expect((await get(app, '/', gold)).headers['ratelimit-policy']).toBe('"3/1m";q=3;w=60');
         },
       );
+
+      test.each(MOUNTS)(
+        'overrides: the look-ahead of several limits sees the request as the consume does (%s)',
+        async (mount) => {
+          // Issue 16.5: a gold user's 10 requests (2 admitted) must not spend 10 SKU units.
+          const app = await serve(
+            [
+              withStore({ key: 'sku', rate: '10/1m', algorithm: 'fixed-window', clock, prefix: 'sku' }),
+              withStore({
+                key: '$http_user_id',
+                rate: '1/1m',
+                clock,
+                prefix: 'user',
+                overrides: driver.tierOverrides('x-tier', '2/1m'),
+              }),
+            ],
+            mount,
+          );
+          const gold = { 'X-Tier': 'gold', 'User-Id': 'g' };
+          const statuses = [];
+          for (let i = 0; i < 10; i++) statuses.push((await get(app, '/', gold)).status);
+          expect(statuses).toEqual([200, 200, ...Array(8).fill(429)]);
+          expect((await get(app, '/', { 'User-Id': 'next' })).status).toBe(200);
+          expect(app.handled).toBe(3);
+        },
+      );
     });
 
     describe('keys', () => {
@@ -372,6 +398,9 @@ export function describeAdapterContract(driver: AdapterDriver, stores: readonly 
         ['headers', { rate: '6r/m', headers: 'draft-9' }],
         ['trustProxy', { rate: '6r/m', trustProxy: 'proxy.example' }],
         ['bogus', { rate: '6r/m', bogus: 1 }],
+        // JSON (a config file) can hold an own `__proto__`: an unknown option like any other (issue 16.10).
+        ['__proto__', JSON.parse('{"rate":"1r/s","__proto__":{"x":1}}') as ContractOptions],
+        ['constructor', JSON.parse('{"rate":"1r/s","constructor":1}') as ContractOptions],
         ['rules', { rules: [] }],
         ['rules', { rate: '6r/m', rules: [{ rate: '1r/s' }] }],
         ['rules[1].algorithm', { rules: [{ rate: '1r/s' }, { rate: '9/1h', algorithm: 'nope' }] }],

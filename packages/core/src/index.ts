@@ -1,5 +1,11 @@
 export { createLimiter } from './limiter/create-limiter';
-export type { ConsumeOptions, Limiter, LimiterOptions, LimiterRulesOptions } from './limiter/create-limiter';
+export type {
+  ConsumeOptions,
+  Limiter,
+  LimiterOptions,
+  LimiterRulesOptions,
+  PeekOptions,
+} from './limiter/create-limiter';
 export type { RuleOptions } from './limiter/rules';
 export type { OverrideRate, Overrides } from './limiter/overrides';
 export { SluiceConfigError } from './policy/config-error';

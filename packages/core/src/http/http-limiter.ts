@@ -186,7 +186,13 @@ async function consumeAll<TRequest, THandler>(
     const entry = entries[0] as Entry<TRequest, THandler>;
     return [{ entry, decision: await consume(entry, request) }];
   }
-  const peeks = await Promise.all(entries.map((entry) => entry.limit.limiter.peek(entry.key)));
+  // The look-ahead sees the request as the consume will: an `overrides` function reading it
+  // must give the same rate here, or a limit would be predicted at the wrong one.
+  const peeks = await Promise.all(
+    entries.map(({ limit, key }) =>
+      limit.passRequest ? limit.limiter.peek(key, { context: request }) : limit.limiter.peek(key),
+    ),
+  );
   // A dry-run limit never refuses, so only enforcing limits are predicted.
   const doomed = entries.findIndex(
     (entry, i) => !entry.limit.dryRun && (peeks[i] as Decision).remaining < (entry.cost ?? 1),

@@ -97,7 +97,9 @@ export function resolveHttpLimit<TRequest, THandler extends (...args: never[]) =
     throw new SluiceConfigError('options', options, 'expected an object such as { rate: "10r/s" }');
   }
   const http = options as HttpLimitOptions<TRequest, THandler>;
-  const limiterOptions: Record<string, unknown> = {};
+  // Without a prototype, an own `__proto__` (JSON.parse makes one) is copied as an option like any
+  // other, and createLimiter refuses it as unknown, instead of becoming this object's prototype.
+  const limiterOptions: Record<string, unknown> = Object.create(null) as Record<string, unknown>;
   for (const [name, value] of Object.entries(options)) {
     if (!HTTP_OPTIONS.has(name) && value !== undefined) limiterOptions[name] = value;
   }

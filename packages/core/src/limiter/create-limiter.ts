@@ -14,7 +14,7 @@ import { createOverrides, type OverrideBase } from './overrides';
 import { remotePath } from './remote-path';
 import { resolveRules } from './rules';
 
-export type { ConsumeOptions, Limiter, LimiterOptions, LimiterRulesOptions } from './limiter-types';
+export type { ConsumeOptions, Limiter, LimiterOptions, LimiterRulesOptions, PeekOptions } from './limiter-types';
 
 /**
  * Creates a limiter from options validated once, here.
@@ -229,8 +229,8 @@ export function createLimiter(options: LimiterOptions | LimiterRulesOptions): Li
         ? decidePlainSync(key, cost)
         : decideSync(key, cost, targetOf(key, consumeOptions?.context));
     },
-    peek(key) {
-      return decide(key, 0, undefined);
+    peek(key, peekOptions) {
+      return decide(key, 0, peekOptions?.context);
     },
     cancel(decision, cancelOptions) {
       const cost = cancelOptions?.cost === undefined ? defaultCost : checkCost('cost', cancelOptions.cost);

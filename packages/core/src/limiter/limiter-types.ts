@@ -101,6 +101,12 @@ export interface ConsumeOptions {
   context?: unknown;
 }
 
+/** Per-call options of {@link Limiter.peek}. */
+export interface PeekOptions {
+  /** Passed to an `overrides` function as its second argument, as {@link ConsumeOptions.context}. */
+  context?: unknown;
+}
+
 /** A limiter: one policy applied to any number of keys. */
 export interface Limiter {
   /** The normalized policy (with several rules, the first one's). */
@@ -122,8 +128,12 @@ export interface Limiter {
    * @throws {@link SluiceConfigError} when `key` is not a string or `cost` is invalid
    */
   consumeSync(key: string, options?: ConsumeOptions): Decision | undefined;
-  /** The decision a request of cost 0 would get: looks without taking anything. */
-  peek(key: string): Promise<Decision>;
+  /**
+   * The decision a request of cost 0 would get: looks without taking anything. `context` is
+   * what an `overrides` function sees, as in {@link Limiter.consume}: a look-ahead must see the
+   * request's own rate.
+   */
+  peek(key: string, options?: PeekOptions): Promise<Decision>;
   /**
    * Gives back the turn of a delayed admission that will not be served — a request held for its
    * `delayMs` (a `queue`, the leaky bucket without `nodelay`, `warmup`) whose client left — so

@@ -61,9 +61,27 @@ describe('overrides: the request is the function’s second argument', () => {
     ]);
     expect(limits.decideSync(gold, http)).toBeUndefined();
     expect(await kinds(limits, gold, 4)).toEqual(['next', 'next', 'next', 'reply']);
-    // The look-ahead of several limits has no request: the function sees undefined there.
-    expect(seen).toContain(gold);
-    expect(seen).toContain(undefined);
+    // The look-ahead of several limits sees the request too, as the consume does.
+    expect(seen.length).toBeGreaterThan(4);
+    expect(seen.every((req) => req === gold)).toBe(true);
+  });
+
+  test('the look-ahead of several limits predicts at the request’s own rate (issue 16.5)', async () => {
+    // A gold user's 2 admissions may spend 2 SKU units, never 10: the peek must see gold's '2/1m'.
+    const limits = createHttpLimiter<Req, Handler>([
+      { rate: '10/1m', clock, key: () => 'sku:1', algorithm: 'fixed-window' },
+      {
+        rate: '1/1m',
+        clock,
+        key: (req) => req.tier ?? 'anonymous',
+        overrides: (_key, req) => (req.tier === 'gold' ? '2/1m' : undefined),
+      },
+    ]);
+    expect(await kinds(limits, gold, 10)).toEqual(['next', 'next', ...Array(8).fill('reply')]);
+    const sku = await limits.limiters[0]?.peek('sku:1');
+    expect(sku?.remaining).toBe(8);
+    // The next user still finds SKU units left.
+    expect(await kinds(limits, { tier: 'silver' }, 1)).toEqual(['next']);
   });
 
   test('a ready limiter gets the request as context too', async () => {
