@@ -1,4 +1,4 @@
-import { callFallback, createHttpLimiter, holdRequest, scopedOptions, SluiceConfigError } from '@sluice/core';
+import { callFallback, createHttpLimiter, scopedOptions, SluiceConfigError } from '@sluice/core';
 import type { Decision, HttpOutcome, PartialRateLimitOptions, RateLimitOptions } from '@sluice/core';
 import type {
   FastifyInstance,
@@ -49,7 +49,7 @@ function createGate(options: Options | readonly Options[]): Gate {
       case 'next':
         return true;
       case 'delay':
-        return holdRequest(outcome.delayMs, reply.raw, outcome.cancel).then((held) => {
+        return outcome.hold(reply.raw).then((held) => {
           // The client left: take the reply out of Fastify's hands so nothing more runs for it.
           if (!held) reply.hijack();
           return held;

@@ -21,6 +21,7 @@ export type {
   RateLimitOptions,
   StaticFallback,
 } from './http-options';
+export { DEFAULT_MAX_HELD } from './delay-outcome';
 export { heldRequestCount, holdRequest } from './hold-request';
 export type { ClosableConnection, ClosableResponse } from './hold-request';
 export { quotaWindowSeconds, rateLimitHeaders, retryAfterSeconds, toSeconds } from './rate-limit-headers';

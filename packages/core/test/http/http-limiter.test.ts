@@ -240,6 +240,8 @@ describe('options', () => {
     ['policyName', { policyName: 'é' }],
     ['trustProxy', { trustProxy: 'proxy.example' }],
     ['ipv6Subnet', { ipv6Subnet: 0 }],
+    ['maxHeld', { maxHeld: -1 }],
+    ['maxHeld', { maxHeld: 2.5 }],
     ['rate', { rate: '6r/x' }],
     ['rate', { rate: undefined }],
     ['limiter', { rate: undefined, limiter: {} }],
