@@ -57,7 +57,8 @@ export function heldRequestCount(): number {
  * listener per socket however many requests it holds: pipelined requests (one connection,
  * many requests) are released, their timers cleared, the moment it closes. Their responses wait
  * in Node's queue, where `close` never reaches them. When the timer fires, the socket is checked
- * once more. Bounding how many requests are held is the caller's part (the `maxHeld` option).
+ * once more. Bounding how many requests are held is the caller's part: an adapter holds a
+ * `delay` outcome with `outcome.hold(res)`, which calls this and keeps the limit's `maxHeld`.
  *
  * @param delayMs - milliseconds to hold (from `decision.delayMs`)
  * @param response - the raw response (Express `res`, Koa `ctx.res`, Fastify `reply.raw`)
@@ -65,7 +66,8 @@ export function heldRequestCount(): number {
  * @returns `true` after the delay if the client is still connected, `false` as soon as it leaves
  * @example
  * ```ts
- * if (await holdRequest(outcome.delayMs, res, outcome.cancel)) next();
+ * const decision = await limiter.consume(key);
+ * if (decision.delayMs > 0 && !(await holdRequest(decision.delayMs, res, () => limiter.cancel(decision)))) return;
  * ```
  */
 export function holdRequest(
