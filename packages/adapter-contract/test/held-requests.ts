@@ -138,15 +138,14 @@ export function describeHeldRequests(driver: AdapterDriver): void {
       // Held and queued requests cost a few kB each: 10 000 held and their refusals took ~130 MB.
       expect(grown).toBeLessThan(48 * 1024 * 1024);
       client.resetAndDestroy();
-      // The refusals queued behind the held responses made Node stop reading the connection, so
-      // the reset shows only when the first held response is written: that request runs (its
-      // response is lost), every other one is released.
+      // The refusals queued behind the held responses made Node stop reading the connection
+      // (Node 20 shows the reset only when a response is written to it): at most the first held
+      // request runs, its response lost; every other one is released, its turn given back.
       await settle();
-      expect(jest.getTimerCount()).toBe(DEFAULT_MAX_HELD);
       jest.advanceTimersByTime(100);
-      await until(() => jest.getTimerCount() === 0, 'the failed write releases every held request');
-      expect(app.handled).toBe(2);
-      expect(await unitsLeft()).toBe(LARGE_BURST.burst - 1);
+      await until(() => jest.getTimerCount() === 0, 'the close releases every held request');
+      expect(app.handled).toBeLessThanOrEqual(2);
+      expect(await unitsLeft()).toBe(LARGE_BURST.burst + 1 - app.handled);
     });
   });
 }
