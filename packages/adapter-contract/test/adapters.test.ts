@@ -4,6 +4,7 @@ import { describeAdapterContract, type StoreUnderTest } from './adapter-contract
 import { DRIVERS } from './drivers';
 import { describeFailingCallbacks } from './failing-callbacks';
 import { describeForgedProxies } from './forged-proxies';
+import { describeHeldRequests } from './held-requests';
 import { describeHostileKeys } from './hostile-keys';
 
 // One redis-server on a free loopback port for this file (never the shared one on 6379).
@@ -23,4 +24,5 @@ for (const driver of DRIVERS) {
   describeHostileKeys(driver, STORES);
   describeFailingCallbacks(driver);
   describeForgedProxies(driver);
+  describeHeldRequests(driver);
 }

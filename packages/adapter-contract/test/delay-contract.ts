@@ -12,7 +12,7 @@ export interface DelayContext {
 }
 
 /** Lets the event loop run (sockets, promises) without moving any fake timer. */
-async function settle(rounds = 20): Promise<void> {
+export async function settle(rounds = 20): Promise<void> {
   for (let i = 0; i < rounds; i++) await new Promise((resolve) => setImmediate(resolve));
 }
 
@@ -20,12 +20,19 @@ async function settle(rounds = 20): Promise<void> {
  * Runs the loop until `condition` holds: bounded by wall time (5 s, `Date` is never faked here),
  * never a timed sleep. A round count alone was too short on a loaded machine.
  */
-async function until(condition: () => boolean, what: string): Promise<void> {
+export async function until(condition: () => boolean, what: string): Promise<void> {
   const deadline = Date.now() + 5000;
   while (!condition()) {
     if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
     await new Promise((resolve) => setImmediate(resolve));
   }
+}
+
+/** Fakes the timers that hold requests, leaving the loop (sockets, `setImmediate`) and `Date` real. */
+export function fakeTimers(): void {
+  jest.useFakeTimers({
+    doNotFake: ['nextTick', 'setImmediate', 'queueMicrotask', 'Date', 'hrtime', 'performance'],
+  });
 }
 
 /**
@@ -35,10 +42,6 @@ async function until(condition: () => boolean, what: string): Promise<void> {
 export function describeDelayContract({ serve, get, clock }: DelayContext): void {
   describe('delay (nginx burst without nodelay)', () => {
     const delayed = { algorithm: 'leaky-bucket', rate: '1r/s', burst: 2 };
-    const fake = () =>
-      jest.useFakeTimers({
-        doNotFake: ['nextTick', 'setImmediate', 'queueMicrotask', 'Date', 'hrtime', 'performance'],
-      });
 
     /** A request that must be held exactly `delayMs`: not run 1 ms before, answered then. */
     const heldFor = async (app: TestApp, delayMs: number): Promise<Response> => {
@@ -68,7 +71,7 @@ export function describeDelayContract({ serve, get, clock }: DelayContext): void
     test.each(MOUNTS)('holds an excess request for its delay, then runs it (%s)', async (mount) => {
       const app = await serve({ ...delayed, clock: clock() }, mount);
       expect((await get(app)).status).toBe(200);
-      fake();
+      fakeTimers();
       const res = await heldFor(app, 1000);
       expect(res.status).toBe(200);
       expect(app.handled).toBe(2);
@@ -77,7 +80,7 @@ export function describeDelayContract({ serve, get, clock }: DelayContext): void
     test('runs nothing for a client that left during the delay', async () => {
       const app = await serve({ ...delayed, clock: clock() });
       expect((await get(app)).status).toBe(200);
-      fake();
+      fakeTimers();
       await leaveWhileHeld(app);
       jest.advanceTimersByTime(10_000);
       await settle();
@@ -87,7 +90,7 @@ export function describeDelayContract({ serve, get, clock }: DelayContext): void
     test.each(MOUNTS)('a client that left gives its turn back to the next request (%s)', async (mount) => {
       const app = await serve({ ...delayed, clock: clock() }, mount);
       expect((await get(app)).status).toBe(200);
-      fake();
+      fakeTimers();
       await leaveWhileHeld(app);
       // Its turn (1 s) went back: the next request waits 1 s, not 2.
       expect((await heldFor(app, 1000)).status).toBe(200);

@@ -1,7 +1,6 @@
 import {
   callFallback,
   createHttpLimiter,
-  holdRequest,
   type Decision,
   type HttpOutcome,
   type MaybePromise,
@@ -38,7 +37,7 @@ function createGate(options: RateLimitOptions | readonly RateLimitOptions[]): Ga
       case 'next':
         return true;
       case 'delay':
-        return holdRequest(outcome.delayMs, res, outcome.cancel);
+        return outcome.hold(res);
       case 'reply':
         // Node's own API: identical on Express 4 and 5.
         res.statusCode = outcome.status;

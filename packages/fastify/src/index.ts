@@ -1,4 +1,4 @@
-import { callFallback, createHttpLimiter, holdRequest, scopedOptions, SluiceConfigError } from '@sluice/core';
+import { callFallback, createHttpLimiter, scopedOptions, SluiceConfigError } from '@sluice/core';
 import type { Decision, HttpOutcome, PartialRateLimitOptions, RateLimitOptions } from '@sluice/core';
 import type {
   FastifyInstance,
@@ -49,7 +49,7 @@ function createGate(options: Options | readonly Options[]): Gate {
       case 'next':
         return true;
       case 'delay':
-        return holdRequest(outcome.delayMs, reply.raw, outcome.cancel).then((held) => {
+        return outcome.hold(reply.raw).then((held) => {
           // The client left: take the reply out of Fastify's hands so nothing more runs for it.
           if (!held) reply.hijack();
           return held;
@@ -87,8 +87,10 @@ function hookOf(gate: Gate): onRequestHookHandler {
 /**
  * The sluice Fastify plugin (Fastify 4 and 5). Registered with a `rate` (or `rules`), it limits every route;
  * without one, only routes whose `config.rateLimit` sets one; `config: { rateLimit: false }`
- * exempts a route. Register it before the routes it limits. Invalid options reject `register`;
- * invalid route options throw where the route is defined; never at the first request.
+ * exempts a route. The HEAD route Fastify adds for each GET route (`exposeHeadRoutes`) shares
+ * the GET's limit: one bucket for both. Register it before the routes it limits. Invalid
+ * options reject `register`; invalid route options throw where the route is defined; never at
+ * the first request.
  *
  * @param fastify - the instance
  * @param options - defaults for every route, and a limit on every route when they carry a `rate`
@@ -113,17 +115,29 @@ async function sluicePlugin(fastify: FastifyInstance, options: SluicePluginOptio
       ? hookOf(createGate(defaults as Options))
       : undefined;
 
+  // Each GET route's gate by its `rateLimit` options and URL. Fastify's automatic HEAD route
+  // (`exposeHeadRoutes`) is the same route: its options are a copy of the GET's, made before any
+  // hook ran, so the same `rateLimit` object at the same URL — or, for `/` under a prefix, the
+  // URL with a slash more — finds the GET's gate and shares its buckets.
+  const getGates = new WeakMap<object, Map<string, onRequestHookHandler>>();
   fastify.addHook('onRoute', (route: RouteOptions) => {
     const config = (
       route.config as { rateLimit?: SluiceRouteOptions | readonly SluiceRouteOptions[] | false }
     )?.rateLimit;
     if (config === false || (config === undefined && everyRoute === undefined)) return;
-    const scope = `${[route.method].flat().join(',')} ${route.url}`;
+    const methods = [route.method].flat();
+    const scope = `${methods.join(',')} ${route.url}`;
     const own = (c: SluiceRouteOptions): Options => scopedOptions(defaults, c, scope);
-    const handler =
-      config === undefined
-        ? (everyRoute as onRequestHookHandler)
-        : hookOf(createGate(Array.isArray(config) ? config.map(own) : own(config as SluiceRouteOptions)));
+    let handler = everyRoute as onRequestHookHandler;
+    if (config !== undefined) {
+      const gets = getGates.get(config) ?? new Map<string, onRequestHookHandler>();
+      const head = methods.length === 1 && methods[0] === 'HEAD';
+      const getGate = head ? (gets.get(route.url) ?? gets.get(route.url.replace(/(.)\/$/, '$1'))) : undefined;
+      handler =
+        getGate ??
+        hookOf(createGate(Array.isArray(config) ? config.map(own) : own(config as SluiceRouteOptions)));
+      if (methods.includes('GET')) getGates.set(config, gets.set(route.url, handler));
+    }
     const existing = route[hook];
     route[hook] = [...(existing === undefined ? [] : [existing].flat()), handler] as never;
   });

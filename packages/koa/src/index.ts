@@ -1,7 +1,6 @@
 import {
   callFallback,
   createHttpLimiter,
-  holdRequest,
   type Decision,
   type HttpOutcome,
   type MaybePromise,
@@ -37,7 +36,7 @@ function createGate(options: RateLimitOptions | readonly RateLimitOptions[]): Ga
       case 'next':
         return true;
       case 'delay':
-        return holdRequest(outcome.delayMs, res, outcome.cancel);
+        return outcome.hold(res);
       case 'reply':
         ctx.status = outcome.status;
         // Before the body: Koa infers no type from a body once Content-Type is set.

@@ -2,6 +2,7 @@ import { RequestView, type HttpRequest } from '../keys/http-request';
 import type { ConsumeOptions, Limiter } from '../limiter/create-limiter';
 import { SluiceConfigError } from '../policy/config-error';
 import type { Decision } from '../types';
+import { delayOutcome, takeHeldSlots } from './delay-outcome';
 import type { HeaderList, HttpOutcome, LimitEvent, RateLimitOptions } from './http-options';
 import { retryAfterSeconds } from './rate-limit-headers';
 import { rejectionBody } from './reply-body';
@@ -237,6 +238,15 @@ function outcomeOf<TRequest, THandler>(
     }
     if (reported === undefined || moreRestrictive(decision, reported.decision)) reported = result;
   }
+  let release: (() => void) | undefined;
+  if (rejection === undefined && delayMs > 0) {
+    const held = takeHeldSlots(results);
+    if ('release' in held) release = held.release;
+    else {
+      rejection = held.refused; // `maxHeld` reached
+      notify(rejection.entry.limit, { request, decision: rejection.decision, dryRun: false });
+    }
+  }
   if (rejection !== undefined) reported = rejection;
   if (reported === undefined) return { kind: 'next', headers: [] };
 
@@ -245,9 +255,9 @@ function outcomeOf<TRequest, THandler>(
   // The remembered list is shared: a dry-run report goes on a copy.
   const headers: HeaderList = dryRun === undefined ? rateLimit : [...rateLimit, [DRY_RUN_HEADER, dryRun]];
   if (rejection === undefined) {
-    return delayMs > 0
-      ? { kind: 'delay', headers, delayMs, cancel: () => cancelAll(results) }
-      : { kind: 'next', headers };
+    return release === undefined
+      ? { kind: 'next', headers }
+      : delayOutcome(headers, delayMs, results, release);
   }
   const { decision } = rejection;
   const status = rejectionStatus(limit, decision);
@@ -280,14 +290,6 @@ function outcomeOf<TRequest, THandler>(
     type: reply.type,
     body: reply.body,
   };
-}
-
-/** A held request whose client left: each limit that delayed it gets its turn back (never rejects). */
-function cancelAll<TRequest, THandler>(results: ReadonlyArray<Result<TRequest, THandler>>): void {
-  for (const { entry, decision } of results) {
-    if (decision.delayMs > 0 && !entry.limit.dryRun)
-      void entry.limit.limiter.cancel(decision, entry.cost === undefined ? undefined : { cost: entry.cost });
-  }
 }
 
 /** The status of a refusal: `onStoreError: 'fail-closed'` is the server's trouble (503), not the client's. */

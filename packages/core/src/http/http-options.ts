@@ -3,6 +3,7 @@ import type { OverrideRate, Overrides } from '../limiter/overrides';
 import type { TrustProxy } from '../keys/trust-proxy';
 import type { SluiceConfigError } from '../policy/config-error';
 import type { Decision } from '../types';
+import type { ClosableResponse } from './hold-request';
 
 /** A value or a promise of it: option callbacks may be sync or async. */
 export type MaybePromise<T> = T | PromiseLike<T>;
@@ -138,6 +139,19 @@ export interface HttpLimitOptions<TRequest, THandler extends (...args: never[]) 
   onCallbackError?: (event: CallbackErrorEvent<TRequest>) => void;
   /** The policy name in draft-8 headers (printable ASCII). @defaultValue the rate as written, e.g. `'6r/m'` */
   policyName?: string;
+  /**
+   * At most this many requests are held at once by this limit (admitted with a delay: the leaky
+   * bucket without `nodelay`, a `queue`, `warmup`), over all keys. A request beyond it is refused
+   * as the limit refuses (`status`, `Retry-After` when its turn would have come, `fallback`), and
+   * its turn is given back: the refusal costs no unit. Each held request keeps its request and
+   * response alive (a few kB), so this bounds the memory a flood of held requests can take.
+   *
+   * Per limit, not per process: one busy route cannot refuse the delays of another, and the
+   * process holds at most `maxHeld` times the number of limits. A whole number >= 0 (0 refuses
+   * every delayed request), or `Infinity` for no bound.
+   * @defaultValue 1000
+   */
+  maxHeld?: number;
 }
 
 /**
@@ -219,8 +233,10 @@ export interface HttpHandlerOutcome<THandler> {
 /**
  * What the adapter must do with a request: set `headers` in every case, then
  * - `next`: pass it on;
- * - `delay`: hold it `delayMs` (see `holdRequest`), then pass it on unless the client left, in
- *   which case call `cancel` (its turn goes back to the limits that delayed it);
+ * - `delay`: call `hold(response)`, which holds it `delayMs` and tells whether to pass it on
+ *   (`false`: the client left, and its turn went back to the limits that delayed it). A delay
+ *   outcome takes a `maxHeld` slot of each limit that delayed it until `hold` ends, or until
+ *   `cancel` when the adapter does not hold it after all: each must end with one or the other;
  * - `reply`: answer `status` with `body` of content type `type`, and stop;
  * - `handler`: call the user's fallback `handler` with the decision through `callFallback`, and stop.
  */
@@ -230,7 +246,13 @@ export type HttpOutcome<THandler> =
       readonly kind: 'delay';
       readonly headers: HeaderList;
       readonly delayMs: number;
-      /** Gives the request's turn back (`limiter.cancel`) to every limit that delayed it. */
+      /**
+       * Holds the request `delayMs` with `holdRequest` (its client's connection watched),
+       * then frees its `maxHeld` slot. Resolves `true` to pass it on; `false` when the client left,
+       * after giving its turn back.
+       */
+      readonly hold: (response: ClosableResponse) => Promise<boolean>;
+      /** Gives the request's turn back (`limiter.cancel`) to every limit that delayed it, and frees its slot. */
       readonly cancel: () => void;
     }
   | HttpReply

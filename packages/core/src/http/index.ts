@@ -21,8 +21,9 @@ export type {
   RateLimitOptions,
   StaticFallback,
 } from './http-options';
-export { holdRequest } from './hold-request';
-export type { ClosableResponse } from './hold-request';
+export { DEFAULT_MAX_HELD } from './delay-outcome';
+export { heldRequestCount, holdRequest } from './hold-request';
+export type { ClosableConnection, ClosableResponse } from './hold-request';
 export { quotaWindowSeconds, rateLimitHeaders, retryAfterSeconds, toSeconds } from './rate-limit-headers';
 export type { RateLimitHeaderContext } from './rate-limit-headers';
 export { JSON_TYPE, prefersJson, rejectionBody, TEXT_TYPE } from './reply-body';

@@ -6,6 +6,7 @@ import { compileTrustProxy } from '../keys/trust-proxy';
 import { createLimiter, type Limiter, type LimiterOptions } from '../limiter/create-limiter';
 import { describeValue, SluiceConfigError } from '../policy/config-error';
 import { MAX_LIMIT } from '../policy/rate';
+import { HoldSlots, resolveMaxHeld } from './delay-outcome';
 import type {
   CallbackErrorEvent,
   HeaderMode,
@@ -34,6 +35,7 @@ export const HTTP_OPTION_NAMES = [
   'onLimit',
   'onCallbackError',
   'policyName',
+  'maxHeld',
 ] as const satisfies ReadonlyArray<keyof HttpLimitOptions<unknown, () => void>>;
 
 const HTTP_OPTIONS = new Set<string>(HTTP_OPTION_NAMES);
@@ -76,6 +78,8 @@ export interface ResolvedLimit<TRequest, THandler> {
    * `limiter` (whose options are unknown). Otherwise nothing is built per request for it.
    */
   readonly passRequest: boolean;
+  /** This limit's held requests, at most `maxHeld`: one count per resolved limit (per middleware or route). */
+  readonly held: HoldSlots;
 }
 
 /**
@@ -141,6 +145,7 @@ export function resolveHttpLimit<TRequest, THandler extends (...args: never[]) =
     policyName: resolvePolicyName(http.policyName),
     now: typeof clock === 'function' ? (clock as () => number) : Date.now,
     passRequest: http.limiter !== undefined || typeof overrides === 'function',
+    held: new HoldSlots(resolveMaxHeld(http.maxHeld)),
   };
 }
 

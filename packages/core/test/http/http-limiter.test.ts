@@ -1,7 +1,6 @@
 import {
   createHttpLimiter,
   createLimiter,
-  holdRequest,
   SluiceConfigError,
   type HttpOutcome,
   type HttpRequest,
@@ -9,7 +8,6 @@ import {
   type RateLimitOptions,
   type Store,
 } from '../../src';
-import { EventEmitter } from 'node:events';
 import { fakeClock, type FakeClock } from '../contract/fake-clock';
 
 type Req = { user?: string };
@@ -242,6 +240,8 @@ describe('options', () => {
     ['policyName', { policyName: 'é' }],
     ['trustProxy', { trustProxy: 'proxy.example' }],
     ['ipv6Subnet', { ipv6Subnet: 0 }],
+    ['maxHeld', { maxHeld: -1 }],
+    ['maxHeld', { maxHeld: 2.5 }],
     ['rate', { rate: '6r/x' }],
     ['rate', { rate: undefined }],
     ['limiter', { rate: undefined, limiter: {} }],
@@ -267,32 +267,5 @@ describe('options', () => {
 
   test('an empty array is refused', () => {
     expect(() => createHttpLimiter([])).toThrow(SluiceConfigError);
-  });
-});
-
-describe('holdRequest', () => {
-  afterEach(() => jest.useRealTimers());
-
-  test('resolves true after the delay, false as soon as the client leaves', async () => {
-    jest.useFakeTimers();
-    const response = Object.assign(new EventEmitter(), { closed: false });
-    const onLeave = jest.fn();
-    const held = holdRequest(500, response, onLeave);
-    let done: boolean | undefined;
-    void held.then((v) => (done = v));
-    await jest.advanceTimersByTimeAsync(499);
-    expect(done).toBeUndefined();
-    await jest.advanceTimersByTimeAsync(1);
-    expect(done).toBe(true);
-    expect(onLeave).not.toHaveBeenCalled();
-
-    const left = holdRequest(500, response, onLeave);
-    response.closed = true;
-    response.emit('close');
-    expect(await left).toBe(false);
-    expect(onLeave).toHaveBeenCalledTimes(1); // the adapters give the turn back here
-    expect(await holdRequest(500, response, onLeave)).toBe(false);
-    expect(onLeave).toHaveBeenCalledTimes(2);
-    expect(jest.getTimerCount()).toBe(0);
   });
 });
