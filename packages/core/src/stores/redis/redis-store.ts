@@ -75,6 +75,9 @@ const registered = new WeakSet<RedisStoreClient>();
  *   Cluster slot, collide with another key or leave the prefix.
  * - Memory: every key expires when its state is no longer needed (at most the time to refill
  *   fully, or one window); an idle user costs nothing.
+ * - Bad data: a key holding what the policy's step could not have written (another type,
+ *   garbage, NaN, a time over an hour ahead, more than the capacity) is read as no state: the
+ *   decision is a fresh key's, never an error, and the key is rewritten (or deleted).
  *
  * Requires Redis 4.0 or later (tested on 7.0: on 5.0 and later scripts replicate their effects by
  * default, 4.0 is asked to); Redis Cluster included.
