@@ -4,6 +4,10 @@
  * Then it half-opens: exactly one request (the probe) goes to the store; success closes it,
  * failure opens it again. With a cooldown well under a second, a store that comes back is used
  * again within a second, and a dead one costs one timed-out probe per cooldown.
+ *
+ * It counts what the guard tells it, and the guard tells it only of the store's own failures:
+ * an error about one key's data is an answer ({@link CircuitBreaker.succeeded}), so a bad key
+ * cannot open the circuit for every key.
  */
 export class CircuitBreaker {
   #failures = 0;
