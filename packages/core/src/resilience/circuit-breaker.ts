@@ -6,8 +6,9 @@
  * again within a second, and a dead one costs one timed-out probe per cooldown.
  *
  * It counts what the guard tells it, and the guard tells it only of the store's own failures:
- * an error about one key's data is an answer ({@link CircuitBreaker.succeeded}), so a bad key
- * cannot open the circuit for every key.
+ * an error about one key's data is an answer ({@link CircuitBreaker.succeeded}), and a reply
+ * that was waiting while the event loop was blocked is read before any timeout is declared, so
+ * neither a bad key nor a busy process can open the circuit for every key.
  */
 export class CircuitBreaker {
   #failures = 0;

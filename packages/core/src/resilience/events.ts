@@ -20,6 +20,12 @@ export interface StoreErrorEvent {
    * raised in the script run on it); the circuit is unaffected, other keys are decided as usual.
    */
   readonly scope: StoreErrorScope;
+  /**
+   * Present when the call timed out and its timer fired late: ms this process's event loop was
+   * blocked (synchronous work) past `timeoutMs`, so the decision came that much later than the
+   * timeout. A reply that was waiting during such a stall is read and used, never a timeout.
+   */
+  readonly eventLoopLagMs?: number;
 }
 
 /** The events a limiter emits, with their payloads. */

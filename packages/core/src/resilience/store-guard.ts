@@ -4,7 +4,13 @@ import type { Policy, Verdict } from '../types';
 import { CircuitBreaker } from './circuit-breaker';
 import type { DegradedMode, LimiterEmitter, StoreErrorEvent } from './events';
 import type { ResolvedOnStoreError } from './on-store-error';
-import { asError, storeErrorScope, withTimeout, type StoreErrorScope } from './store-errors';
+import {
+  asError,
+  StoreTimeoutError,
+  storeErrorScope,
+  withTimeout,
+  type StoreErrorScope,
+} from './store-errors';
 
 /** Consecutive failures that open the circuit. */
 const FAILURE_THRESHOLD = 3;
@@ -40,13 +46,14 @@ export interface StoreGuard {
 
 /**
  * Asks a remote store, bounded by `timeoutMs`, behind a circuit breaker; when the store fails,
- * decides by `onStoreError` instead. A request is never held longer than the timeout (plus the
- * insurance store's own time, which is in-process). The policies are the request's own, so
- * per-key overrides are insured at their own rate.
+ * decides by `onStoreError` instead. A request is never held longer than the timeout and one
+ * turn of the event loop (plus the insurance store's own time, which is in-process). The
+ * policies are the request's own, so per-key overrides are insured at their own rate.
  *
  * Only the store's own failures count toward opening the circuit (see `storeErrorScope`): an
  * error about one key's data is decided by `onStoreError` for that request alone, and counts as
- * an answer (the store is up).
+ * an answer (the store is up). A reply that was waiting while this process was too busy to read
+ * it is no failure at all (see `withTimeout`).
  */
 export function guardStore(options: StoreGuardOptions): StoreGuard {
   const { store, onStoreError, timeoutMs, events, now } = options;
@@ -104,12 +111,13 @@ export function guardStore(options: StoreGuardOptions): StoreGuard {
     const outage = circuit.succeeded();
     if (outage !== undefined && events.has('storeRecovered')) events.emit('storeRecovered', outage);
   };
-  const storeErrorOf = (error: unknown, key: string, scope: StoreErrorScope): StoreErrorEvent => ({
-    error: asError(error),
-    key,
-    mode: onStoreError.mode,
-    scope,
-  });
+  const storeErrorOf = (error: unknown, key: string, scope: StoreErrorScope): StoreErrorEvent => {
+    const payload = { error: asError(error), key, mode: onStoreError.mode, scope };
+    // Reported only when this process, not the store, made the decision late.
+    return error instanceof StoreTimeoutError && error.eventLoopLagMs > 0
+      ? { ...payload, eventLoopLagMs: error.eventLoopLagMs }
+      : payload;
+  };
 
   const guarded = async <R, T>(
     request: R & { readonly key: string },
