@@ -23,9 +23,16 @@ export { algorithms, runStep } from './algorithms';
 export type { Algorithm, AlgorithmStates, Step } from './algorithms';
 export { ALGORITHMS } from './types';
 export type { AlgorithmName, Decision, DecisionLimit, Policy, RejectReason, Verdict } from './types';
-export type { DegradedMode, LimiterEventName, LimiterEvents, LimiterListener } from './resilience/events';
+export type {
+  DegradedMode,
+  LimiterEventName,
+  LimiterEvents,
+  LimiterListener,
+  StoreErrorEvent,
+} from './resilience/events';
 export type { InsuranceOption, OnStoreError } from './resilience/on-store-error';
-export { StoreTimeoutError } from './resilience/store-errors';
+export { StoreTimeoutError, storeErrorScope } from './resilience/store-errors';
+export type { StoreErrorScope } from './resilience/store-errors';
 export { capacityOf } from './policy/resolve-policy';
 export * from './keys';
 export * from './http';

@@ -4,6 +4,11 @@
  * Then it half-opens: exactly one request (the probe) goes to the store; success closes it,
  * failure opens it again. With a cooldown well under a second, a store that comes back is used
  * again within a second, and a dead one costs one timed-out probe per cooldown.
+ *
+ * It counts what the guard tells it, and the guard tells it only of the store's own failures:
+ * an error about one key's data is an answer ({@link CircuitBreaker.succeeded}), and a reply
+ * that was waiting while the event loop was blocked is read before any timeout is declared, so
+ * neither a bad key nor a busy process can open the circuit for every key.
  */
 export class CircuitBreaker {
   #failures = 0;

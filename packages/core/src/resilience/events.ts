@@ -1,15 +1,39 @@
 import type { SluiceConfigError } from '../policy/config-error';
 import type { Decision } from '../types';
+import type { StoreErrorScope } from './store-errors';
 
 /** How a decision was made when the store could not make it. */
 export type DegradedMode = 'fail-open' | 'fail-closed' | 'insurance';
+
+/** Payload of the `storeError` event. */
+export interface StoreErrorEvent {
+  /** What the store call failed with: a `StoreTimeoutError` when it was slower than `timeoutMs`. */
+  readonly error: Error;
+  /** The user key the request was for. */
+  readonly key: string;
+  /** How the request was decided instead. */
+  readonly mode: DegradedMode;
+  /**
+   * `'store'`: the store failed (connection, timeout, a server that cannot serve now such as
+   * `LOADING`, `MASTERDOWN`, `CLUSTERDOWN`, `OOM`); counts toward opening the circuit.
+   * `'key'`: the store answered with an error about this one key's data (`WRONGTYPE`, an error
+   * raised in the script run on it); the circuit is unaffected, other keys are decided as usual.
+   */
+  readonly scope: StoreErrorScope;
+  /**
+   * Present when the call timed out and its timer fired late: ms this process's event loop was
+   * blocked (synchronous work) past `timeoutMs`, so the decision came that much later than the
+   * timeout. A reply that was waiting during such a stall is read and used, never a timeout.
+   */
+  readonly eventLoopLagMs?: number;
+}
 
 /** The events a limiter emits, with their payloads. */
 export interface LimiterEvents {
   /** A request was rejected (by the store, the insurance store or fail-closed). */
   limited: Decision;
   /** The store failed or was slower than `timeoutMs`; `mode` says how the request was decided instead. */
-  storeError: { readonly error: Error; readonly key: string; readonly mode: DegradedMode };
+  storeError: StoreErrorEvent;
   /** The store answered again after failing; `downMs` since its first failure. */
   storeRecovered: { readonly downMs: number; readonly failures: number };
   /** A decision was made without the store (circuit open or store error). */

@@ -1,22 +1,59 @@
 /** The store did not answer within `timeoutMs`. */
 export class StoreTimeoutError extends Error {
   override readonly name = 'StoreTimeoutError';
-  constructor(readonly timeoutMs: number) {
-    super(`the rate-limit store did not answer within ${timeoutMs} ms (timeoutMs)`);
+  /**
+   * @param timeoutMs - the limiter's `timeoutMs`
+   * @param eventLoopLagMs - how much later than `timeoutMs` the timer fired, in whole ms: time
+   * this process was too busy to run it (0 when it fired on time)
+   */
+  constructor(
+    readonly timeoutMs: number,
+    readonly eventLoopLagMs = 0,
+  ) {
+    super(
+      `the rate-limit store did not answer within ${timeoutMs} ms (timeoutMs)` +
+        (eventLoopLagMs > 0 ? `; the event loop was ${eventLoopLagMs} ms late to notice` : ''),
+    );
   }
 }
 
-/** Settles like `promise`, or rejects with {@link StoreTimeoutError} after `ms`. The timer never keeps the process alive. */
+/**
+ * Settles like `promise`, or rejects with {@link StoreTimeoutError} once `promise` has had `ms`
+ * and one turn of the event loop's I/O phase without settling. The timer never keeps the process
+ * alive (the turn, once due, does).
+ *
+ * Why the extra turn: Node runs expired timers before it reads sockets. When the process was busy
+ * (synchronous work longer than `ms`) while a reply was on its way, the timer and the reply are
+ * both due when the loop comes back, and the timer would win although the store answered in time.
+ * Deferring the verdict with `setImmediate` lets the poll phase, which always runs between the
+ * timers and the immediates, read that reply first. A store that really is silent still fails
+ * within `ms` plus that one turn.
+ */
 export function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
   return new Promise<T>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new StoreTimeoutError(ms)), ms);
+    let settled = false;
+    const armedAt = performance.now();
+    const timer = setTimeout(() => {
+      const lagMs = Math.max(0, Math.round(performance.now() - armedAt - ms));
+      // Referenced, unlike the timer: an unreferenced immediate would let the poll phase block
+      // until some other event, holding the verdict far past one turn.
+      setImmediate(() => {
+        if (settled) return;
+        settled = true;
+        reject(new StoreTimeoutError(ms, lagMs));
+      });
+    }, ms);
     timer.unref();
     promise.then(
       (value) => {
+        if (settled) return;
+        settled = true;
         clearTimeout(timer);
         resolve(value);
       },
       (error: unknown) => {
+        if (settled) return;
+        settled = true;
         clearTimeout(timer);
         reject(error);
       },
@@ -27,4 +64,63 @@ export function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
 /** Any thrown value as an Error. */
 export function asError(error: unknown): Error {
   return error instanceof Error ? error : new Error(String(error));
+}
+
+/**
+ * Whose fault a failed store call was (see {@link storeErrorScope}):
+ * - `'key'`: the store answered, with an error about the data of the one key the call was for
+ *   (or the script run on it). Other keys are unaffected, and the store is up.
+ * - `'store'`: the store itself failed, for every key: no connection, no answer within
+ *   `timeoutMs`, or a server that cannot serve now.
+ */
+export type StoreErrorScope = 'key' | 'store';
+
+/**
+ * Codes of a server that cannot serve now, whatever the key: out of memory, loading its data
+ * set, a replica whose master is down, a cluster without a quorum or in resharding, a read-only
+ * replica after a failover, a script running too long, a failing disk, missing ACL rights.
+ */
+const SERVER_CODES =
+  /^(?:OOM|LOADING|MASTERDOWN|CLUSTERDOWN|READONLY|BUSY|NOREPLICAS|MISCONF|TRYAGAIN|NOSCRIPT|NOPERM|NOAUTH|WRONGPASS|MOVED|ASK|EXECABORT|UNKILLABLE)\b/;
+
+/**
+ * Redis 6 and earlier wrap an error raised inside a script in this (7 passes the inner code);
+ * an error the server raised before running a command (`-OOM`, `-READONLY`) comes with the
+ * script's line once more and its leading `-`.
+ */
+const SCRIPT_WRAPPER =
+  /^ERR Error running script \(call to [^)]*\): @user_script:\d+: (?:@user_script: \d+: )?-?/;
+
+/** Errors of the Lua machinery itself, not of the key's data: the server's trouble. */
+const LUA_TROUBLE = /not enough memory|Script killed/i;
+
+/**
+ * Classifies a store call's failure, from the error text Redis sends (the same for ioredis,
+ * node-redis and Valkey):
+ *
+ * - `'key'` — a data error about one key: `WRONGTYPE` (the key holds another type), or an error
+ *   raised while a script ran on it (Redis 7: `ERR user_script:<line>: …` or `<CODE> … script:
+ *   <sha>, on @user_script:<line>.`; Redis 6: `ERR Error running script (call to f_<sha>):
+ *   @user_script:<line>: …`), such as Lua arithmetic on a value that is not a number. sluice's
+ *   own scripts read bad data as no state, so this is left for stores and scripts of others.
+ * - `'store'` — everything else: timeouts ({@link StoreTimeoutError}), connection errors
+ *   (refused, reset, closed, offline queue full, too many retries), replies of a server that
+ *   cannot serve now (`OOM`, `LOADING`, `MASTERDOWN`, `CLUSTERDOWN`, `READONLY`, `BUSY`,
+ *   `NOREPLICAS`, `MISCONF`, `TRYAGAIN`, `NOPERM`, … — even when raised inside a script), Lua
+ *   running out of memory or killed, a reply of an unexpected shape, anything unknown.
+ *
+ * Only `'store'` failures count toward opening the circuit: one key's bad data must never hand
+ * every other key to `onStoreError`. Either way the request itself is decided by `onStoreError`.
+ */
+export function storeErrorScope(error: unknown): StoreErrorScope {
+  if (!(error instanceof Error) || error instanceof StoreTimeoutError) return 'store';
+  const message = error.message;
+  const wrapped = SCRIPT_WRAPPER.exec(message);
+  const inner = wrapped === null ? message : message.slice(wrapped[0].length);
+  if (SERVER_CODES.test(inner) || LUA_TROUBLE.test(inner)) return 'store';
+  if (/^WRONGTYPE\b/.test(inner)) return 'key';
+  if (wrapped !== null) return 'key';
+  // Redis 7: a Lua runtime error, or a command's error inside a script, names the script.
+  if (/^ERR user_script:\d+:/.test(message) || / on @user_script:\d+\.?$/.test(message)) return 'key';
+  return 'store';
 }

@@ -2,9 +2,15 @@ import { capacityOf } from '../policy/resolve-policy';
 import type { RulesRequest, Store, StoreRequest } from '../stores/store';
 import type { Policy, Verdict } from '../types';
 import { CircuitBreaker } from './circuit-breaker';
-import type { DegradedMode, LimiterEmitter } from './events';
+import type { DegradedMode, LimiterEmitter, StoreErrorEvent } from './events';
 import type { ResolvedOnStoreError } from './on-store-error';
-import { asError, withTimeout } from './store-errors';
+import {
+  asError,
+  StoreTimeoutError,
+  storeErrorScope,
+  withTimeout,
+  type StoreErrorScope,
+} from './store-errors';
 
 /** Consecutive failures that open the circuit. */
 const FAILURE_THRESHOLD = 3;
@@ -40,9 +46,14 @@ export interface StoreGuard {
 
 /**
  * Asks a remote store, bounded by `timeoutMs`, behind a circuit breaker; when the store fails,
- * decides by `onStoreError` instead. A request is never held longer than the timeout (plus the
- * insurance store's own time, which is in-process). The policies are the request's own, so
- * per-key overrides are insured at their own rate.
+ * decides by `onStoreError` instead. A request is never held longer than the timeout and one
+ * turn of the event loop (plus the insurance store's own time, which is in-process). The
+ * policies are the request's own, so per-key overrides are insured at their own rate.
+ *
+ * Only the store's own failures count toward opening the circuit (see `storeErrorScope`): an
+ * error about one key's data is decided by `onStoreError` for that request alone, and counts as
+ * an answer (the store is up). A reply that was waiting while this process was too busy to read
+ * it is no failure at all (see `withTimeout`).
  */
 export function guardStore(options: StoreGuardOptions): StoreGuard {
   const { store, onStoreError, timeoutMs, events, now } = options;
@@ -95,6 +106,19 @@ export function guardStore(options: StoreGuardOptions): StoreGuard {
     return { verdicts, degraded: mode };
   };
 
+  // The store answered (a verdict, or an error about one key's data): any outage is over.
+  const answered = (): void => {
+    const outage = circuit.succeeded();
+    if (outage !== undefined && events.has('storeRecovered')) events.emit('storeRecovered', outage);
+  };
+  const storeErrorOf = (error: unknown, key: string, scope: StoreErrorScope): StoreErrorEvent => {
+    const payload = { error: asError(error), key, mode: onStoreError.mode, scope };
+    // Reported only when this process, not the store, made the decision late.
+    return error instanceof StoreTimeoutError && error.eventLoopLagMs > 0
+      ? { ...payload, eventLoopLagMs: error.eventLoopLagMs }
+      : payload;
+  };
+
   const guarded = async <R, T>(
     request: R & { readonly key: string },
     call: (request: R) => Promise<T>,
@@ -103,13 +127,13 @@ export function guardStore(options: StoreGuardOptions): StoreGuard {
     if (!circuit.allow()) return fallback(request);
     try {
       const result = await withTimeout(call(request), timeoutMs);
-      const outage = circuit.succeeded();
-      if (outage !== undefined && events.has('storeRecovered')) events.emit('storeRecovered', outage);
+      answered();
       return result;
     } catch (error) {
-      circuit.failed();
-      if (events.has('storeError'))
-        events.emit('storeError', { error: asError(error), key: request.key, mode: onStoreError.mode });
+      const scope = storeErrorScope(error);
+      if (scope === 'store') circuit.failed();
+      else answered();
+      if (events.has('storeError')) events.emit('storeError', storeErrorOf(error, request.key, scope));
       return fallback(request);
     }
   };

@@ -61,9 +61,9 @@ const registered = new WeakSet<RedisStoreClient>();
  * the source, so a request sends no argument but the key (15 % less work inside Redis; past
  * {@link MAX_POLICY_SCRIPTS} policies per client, its kind's shared script takes the numbers as
  * arguments). A limiter with several rules sends one `EVALSHA` for all of them
- * ({@link RedisStore.consumeRules}). ioredis (`defineCommand`) sends the script
- * text itself with `EVAL` on a connection's first use, and again only when the server answers
- * `NOSCRIPT` (after a restart, a failover or `SCRIPT FLUSH`); any other error rejects, unretried.
+ * ({@link RedisStore.consumeRules}). ioredis (`defineCommand`) sends the script text itself with
+ * `EVAL` on a connection's first use, and again only when the server answers `NOSCRIPT` (after a
+ * restart, a failover or `SCRIPT FLUSH`); any other error rejects, unretried.
  *
  * - Time: the Redis server's `TIME`, so app servers whose clocks disagree share one exact limit;
  *   when the limiter has a `clock`, that time is sent instead.
@@ -73,8 +73,8 @@ const registered = new WeakSet<RedisStoreClient>();
  *   (`%` `{` `}` and lone surrogates as `%XX`, the empty key as `%`, and text over 256 characters
  *   replaced by its SHA-256), so whatever it holds it is the hash tag: it cannot pick another
  *   Cluster slot, collide with another key or leave the prefix.
- * - Memory: every key expires when its state is no longer needed (at most the time to refill
- *   fully, or one window); an idle user costs nothing.
+ * - Memory: every key expires once its state no longer matters; an idle user costs nothing.
+ * - Bad data at a key (another type, garbage, NaN; see the scripts' prelude) is no state, not an error.
  *
  * Requires Redis 4.0 or later (tested on 7.0: on 5.0 and later scripts replicate their effects by
  * default, 4.0 is asked to); Redis Cluster included.

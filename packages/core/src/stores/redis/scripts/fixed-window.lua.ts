@@ -4,15 +4,21 @@
  * closes.
  */
 export const fixedWindowLua = `
+-- The key's start and count, or nil (see the prelude): no window ever counts past the limit.
+local function fixed_window_state(key, now, limit)
+  local value = packed(key)
+  if not value then return end
+  local opened, taken = match(value, '^(%d+) (%d+)$')
+  opened, taken = tonumber(opened), tonumber(taken)
+  if opened and opened <= now + AHEAD_MS and taken <= limit then return opened, taken end
+  redis.call('DEL', key)
+end
+
 local function fixed_window(key, now, cost, limit, window)
   local start, count, ends_in_ms = now, 0, 0
-  local value = redis.call('GET', key)
-  if value then
-    local opened, taken = match(value, '^(%-?%d+) (%-?%d+)$')
-    opened = tonumber(opened)
-    if now < opened + window then
-      start, count, ends_in_ms = opened, tonumber(taken), opened + window - now
-    end
+  local opened, taken = fixed_window_state(key, now, limit)
+  if opened and now < opened + window then
+    start, count, ends_in_ms = opened, taken, opened + window - now
   end
   if cost > limit then return 2, limit - count, ends_in_ms, 0 end
   if count + cost > limit then return 1, limit - count, ends_in_ms, ends_in_ms end

@@ -5,23 +5,31 @@
  * waits its turn (`wait_ms`).
  */
 export const gcraLua = `
+-- The key's last and debt, or nil (see the prelude): an admission never leaves a debt past the
+-- tolerance and the queue, nor below 0.
+local function gcra_state(key, now, max_debt)
+  local value = packed(key)
+  if not value then return end
+  local last, debt = match(value, '^(%d+) (%d+)$')
+  last, debt = tonumber(last), tonumber(debt)
+  if last and last <= now + AHEAD_MS and debt <= max_debt then return last, debt end
+  redis.call('DEL', key)
+end
+
 local function gcra(key, now, cost, per_window, window, burst, max_wait)
   local limit = burst + 1
   local tolerance = window * limit
+  local queue = max_wait * per_window
   -- (TAT - now) in 1/limit ms; 0 once the TAT is in the past.
   local current = 0
-  local value = redis.call('GET', key)
-  if value then
-    local last, debt = match(value, '^(%-?%d+) (%-?%d+)$')
-    current = max(0, tonumber(debt) - (now - tonumber(last)) * per_window)
-  end
+  local last, stored = gcra_state(key, now, tolerance + queue)
+  if last then current = max(0, stored - (now - last) * per_window) end
   -- redis-cell: remaining = (tolerance - (TAT - now)) / interval, truncated, never negative.
   local headroom = tolerance - current
   local before = 0
   if headroom > 0 then before = floor(headroom / window) end
   if cost > limit then return 2, before, ceil(current / per_window), 0 end
   local debt = current + cost * window
-  local queue = max_wait * per_window
   if debt > tolerance + queue then
     return 1, before, ceil(current / per_window), ceil((debt - tolerance - queue) / per_window)
   end

@@ -1,7 +1,8 @@
 /**
- * Giving back, the Lua twin of `algorithms/give-back.ts` (placed after the warm-up script, whose
- * `warm_curve` it uses): `cost` units of an admission that will
- * not be served (a queued or delayed request whose client left) return to each key's state.
+ * Giving back, the Lua twin of `algorithms/give-back.ts` (placed after the scripts of the kinds
+ * that give back, whose `<name>_state` readers and `warm_curve` it uses): `cost` units of an
+ * admission that will not be served (a queued or delayed request whose client left) return to
+ * each key's state. State that cannot be read is deleted, as the steps do: nothing to give back.
  * Each function has the shape of its algorithm's step and returns `ttl_ms, value` to write,
  * `0` to delete the key (back to its initial state), or nothing to leave it as it is.
  *
@@ -11,35 +12,31 @@
  * Replies the number of keys changed.
  */
 export const giveBackLua = `
-local function gcra_back(key, now, cost, per_window, window)
-  local value = redis.call('GET', key)
-  if not value then return end
-  local last, debt = match(value, '^(%-?%d+) (%-?%d+)$')
-  local current = max(0, tonumber(debt) - (now - tonumber(last)) * per_window)
+local function gcra_back(key, now, cost, per_window, window, burst, max_wait)
+  local last, debt = gcra_state(key, now, window * (burst + 1) + max_wait * per_window)
+  if not last then return end
+  local current = max(0, debt - (now - last) * per_window)
   if current == 0 then return end
   local left = max(0, current - cost * window)
   if left == 0 then return 0 end
   return ceil(left / per_window), format('%d %d', now, left)
 end
 
-local function token_bucket_back(key, now, cost, per_window, window, burst)
-  local value = redis.call('GET', key)
-  if not value then return end
+local function token_bucket_back(key, now, cost, per_window, window, burst, max_wait)
   local capacity = (burst + 1) * window
-  local tokens, last = match(value, '^(%-?%d+) (%-?%d+)$')
-  local filled = min(capacity, tonumber(tokens) + max(0, now - tonumber(last)) * per_window)
+  local tokens, last = token_bucket_state(key, now, capacity, max_wait * per_window)
+  if not tokens then return end
+  local filled = min(capacity, tokens + max(0, now - last) * per_window)
   if filled == capacity then return end
   local back = min(capacity, filled + cost * window)
   if back == capacity then return 0 end
   return ceil((capacity - back) / per_window), format('%d %d', back, now)
 end
 
-local function leaky_bucket_back(key, now, cost, per_window, window)
+local function leaky_bucket_back(key, now, cost, per_window, window, burst)
   local MILLI = 1000
-  local value = redis.call('GET', key)
-  if not value then return end
-  local excess, last = match(value, '^(%-?%d+) (%-?%d+)$')
-  excess, last = tonumber(excess), tonumber(last)
+  local excess, last = leaky_bucket_state(key, now, burst * MILLI)
+  if not excess then return end
   local rate = per_window * MILLI
   local elapsed = now - last
   if elapsed < -60000 then
@@ -56,12 +53,9 @@ local function leaky_bucket_back(key, now, cost, per_window, window)
 end
 
 local function warm_up_back(key, now, cost, per_window, window, max_wait, warmup)
-  local value = redis.call('GET', key)
-  if not value then return end
-  local s, n = match(value, '^(%S+) (%S+)$')
-  local stored, next_free = tonumber(s), tonumber(n)
-  if next_free <= now then return end
   local stable, _, max_permits, _, cool_down = warm_curve(per_window, window, warmup)
+  local stored, next_free = warm_up_state(key, now, max_permits, AHEAD_MS + max_wait + 3 * stable)
+  if not stored or next_free <= now then return end
   local back = max(now, next_free - stable * cost)
   return ceil(back - now + (max_permits - stored) * cool_down) + 1, format('%.17g %.17g', stored, back)
 end

@@ -176,7 +176,7 @@ export const MULTI_SCRIPT: string = [
  */
 export const GIVE_BACK_SCRIPT: string = [
   preludeLua,
-  warmUpLua,
+  ...STATE_KINDS.filter((kind) => LUA[kind].back !== undefined).map((kind) => LUA[kind].source),
   giveBackLua,
   nowLua('ARGV[1]'),
   `local BACKS = { ${STATE_KINDS.map((kind) => LUA[kind].back ?? 'false').join(', ')} }`,

@@ -4,16 +4,28 @@
  * `nodelay` arrives as 1 or 0 (0 is true in Lua, so it is compared, never tested).
  */
 export const leakyBucketLua = `
+-- The key's excess and last, or nil (see the prelude): an admission never leaves an excess past
+-- the burst's capacity, and giving back never leaves one a whole request below empty.
+local function leaky_bucket_state(key, now, capacity)
+  local value = packed(key)
+  if not value then return end
+  local excess, last = match(value, '^(%-?%d+) (%d+)$')
+  excess, last = tonumber(excess), tonumber(last)
+  if excess and excess > -1000 and excess <= capacity and last <= now + AHEAD_MS then
+    return excess, last
+  end
+  redis.call('DEL', key)
+end
+
 local function leaky_bucket(key, now, cost, per_window, window, burst, nodelay, delay)
   local MILLI = 1000
   local limit = burst + 1
   local capacity = burst * MILLI
   local rate = per_window * MILLI
-  local value = redis.call('GET', key)
-  local stored, stored_last, elapsed = 0, 0, 0
+  local stored, stored_last = leaky_bucket_state(key, now, capacity)
+  local value = stored ~= nil
+  local elapsed = 0
   if value then
-    local excess, last = match(value, '^(%-?%d+) (%-?%d+)$')
-    stored, stored_last = tonumber(excess), tonumber(last)
     elapsed = now - stored_last
     -- nginx: a clock that went back more than a minute counts as 1 ms, a smaller step back as 0.
     if elapsed < -60000 then

@@ -12,17 +12,41 @@
  * `SET … PX`; two with a limiter `clock`) and a rejection two, the state is one packed string
  * written with its expiry, and a single-rule script is sent only the numbers it needs.
  *
+ * State is read defensively: each algorithm's `<name>_state` function returns the key's fields
+ * only when the policy's own step could have written them (the right type, the right number of
+ * fields, finite numbers within the ranges the step keeps, no time more than `AHEAD_MS` ahead);
+ * anything else is deleted and read as no state, so the decision is exactly a fresh key's, and
+ * an admission writes valid state with its TTL in its place. (A policy tightened since the state
+ * was written may find it past its capacity: that key starts afresh, once.)
+ *
  * Every algorithm function has the shape
  * `step(key, now, cost, per_window, window, burst, nodelay, delay)` (trailing parameters it does
  * not use are left out) and returns `code, remaining, reset_ms, wait_ms, ttl_ms, value`:
  * `code` 0 admitted, 1 limited, 2 cost-exceeds-capacity; `wait_ms` the delay of an admission or
  * the retry time of a rejection; `value` the state to write for `ttl_ms`, or nil to leave the
  * key as it is (a rejection, a peek). Computing and writing are apart so that several limits can
- * all be computed before any is written.
+ * all be computed before any is written; the one write a step makes itself is deleting state it
+ * cannot read, which it decides on as none anyway.
  */
 export const preludeLua = `
 local floor, ceil, max, min = math.floor, math.ceil, math.max, math.min
 local format, match = string.format, string.match
+-- No step writes a time further ahead of the clock that reads it than clocks disagree (tested at
+-- 30 s; nginx forgives a minute back): a state from further ahead was not written by sluice.
+local AHEAD_MS = 3600000
+
+-- The string at key, or false. Another type there (a list, a hash...) is no state of ours: it is
+-- deleted and read as none, so one key's data never makes a decision fail. Only WRONGTYPE is the
+-- key's fault; any other error is the server's, and raised.
+local function packed(key)
+  local value = redis.pcall('GET', key)
+  if type(value) == 'table' then
+    if not match(value.err, '^WRONGTYPE') then error(value) end
+    redis.call('DEL', key)
+    return false
+  end
+  return value
+end
 `;
 
 /**

@@ -5,18 +5,33 @@
  * trimming removes whole scores, the names in use at t are always `t:0` to `t:(n-1)`.
  *
  * The write is `log_write`, not `set_state`: `value` is the cutoff below which entries are trimmed.
+ *
+ * Read defensively, as the packed states are (see the prelude): a key of another type, a log
+ * with more live entries than the limit (no admission leaves one) or an entry more than
+ * `AHEAD_MS` ahead (`+inf` included) is deleted and read as an empty log, so `ZADD` then
+ * starts a new one.
  */
 export const slidingLogLua = `
+-- Live entries (after the cutoff) and the newest time, or 0, 0 for none (see the prelude).
+local function sliding_log_state(key, now, limit, after_cutoff)
+  local live = redis.pcall('ZCOUNT', key, after_cutoff, '+inf')
+  if live == 0 then return 0, 0 end
+  if type(live) == 'number' and live <= limit then
+    local newest = tonumber(redis.call('ZRANGE', key, -1, -1, 'WITHSCORES')[2])
+    if newest <= now + AHEAD_MS then return live, newest end
+  elseif type(live) == 'table' and not match(live.err, '^WRONGTYPE') then
+    error(live)
+  end
+  redis.call('DEL', key)
+  return 0, 0
+end
+
 local function sliding_log(key, now, cost, limit, window)
   local cutoff = now - window
   local after_cutoff = '(' .. format('%d', cutoff)
-  local live = redis.call('ZCOUNT', key, after_cutoff, '+inf')
-  local newest = 0
+  local live, newest = sliding_log_state(key, now, limit, after_cutoff)
   local reset_ms = 0
-  if live > 0 then
-    newest = tonumber(redis.call('ZRANGE', key, -1, -1, 'WITHSCORES')[2])
-    reset_ms = max(0, newest + window - now)
-  end
+  if live > 0 then reset_ms = max(0, newest + window - now) end
   if cost > limit then return 2, max(0, limit - live), reset_ms, 0 end
   if live + cost > limit then
     -- The oldest live units must leave first: the k-th of them leaves at its time + window.

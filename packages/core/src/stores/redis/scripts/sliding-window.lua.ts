@@ -3,19 +3,29 @@
  * string `"<start> <previous> <current>"`: ms of the current aligned window, and both counters.
  */
 export const slidingWindowLua = `
+-- The key's start and both counters, or nil (see the prelude): no window counts past the limit.
+local function sliding_window_state(key, now, limit)
+  local value = packed(key)
+  if not value then return end
+  local opened, before, taken = match(value, '^(%d+) (%d+) (%d+)$')
+  opened, before, taken = tonumber(opened), tonumber(before), tonumber(taken)
+  if opened and opened <= now + AHEAD_MS and before <= limit and taken <= limit then
+    return opened, before, taken
+  end
+  redis.call('DEL', key)
+end
+
 local function sliding_window(key, now, cost, limit, window)
   -- math.fmod is exact, as JavaScript's %; Lua's own % divides first and could round.
   local start = now - math.fmod(now, window)
   local previous, current = 0, 0
-  local value = redis.call('GET', key)
-  if value then
-    local opened, before, taken = match(value, '^(%-?%d+) (%-?%d+) (%-?%d+)$')
-    opened = tonumber(opened)
+  local opened, before, taken = sliding_window_state(key, now, limit)
+  if opened then
     if opened >= start then
       -- Same window, or a clock a little behind the one that wrote the state: stay in its window.
-      start, previous, current = opened, tonumber(before), tonumber(taken)
+      start, previous, current = opened, before, taken
     elseif opened == start - window then
-      previous = tonumber(taken)
+      previous = taken
     end
   end
   local elapsed = max(0, now - start)

@@ -5,24 +5,34 @@
  * many ms of refill into debt (negative tokens), and the request waits for it (`wait_ms`).
  */
 export const tokenBucketLua = `
+-- The key's tokens and last, or nil (see the prelude): tokens stay within the capacity and,
+-- with a queue, at most the queue's worth below 0.
+local function token_bucket_state(key, now, capacity, queue)
+  local value = packed(key)
+  if not value then return end
+  local tokens, last = match(value, '^(%-?%d+) (%d+)$')
+  tokens, last = tonumber(tokens), tonumber(last)
+  if tokens and tokens >= -queue and tokens <= capacity and last <= now + AHEAD_MS then
+    return tokens, last
+  end
+  redis.call('DEL', key)
+end
+
 local function token_bucket(key, now, cost, per_window, window, burst, max_wait)
   local limit = burst + 1
   local capacity = limit * window
+  local queue = max_wait * per_window
   local filled = capacity
-  local value = redis.call('GET', key)
-  if value then
-    local tokens, last = match(value, '^(%-?%d+) (%-?%d+)$')
-    filled = min(capacity, tonumber(tokens) + max(0, now - tonumber(last)) * per_window)
-  end
+  local tokens, last = token_bucket_state(key, now, capacity, queue)
+  if tokens then filled = min(capacity, tokens + max(0, now - last) * per_window) end
   local before = 0
   if filled > 0 then before = floor(filled / window) end
   if cost > limit then return 2, before, ceil((capacity - filled) / per_window), 0 end
   local requested = cost * window
-  local queue = max_wait * per_window
   if filled - requested < -queue then
     return 1, before, ceil((capacity - filled) / per_window), ceil((requested - queue - filled) / per_window)
   end
-  local tokens = filled - requested
+  tokens = filled - requested
   local reset_ms = ceil((capacity - tokens) / per_window)
   local remaining = 0
   if tokens > 0 then remaining = floor(tokens / window) end

@@ -18,14 +18,25 @@ local function warm_curve(per_window, window, warmup)
   return stable, threshold, max_permits, (cold - stable) / (max_permits - threshold), warmup / max_permits
 end
 
+-- The key's stored permits and next free time, or nil (see the prelude): stored permits never
+-- exceed the curve's maximum, and an admission's next free time is at most the queue and one
+-- cold interval (3 stable ones) ahead. Both are fractions, written with %.17g.
+local function warm_up_state(key, now, max_permits, ahead)
+  local value = packed(key)
+  if not value then return end
+  local s, n = match(value, '^(%S+) (%S+)$')
+  local stored, next_free = tonumber(s), tonumber(n)
+  -- Written as comparisons that NaN fails: tonumber reads 'nan' and 'inf'.
+  if stored and stored >= 0 and stored <= max_permits and next_free >= 0 and next_free <= now + ahead then
+    return stored, next_free
+  end
+  redis.call('DEL', key)
+end
+
 local function warm_up(key, now, cost, per_window, window, max_wait, warmup)
   local stable, threshold, max_permits, slope, cool_down = warm_curve(per_window, window, warmup)
-  local stored, next_free = max_permits, now
-  local value = redis.call('GET', key)
-  if value then
-    local s, n = match(value, '^(%S+) (%S+)$')
-    stored, next_free = tonumber(s), tonumber(n)
-  end
+  local stored, next_free = warm_up_state(key, now, max_permits, AHEAD_MS + max_wait + 3 * stable)
+  if not stored then stored, next_free = max_permits, now end
   -- Guava resync: idle time adds stored permits (cools the limiter down), up to the maximum.
   if now > next_free then
     stored = min(max_permits, stored + (now - next_free) / cool_down)

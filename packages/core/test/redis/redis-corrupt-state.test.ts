@@ -1,0 +1,206 @@
+import type Redis from 'ioredis';
+import {
+  createLimiter,
+  RedisStore,
+  resolvePolicy,
+  type Decision,
+  type Limiter,
+  type PolicyOptions,
+} from '../../src';
+import { MAX_POLICY_SCRIPTS } from '../../src/stores/redis/redis-store';
+import { givesBack, stateKindOf, type StateKind } from '../../src/stores/redis/scripts';
+import { FAKE_EPOCH, fakeClock } from '../contract/fake-clock';
+import { useRedisServer } from '../harness/redis-fixtures';
+import { PACKED_FIELDS } from './packed-state';
+
+/**
+ * Issue #16 item 9: whatever a key holds — another type, garbage, a truncated or non-finite
+ * packed state, times from far in the future, amounts past the policy's capacity — a decision
+ * on it is exactly a fresh key's: never a store error (which would count toward the circuit and
+ * hand every other key to `onStoreError`), and the key is left holding what a fresh key's
+ * decision leaves (valid state with its TTL, or nothing).
+ */
+const NOW = FAKE_EPOCH + 123_456;
+const YEAR_MS = 365 * 86_400_000;
+
+const POLICIES: Record<StateKind, PolicyOptions> = {
+  gcra: { algorithm: 'gcra', rate: '10r/s', burst: 4 },
+  'token-bucket': { algorithm: 'token-bucket', rate: '10r/s', burst: 4, queue: { maxWaitMs: 1000 } },
+  'leaky-bucket': { algorithm: 'leaky-bucket', rate: '10r/s', burst: 5 },
+  'fixed-window': { algorithm: 'fixed-window', rate: '5/1m' },
+  'sliding-window': { algorithm: 'sliding-window', rate: '5/1m' },
+  'sliding-log': { algorithm: 'sliding-log', rate: '5/1m' },
+  'warm-up': { algorithm: 'gcra', rate: '2r/s', warmup: '4s' },
+};
+
+type Corrupt = (client: Redis, key: string) => Promise<unknown>;
+const TIME_FIELDS = new Set(['last', 'start', 'next']);
+
+/** What may be found at a key holding a packed string (every kind but the sliding log). */
+function packedCorruptions(kind: Exclude<StateKind, 'sliding-log'>): Record<string, Corrupt> {
+  const fields = PACKED_FIELDS[kind];
+  const packed =
+    (text: (field: string) => string): Corrupt =>
+    (client, key) =>
+      client.set(key, fields.map(text).join(' '));
+  return {
+    'a list': (client, key) => client.rpush(key, 'a', 'b'),
+    'a hash': (client, key) => client.hset(key, 'last', '1'),
+    'a set': (client, key) => client.sadd(key, 'a'),
+    'a sorted set': (client, key) => client.zadd(key, 1, 'a'),
+    'a garbage string': (client, key) => client.set(key, 'garbage'),
+    'a truncated packed value': (client, key) => client.set(key, String(NOW).slice(0, 7)),
+    'a field too few': packed((field) => (field === fields[0] ? String(NOW) : '')),
+    'NaN fields': packed(() => 'nan'),
+    'infinite fields': packed((field) => (TIME_FIELDS.has(field) ? 'inf' : '-inf')),
+    'negative fields': packed(() => '-5'),
+    'absurd magnitudes': packed(() => '99999999999999999999999'),
+    'a time a year ahead': packed((field) => (TIME_FIELDS.has(field) ? String(NOW + YEAR_MS) : '0')),
+    'amounts past the capacity': packed((field) =>
+      TIME_FIELDS.has(field) ? String(NOW) : '1000000000000000',
+    ),
+  };
+}
+
+const LOG_CORRUPTIONS: Record<string, Corrupt> = {
+  'a string': (client, key) => client.set(key, 'garbage'),
+  'NaN fields': (client, key) => client.set(key, 'nan nan'),
+  'a list': (client, key) => client.rpush(key, 'a'),
+  'a hash': (client, key) => client.hset(key, 'a', '1'),
+  'a set': (client, key) => client.sadd(key, 'a'),
+  'an infinite score': (client, key) => client.zadd(key, '+inf', 'x'),
+  'an entry a year ahead': (client, key) => client.zadd(key, NOW + YEAR_MS, `${NOW + YEAR_MS}:0`),
+  'more live entries than the limit': (client, key) =>
+    client.zadd(key, ...Array.from({ length: 9 }, (_, i) => [NOW - 1, `x${i}`]).flat()),
+};
+
+const CASES = (Object.keys(POLICIES) as StateKind[]).flatMap((kind) =>
+  Object.entries(kind === 'sliding-log' ? LOG_CORRUPTIONS : packedCorruptions(kind)).map(
+    ([name, corrupt]) => [kind, name, corrupt] as const,
+  ),
+);
+
+const redis = useRedisServer();
+let client: Redis;
+/** A store whose policies run their own scripts (the usual case). */
+let own: RedisStore;
+/** A store on a client past its cap of policy scripts: every policy runs its kind's shared script. */
+let shared: RedisStore;
+let sequence = 0;
+
+beforeAll(async () => {
+  client = redis.client();
+  own = new RedisStore({ client });
+  const full = redis.client();
+  shared = new RedisStore({ client: full });
+  for (let limit = 1; limit <= MAX_POLICY_SCRIPTS; limit++) {
+    const policy = resolvePolicy({ algorithm: 'fixed-window', rate: `${limit}/1h` });
+    await shared.consume({ prefix: 'fill', key: 'k', policy, cost: 1 });
+  }
+});
+
+/** Any store error would show as `degraded: 'fail-open'`; the block cache would hide rejections. */
+const UNGUARDED = { onStoreError: 'fail-open', blockCache: false } as const;
+
+/** The key's content, whatever its type: what a comparison with a fresh key's needs. */
+async function contentOf(key: string): Promise<unknown> {
+  const type = await client.type(key);
+  if (type === 'none') return null;
+  if (type === 'string') return client.get(key);
+  if (type === 'zset') return client.zrange(key, 0, -1, 'WITHSCORES');
+  return `a ${type}`;
+}
+
+/** Decides a user key at `NOW`; resolves what must equal between a corrupt key and a fresh one. */
+type Decide = (key: string, cost: number) => Promise<unknown>;
+
+/** Through a limiter: the decision (never degraded) without the field that names the key. */
+function byLimiter(limiter: Limiter): Decide {
+  return async (key, cost) => {
+    const decision: Decision = await limiter.consume(key, { cost });
+    expect(decision.degraded).toBeUndefined();
+    return { ...decision, key: undefined };
+  };
+}
+
+/**
+ * Corrupts `bad`'s key(s), decides `bad` and a never-seen key at the same time, and expects the
+ * same decision and the same content and TTL at both keys afterwards.
+ */
+async function expectFresh(
+  decide: Decide,
+  keysOf: (key: string) => string[],
+  corrupt: Corrupt,
+  cost: number,
+): Promise<void> {
+  const n = ++sequence;
+  const bad = keysOf(`bad-${n}`);
+  for (const key of bad) await corrupt(client, key);
+  const decision = await decide(`bad-${n}`, cost);
+  expect(decision).toEqual(await decide(`fresh-${n}`, cost));
+  for (const [i, key] of bad.entries()) {
+    const freshKey = keysOf(`fresh-${n}`)[i] as string;
+    expect(await contentOf(key)).toEqual(await contentOf(freshKey));
+    const [ttl, freshTtl] = [await client.pttl(key), await client.pttl(freshKey)];
+    // -2 for both (no key), or both expiring within the same few ms.
+    if (freshTtl === -2) expect(ttl).toBe(-2);
+    else expect(Math.abs(ttl - freshTtl)).toBeLessThan(100);
+  }
+}
+
+function singleLimiter(
+  kind: StateKind,
+  store: RedisStore,
+): { decide: Decide; keysOf: (key: string) => string[] } {
+  const prefix = `corrupt-${++sequence}`;
+  const options = POLICIES[kind];
+  const limiter = createLimiter({ ...options, store, prefix, clock: fakeClock(NOW), ...UNGUARDED });
+  const policy = resolvePolicy(options);
+  expect(stateKindOf(policy)).toBe(kind);
+  return { decide: byLimiter(limiter), keysOf: (key) => [store.keyOf({ prefix, key, policy })] };
+}
+
+describe.each(CASES)('%s holding %s', (kind, _name, corrupt) => {
+  test("an admission: the policy's own script decides as on a fresh key and rewrites it", async () => {
+    const { decide, keysOf } = singleLimiter(kind, own);
+    await expectFresh(decide, keysOf, corrupt, 1);
+  });
+
+  test("an admission: the kind's shared script too", async () => {
+    const { decide, keysOf } = singleLimiter(kind, shared);
+    await expectFresh(decide, keysOf, corrupt, 1);
+  });
+
+  test("a peek (cost 0) and a cost past the capacity: a fresh key's answer, and no state left", async () => {
+    const { decide, keysOf } = singleLimiter(kind, own);
+    await expectFresh(decide, keysOf, corrupt, 0);
+    await expectFresh(decide, keysOf, corrupt, 1000);
+  });
+
+  // The store itself: rules cannot be given `warmup`, yet the several-rules script has its step.
+  test('several rules (both keys corrupt): decided as on fresh keys, all or nothing', async () => {
+    const prefix = `corrupt-${++sequence}`;
+    const policies = [
+      resolvePolicy(POLICIES[kind]),
+      resolvePolicy({ algorithm: 'fixed-window', rate: '100/1m' }),
+    ];
+    const decide: Decide = (key, cost) => own.consumeRules({ prefix, key, policies, cost, nowMs: NOW });
+    const keysOf = (key: string) => own.rulesKeysOf({ prefix, key, policies });
+    for (const cost of [1, 0, 1000]) await expectFresh(decide, keysOf, corrupt, cost);
+  });
+});
+
+const GIVE_BACK_CASES = CASES.filter(([kind]) => givesBack(resolvePolicy(POLICIES[kind])));
+
+describe.each(GIVE_BACK_CASES)('giving back to %s holding %s', (kind, _name, corrupt) => {
+  test('nothing to give back, no error, and no state left (as for a fresh key)', async () => {
+    const policy = resolvePolicy(POLICIES[kind]);
+    const prefix = `corrupt-${++sequence}`;
+    const single = own.keyOf({ prefix, key: 'bad', policy });
+    const [rule] = own.rulesKeysOf({ prefix, key: 'bad', policies: [policy] });
+    for (const key of [single, rule as string]) await corrupt(client, key);
+    await own.giveBack({ prefix, key: 'bad', policy, cost: 1, nowMs: NOW });
+    await own.giveBackRules({ prefix, key: 'bad', policies: [policy], cost: 1, nowMs: NOW });
+    expect(await client.exists(single, rule as string)).toBe(0);
+  });
+});
