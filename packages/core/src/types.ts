@@ -79,9 +79,10 @@ export interface Decision extends Verdict {
   /** The policy that decided. */
   readonly policy: Policy;
   /**
-   * Set when the store could not decide (down, or slower than `timeoutMs`) and `onStoreError`
-   * did: `'fail-open'` (admitted unchecked), `'fail-closed'` (rejected) or `'insurance'` (decided
-   * by the insurance store).
+   * Set when the store could not decide (down, slower than `timeoutMs`, or an error about this
+   * key's data from a store that reports one) and `onStoreError` did: `'fail-open'` (admitted
+   * unchecked), `'fail-closed'` (rejected) or `'insurance'` (decided by the insurance store).
+   * sluice's Redis scripts read unreadable state as none, so bad data there never degrades.
    */
   readonly degraded?: 'fail-open' | 'fail-closed' | 'insurance';
   /**

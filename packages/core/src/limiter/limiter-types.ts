@@ -51,8 +51,12 @@ export interface LimiterOptions extends Omit<PolicyOptions, 'rate'> {
   onStoreError?: OnStoreError;
   /**
    * A remote store slower than this counts as failed; the request is decided by `onStoreError`
-   * instead of waiting, whatever the client's reconnect and offline-queue settings are. After
-   * repeated failures the store is left alone for 250 ms, then probed by one request.
+   * instead of waiting, whatever the client's reconnect and offline-queue settings are. A reply
+   * that arrived while this process was too busy to read it (synchronous work, a GC pause) is
+   * still used: the timeout is declared only after one more turn of the event loop's I/O phase,
+   * so a silent store fails within `timeoutMs` plus that turn. After 3 failures of the store
+   * itself in a row (an error about one key's data is not one) the store is left alone for
+   * 250 ms, then probed by one request.
    * @defaultValue 50
    */
   timeoutMs?: number;
