@@ -3,7 +3,8 @@ import { ownedKeyText } from '../key-digest';
 /**
  * Every key's state as numbers in typed arrays, one column per field, indexed by slot: no
  * object per key (a plain object costs a header and a boxed number per field). Three columns
- * fit every algorithm (`state-columns.ts` maps each one's fields onto them); the sliding log's timestamps live beside them, per slot.
+ * fit every algorithm (`state-columns.ts` maps each one's fields onto them); the sliding log's
+ * timestamps live beside them, per slot. The table owns them: it creates and grows them.
  */
 export interface StateColumns {
   a: Float64Array;
