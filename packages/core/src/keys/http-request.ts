@@ -70,6 +70,8 @@ export function headerValue(request: HttpRequest, name: string): string {
 
 /** Marks a part of the request not read yet (a framework's query may itself be `undefined`). */
 const UNREAD: unique symbol = Symbol('unread');
+/** The query is read from the URL: no framework gave one, or its parser threw. */
+const FROM_URL: unique symbol = Symbol('from-url');
 const PLUS_AS_SPACE = { plusAsSpace: true } as const;
 
 /**
@@ -98,15 +100,14 @@ export class RequestView {
    * - from the framework's parsed query when the adapter gives one: a string as is, an array
    *   (`?a=1&a=2`, Express's `?a[]=1`) by its first element, anything else (an object such as
    *   Express's `?a[b]=1`) as absent — a key is never `'[object Object]'`;
-   * - else from the URL: the first value of `name` (exact, after decoding), percent-decoded
-   *   (`+` is a space), as nginx's `$arg_`; escapes that are not UTF-8, and a decoded `%`, stay
-   *   encoded (see {@link decodeKeyText}), so distinct values never share a key.
+   * - else (no framework, or its parser threw) from the URL: the first value of `name` (exact,
+   *   after decoding), percent-decoded (`+` is a space), as nginx's `$arg_`; escapes that are not
+   *   UTF-8, and a decoded `%`, stay encoded (see {@link decodeKeyText}), so distinct values never
+   *   share a key.
    */
   arg(name: string): string {
-    const { query } = this.request;
-    if (query === undefined) return urlArg(this.request.url, name);
-    if (this.#query === UNREAD) this.#query = query();
-    return parsedArg(this.#query, name);
+    if (this.#query === UNREAD) this.#query = frameworkQuery(this.request);
+    return this.#query === FROM_URL ? urlArg(this.request.url, name) : parsedArg(this.#query, name);
   }
 
   /**
@@ -141,6 +142,20 @@ export class RequestView {
       ? authority.slice(0, authority.indexOf(']') + 1)
       : authority.split(':')[0];
     return (host ?? '').trim().toLowerCase();
+  }
+}
+
+/**
+ * The framework's parsed query, or {@link FROM_URL}. A parser that throws (a framework's option,
+ * say a strict depth limit) would fail the app's own read too; the URL still gives the key, so
+ * such a request is limited as any other, never let through for want of a key.
+ */
+function frameworkQuery(request: HttpRequest): unknown {
+  if (request.query === undefined) return FROM_URL;
+  try {
+    return request.query();
+  } catch {
+    return FROM_URL;
   }
 }
 

@@ -40,6 +40,13 @@ describe('$arg_ reads the query the app reads (issue #16, item 2)', () => {
     expect(keyOf('$arg_sku_id', { url: '/sku?a=1#&sku_id=X' })).toBe('');
   });
 
+  test('a framework parser that throws: the URL gives the key, so the request is still limited', () => {
+    const query = () => {
+      throw new RangeError('Input depth exceeded');
+    };
+    expect(keyOf('$arg_sku_id', { url: '/?sku_id=X&a[b][c][d]=1', query })).toBe('X');
+  });
+
   test('own entries only: a plain object does not lend its prototype names', () => {
     for (const name of ['constructor', 'toString', '__proto__', 'hasOwnProperty']) {
       expect(keyOf(`$arg_${name}`, withQuery({ a: '1' }))).toBe('');
