@@ -3,8 +3,11 @@ import type { AdapterDriver, TestApp } from './drivers';
 
 /** 5 000 escapes that start a UTF-8 sequence none completes: the probe of issue #16, item 3. */
 const INVALID = '%C3'.repeat(5000);
-/** As long, every escape part of a character. */
-const VALID = '%C3%A9'.repeat(2500);
+/**
+ * As long, and as long once keyed: each escape decodes to '%', written back '%25', as each invalid
+ * byte is written back '%C3'. The benign twin of a key that reads the hostile value.
+ */
+const PERCENT = '%25'.repeat(5000);
 /** As long, nothing to decode. */
 const PLAIN = 'a'.repeat(INVALID.length);
 /** Requests of each kind, alternating, on one keep-alive connection. */
@@ -81,7 +84,7 @@ export function describeDecodingCost(driver: AdapterDriver): void {
       const session = await serve('$cookie_session');
       expect(await costRatio(session, cookie(INVALID), cookie(PLAIN))).toBeLessThan(3);
       const x = await serve('$cookie_x');
-      expect(await costRatio(x, cookie(INVALID), cookie(VALID))).toBeLessThan(3);
+      expect(await costRatio(x, cookie(INVALID), cookie(PERCENT))).toBeLessThan(3);
     });
 
     test('$uri of a path of invalid escapes', async () => {
@@ -89,11 +92,11 @@ export function describeDecodingCost(driver: AdapterDriver): void {
       const hostile = { path: `/${INVALID}` };
       if (driver.name.startsWith('fastify')) {
         // Fastify's router refuses a path that does not decode: the limit never sees it.
-        await expect(costRatio(app, hostile, { path: `/${VALID}` })).rejects.toThrow('status 400');
+        await expect(costRatio(app, hostile, { path: `/${PERCENT}` })).rejects.toThrow('status 400');
         expect(app.handled).toBe(1);
         return;
       }
-      expect(await costRatio(app, hostile, { path: `/${VALID}` })).toBeLessThan(3);
+      expect(await costRatio(app, hostile, { path: `/${PERCENT}` })).toBeLessThan(3);
     });
   });
 }

@@ -4,6 +4,9 @@ const ESCAPED: readonly string[] = Array.from(
   (_, byte) => `%${byte.toString(16).toUpperCase().padStart(2, '0')}`,
 );
 
+/** Each ASCII character by its code: a decoded byte costs a table read, not a new string. */
+const ASCII: readonly string[] = Array.from({ length: 0x80 }, (_, code) => String.fromCharCode(code));
+
 /** Options of {@link decodeKeyText}. */
 export interface DecodeKeyTextOptions {
   /** `+` means a space (query strings, `application/x-www-form-urlencoded`). @defaultValue false */
@@ -88,7 +91,7 @@ function canonicalBytes(bytes: readonly number[], keep: string): string {
   while (i < bytes.length) {
     const byte = bytes[i] as number;
     if (byte < 0x80) {
-      const char = String.fromCharCode(byte);
+      const char = ASCII[byte] as string;
       out += byte === 0x25 || (keep !== '' && keep.includes(char)) ? (ESCAPED[byte] as string) : char;
       i += 1;
       continue;
