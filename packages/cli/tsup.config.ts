@@ -6,4 +6,6 @@ import { packageBuild } from '../../tsup.shared';
 export default defineConfig({
   ...packageBuild(['@sluice/core']),
   entry: { index: 'src/index.ts', bin: 'src/bin.ts' },
+  // `--version` reads ../package.json through __dirname, which the ESM build needs shimmed.
+  shims: true,
 });

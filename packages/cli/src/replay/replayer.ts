@@ -39,7 +39,11 @@ export class Replayer implements RequestSink {
     this.candidates = candidates;
     this.#clock = clock;
     this.tallies = candidates.map(() => new PolicyTally());
-    this.hotKeys = new TopKeys(HOT_KEYS_FOLLOWED, () => candidates.map(() => new Series()));
+    this.hotKeys = new TopKeys(HOT_KEYS_FOLLOWED, (_key, previous) => {
+      if (previous === undefined) return candidates.map(() => new Series());
+      for (const series of previous) series.clear();
+      return previous;
+    });
   }
 
   request(timeMs: number, key: string): void {

@@ -3,6 +3,8 @@ export const OUTCOMES = ['admitted', 'delayed', 'limited'] as const;
 /** One of {@link OUTCOMES}. */
 export type Outcome = (typeof OUTCOMES)[number];
 
+const EMPTY: Uint32Array[] = [];
+
 /** Most buckets a series keeps before it doubles (or so) its bucket width. */
 const MAX_BUCKETS = 4096;
 
@@ -26,8 +28,17 @@ export class Series {
   #level = 0;
   /** Bucket index (since the epoch, at the current width) of the first bucket held. */
   #origin: number | undefined;
-  #counts: Uint32Array[] = OUTCOMES.map(() => new Uint32Array(64));
+  // Allocated at the first request: the summary of hottest keys makes and drops many series.
+  #counts: Uint32Array[] = EMPTY;
   #used = 0;
+
+  /** Forgets every request, keeping the memory for the next key that uses this series. */
+  clear(): void {
+    for (const counts of this.#counts) counts.fill(0, 0, this.#used);
+    this.#level = 0;
+    this.#origin = undefined;
+    this.#used = 0;
+  }
 
   /** The current bucket width in ms. */
   get widthMs(): number {
@@ -51,7 +62,10 @@ export class Series {
    */
   add(outcome: number, timeMs: number): void {
     let width = this.widthMs;
-    if (this.#origin === undefined) this.#origin = Math.floor(timeMs / width);
+    if (this.#origin === undefined) {
+      this.#origin = Math.floor(timeMs / width);
+      if (this.#counts === EMPTY) this.#counts = OUTCOMES.map(() => new Uint32Array(64));
+    }
     let index = Math.floor(timeMs / width) - this.#origin;
     if (index < 0) index = 0; // never happens: times only move forward from the first one
     if (index >= (this.#counts[0] as Uint32Array).length) {

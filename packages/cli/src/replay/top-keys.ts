@@ -28,15 +28,16 @@ interface Slot<T> {
  */
 export class TopKeys<T = undefined> {
   readonly #capacity: number;
-  readonly #fresh: (key: string) => T;
+  readonly #fresh: (key: string, previous: T | undefined) => T;
   readonly #slots = new Map<string, Slot<T>>();
   readonly #heap: Array<Slot<T>> = [];
 
   /**
    * @param capacity - keys followed at once
-   * @param fresh - the data of a newly followed key
+   * @param fresh - the data of a newly followed key; `previous` is the data of the key it
+   *   replaces, to reuse (the summary replaces keys all the time in a log of many clients)
    */
-  constructor(capacity: number, fresh: (key: string) => T) {
+  constructor(capacity: number, fresh: (key: string, previous: T | undefined) => T) {
     this.#capacity = capacity;
     this.#fresh = fresh;
   }
@@ -49,7 +50,7 @@ export class TopKeys<T = undefined> {
     let slot = this.#slots.get(key);
     if (slot === undefined) {
       if (this.#heap.length < this.#capacity) {
-        slot = { key, count: weight, error: 0, index: this.#heap.length, data: this.#fresh(key) };
+        slot = { key, count: weight, error: 0, index: this.#heap.length, data: this.#fresh(key, undefined) };
         this.#heap.push(slot);
         this.#slots.set(key, slot);
         this.#up(slot.index);
@@ -59,7 +60,7 @@ export class TopKeys<T = undefined> {
         this.#slots.delete(slot.key);
         slot.key = key;
         slot.error = slot.count;
-        slot.data = this.#fresh(key);
+        slot.data = this.#fresh(key, slot.data);
       }
       this.#slots.set(key, slot);
     }
