@@ -237,8 +237,10 @@ async function readLog(input: LogInput, replayer: Replayer) {
     });
   } catch (error) {
     if (error instanceof ReplayInputError) throw error;
+    // Not `instanceof Error`: errors from Node's streams may come from another realm (a test VM).
+    const message = (error as { message?: unknown } | null)?.message;
     throw new ReplayInputError(
-      `cannot read ${input.path}: ${error instanceof Error ? error.message : String(error)}`,
+      `cannot read ${input.path}: ${typeof message === 'string' ? message : String(error)}`,
     );
   }
   sequencer.flush();
