@@ -71,8 +71,10 @@ describe('generated patterns', () => {
     });
     const admittedIn = (label: string, fromMs: number, toMs: number): number => {
       const series = result.policies.find((policy) => policy.label === label)?.series;
-      const values = series?.values(0, 100, PATTERN_EPOCH_MS + fromMs, (toMs - fromMs) / 100) ?? [];
-      return values.reduce((sum, value) => sum + value, 0);
+      if (series === undefined) throw new Error(`no policy ${label}`);
+      return series
+        .values(0, 100, PATTERN_EPOCH_MS + fromMs, (toMs - fromMs) / 100)
+        .reduce((sum, n) => sum + n, 0);
     };
     expect(admittedIn('fixed-window 100/10s', 9000, 11_000)).toBeGreaterThanOrEqual(199);
     for (let from = 0; from <= 30_000; from += 1000) {
