@@ -2,7 +2,7 @@ import type { ReplayResult } from '../replay/replay';
 import { duration, moment, percent, thousands } from '../report/format';
 import { outcomeChart } from './outcome-chart';
 import { policySvg, sharedScales, sustainedRate } from './policy-svg';
-import { escapeXml, FONT } from './svg';
+import { clip, escapeXml, FONT } from './svg';
 
 const STYLE = `
 body { font: 14px/1.45 system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif; color: #222; margin: 24px; max-width: 1400px; }
@@ -12,7 +12,7 @@ table { border-collapse: collapse; } th, td { padding: 4px 10px; text-align: lef
 td.n { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 .charts { display: grid; grid-template-columns: repeat(auto-fill, minmax(640px, 1fr)); gap: 16px; }
 .charts svg { max-width: 100%; height: auto; border: 1px solid #e4e4e4; }
-.keys td { padding: 2px 6px; } .keys svg { display: block; }
+.keys td { padding: 2px 6px; } .keys svg { display: block; } .keys td.key { white-space: nowrap; }
 code { background: #f4f4f4; padding: 0 3px; } ul { margin: 4px 0; }
 `;
 
@@ -93,7 +93,7 @@ export function htmlReport(result: ReplayResult, topKeys: number): string {
       );
       keys.forEach((key, k) => {
         body.push(
-          `<tr><td>${escapeXml(key.key)}<br><small>${key.error > 0 ? '≤ ' : ''}${thousands(key.requests)} requests</small></td>`,
+          `<tr><td class="key" title="${escapeXml(key.key)}">${escapeXml(clip(key.key, 40))}<br><small>${key.error > 0 ? '≤ ' : ''}${thousands(key.requests)} requests</small></td>`,
           ...result.policies.map(
             (policy, i) =>
               `<td><svg width="420" height="64" viewBox="0 0 420 64" ${FONT}>${outcomeChart({
