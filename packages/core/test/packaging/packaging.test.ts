@@ -164,6 +164,7 @@ describe('@sluice/cli: the sluice command from the tarball', () => {
     const dir = join(project, 'node_modules', '@sluice/cli');
     const manifest = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as {
       bin: Record<string, string>;
+      version: string;
     };
     const bin = join(dir, manifest.bin.sluice as string);
     const out = run(bin, ['replay', '--pattern', 'steady', '--policy', 'gcra 5r/s', '--json'], project);
