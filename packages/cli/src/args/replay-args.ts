@@ -88,7 +88,7 @@ export function parseCommandLine(argv: readonly string[]): ParsedArgs {
       ...optional('durationMs', values.duration, (text) => durationOption('duration', text)),
       ...optional('rps', values.rps, (text) => numberOption('rps', text, { min: 0.001, max: 1_000_000 })),
       ...optional('keys', values.keys, (text) =>
-        numberOption('keys', text, { min: 1, max: 1_000_000, whole: true }),
+        numberOption('keys', text, { min: 1, max: 100_000, whole: true }),
       ),
       ...optional('windowMs', values.window, (text) => durationOption('window', text)),
       ...optional('seed', values.seed, (text) =>

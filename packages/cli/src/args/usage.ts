@@ -29,7 +29,7 @@ Log (a file, a .gz file, or - for standard input)
 Pattern (generated, the same every time)
   --duration <time>         default 60s
   --rps <n>                 each key's mean requests per second (default 10)
-  --keys <n>                distinct keys, client-1 ... (default 1)
+  --keys <n>                distinct keys, client-1 ... (default 1, at most 100000)
   --window <time>           boundary: the window attacked (default: the first policy's)
   --seed <n>                flash-sale: its random arrivals (default 1)
 

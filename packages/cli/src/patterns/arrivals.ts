@@ -20,19 +20,20 @@ export interface Segment {
  * @param segments - the key's rates, in time order, not overlapping
  * @param phase - in [0, 1): how far into its first gap each stretch starts (keys with different
  *   phases interleave instead of arriving at the same instants)
- * @param random - a seeded source of uniform numbers in [0, 1), for Poisson arrivals
+ * @param options.scale - multiplies every stretch's rate (a key's weight), default 1
+ * @param options.random - a seeded source of uniform numbers in [0, 1), for Poisson arrivals
  */
 export function* arrivals(
   segments: Iterable<Segment>,
   phase: number,
-  random?: () => number,
+  { scale = 1, random }: { scale?: number; random?: () => number } = {},
 ): Generator<number, void, undefined> {
   const gap = (): number => (random === undefined ? 1 : -Math.log(1 - random()));
   let needed = gap();
   for (const { startMs, endMs, rps } of segments) {
-    if (rps <= 0 || endMs <= startMs) continue;
+    if (rps * scale <= 0 || endMs <= startMs) continue;
     if (random === undefined) needed = phase;
-    const perMs = rps / 1000;
+    const perMs = (rps * scale) / 1000;
     const available = (endMs - startMs) * perMs;
     // Each arrival is placed from the stretch's start, not from the previous one: no rounding
     // error builds up over a long stretch.

@@ -13,7 +13,7 @@ export interface PatternOptions {
   readonly durationMs: number;
   /** Mean requests per second of each key. @defaultValue 10 */
   readonly rps: number;
-  /** Distinct keys (`client-1`, `client-2`, …). @defaultValue 1 */
+  /** Distinct keys (`client-1`, `client-2`, …; the command allows up to 100 000). @defaultValue 1 */
   readonly keys: number;
   /** `boundary`: the fixed window attacked, ms. @defaultValue the first policy's window */
   readonly windowMs: number;
@@ -44,11 +44,15 @@ const BURST_PERIOD_MS = 10_000;
  *   that halves every tenth of the duration; random (Poisson) arrivals, keys weighted 1/rank
  *   (Zipf), so a few keys are much hotter than the rest.
  */
-function keySegments(options: PatternOptions, keyIndex: number): { segments: Segment[]; random: boolean } {
+function patternShape(options: PatternOptions): {
+  segments: Segment[];
+  random: boolean;
+  weightOf: (keyIndex: number) => number;
+} {
   const { name, durationMs: duration, rps, windowMs: window } = options;
   switch (name) {
     case 'steady':
-      return { segments: [{ startMs: 0, endMs: duration, rps }], random: false };
+      return { segments: [{ startMs: 0, endMs: duration, rps }], random: false, weightOf: () => 1 };
     case 'burst': {
       const segments: Segment[] = [];
       for (let start = 0; start < duration; start += BURST_PERIOD_MS) {
@@ -58,7 +62,7 @@ function keySegments(options: PatternOptions, keyIndex: number): { segments: Seg
           rps: rps * 10,
         });
       }
-      return { segments, random: false };
+      return { segments, random: false, weightOf: () => 1 };
     }
     case 'boundary': {
       const segments: Segment[] = [];
@@ -72,11 +76,11 @@ function keySegments(options: PatternOptions, keyIndex: number): { segments: Seg
           rps: rps * 10,
         });
       }
-      return { segments, random: false };
+      return { segments, random: false, weightOf: () => 1 };
     }
     case 'flash-sale': {
-      const harmonic = Array.from({ length: options.keys }, (_, i) => 1 / (i + 1)).reduce((a, b) => a + b, 0);
-      const weight = ((1 / (keyIndex + 1)) * options.keys) / harmonic;
+      let harmonic = 0;
+      for (let i = 1; i <= options.keys; i++) harmonic += 1 / i;
       const opens = duration / 4;
       const halfLife = duration / 10;
       const segments: Segment[] = [];
@@ -87,10 +91,11 @@ function keySegments(options: PatternOptions, keyIndex: number): { segments: Seg
         segments.push({
           startMs: start,
           endMs: Math.min(duration, start + step),
-          rps: rps * weight * (0.2 + surge),
+          rps: rps * (0.2 + surge),
         });
       }
-      return { segments, random: true };
+      // Key i sends 1/(i+1) as much as the first; the mean over keys stays `rps`.
+      return { segments, random: true, weightOf: (i) => options.keys / harmonic / (i + 1) };
     }
   }
 }
@@ -116,16 +121,16 @@ export function patternKey(index: number): string {
  */
 export function generatePattern(options: PatternOptions, sink: RequestSink): number {
   const heads: Head[] = [];
+  const { segments, random, weightOf } = patternShape(options);
   for (let i = 0; i < options.keys; i++) {
-    const { segments, random } = keySegments(options, i);
-    const next = arrivals(
-      segments,
-      i / options.keys,
-      random ? seededRandom(options.seed * 1_000_003 + i) : undefined,
-    );
+    const next = arrivals(segments, i / options.keys, {
+      scale: weightOf(i),
+      ...(random ? { random: seededRandom(options.seed * 1_000_003 + i) } : {}),
+    });
     const first = next.next();
     if (first.done !== true) heads.push({ at: first.value, key: patternKey(i), next });
   }
+
   // A binary min-heap on the next arrival of each key merges them in time order.
   const at = (index: number): number => (heads[index] as Head).at;
   const less = (a: number, b: number): boolean => at(a) < at(b);
