@@ -100,6 +100,23 @@ describe('replaying the committed access log', () => {
     expect(counts(result)).toEqual([{ label: 'gcra 1r/s burst=2', admitted: 10, delayed: 0, limited: 3 }]);
   });
 
+  test('--trust-proxy keys by the X-Forwarded-For client behind the proxies, as the adapters do', async () => {
+    const path = join(FIXTURES, 'behind-proxy.log');
+    const keys = async (trustProxy?: string) => {
+      const result = await replay({
+        input: { kind: 'log', path, ...(trustProxy === undefined ? {} : { trustProxy }) },
+        policies: ['gcra 1r/s'],
+      });
+      return result.hotKeys.map(({ key, requests }) => [key, requests]);
+    };
+    // Without it, the load balancer is the only client.
+    expect(await keys()).toEqual([['10.0.0.5', 4]]);
+    expect(await keys('10.0.0.0/8')).toEqual([
+      ['203.0.113.7', 3],
+      ['198.51.100.2', 1],
+    ]);
+  });
+
   test('the command prints the counts, the keys limited most and the bad lines', async () => {
     const run = await runCli(['replay', 'access.log', ...POLICIES.flatMap((p) => ['--policy', p])]);
     expect(run.code).toBe(0);

@@ -27,6 +27,7 @@ const OPTIONS = {
   'time-field': { type: 'string' },
   spread: { type: 'string' },
   'ipv6-subnet': { type: 'string' },
+  'trust-proxy': { type: 'string' },
   duration: { type: 'string' },
   rps: { type: 'string' },
   keys: { type: 'string' },
@@ -76,7 +77,11 @@ export function parseCommandLine(argv: readonly string[]): ParsedArgs {
   let input: LogInput | PatternInput;
   if (values.pattern !== undefined) {
     if (path !== undefined) throw new ReplayInputError(`a log (${path}) or --pattern, not both`);
-    forbid(values, ['format', 'key', 'key-field', 'time-field', 'spread', 'ipv6-subnet'], '--pattern');
+    forbid(
+      values,
+      ['format', 'key', 'key-field', 'time-field', 'spread', 'ipv6-subnet', 'trust-proxy'],
+      '--pattern',
+    );
     if (!(PATTERNS as readonly string[]).includes(values.pattern)) {
       throw new ReplayInputError(
         `--pattern ${JSON.stringify(values.pattern)}: expected ${PATTERNS.join(', ')}`,
@@ -119,6 +124,7 @@ export function parseCommandLine(argv: readonly string[]): ParsedArgs {
       ...optional('keyField', values['key-field'], (text) => text),
       ...optional('timeField', values['time-field'], (text) => text),
       ...optional('spread', spread, (text) => text === 'even'),
+      ...optional('trustProxy', values['trust-proxy'], trustProxyOption),
       ...optional('ipv6Subnet', values['ipv6-subnet'], (text) =>
         numberOption('ipv6-subnet', text, { min: 1, max: 128, whole: true }),
       ),
@@ -189,4 +195,10 @@ function durationOption(name: string, text: string): number {
     if (error instanceof SluiceConfigError) throw new ReplayInputError(`--${error.message}`);
     throw error;
   }
+}
+
+/** `--trust-proxy`: `true`, a hop count, or addresses and subnets (`10.0.0.0/8,loopback`), as the adapters' `trustProxy`. */
+function trustProxyOption(text: string): boolean | number | string {
+  if (text === 'true' || text === 'false') return text === 'true';
+  return /^\d+$/.test(text) ? Number(text) : text;
 }

@@ -24,6 +24,9 @@ Log (a file, a .gz file, or - for standard input)
                             time_iso8601, time_local, msec, date)
   --spread <even|none>      requests logged in the same second: spaced evenly across it
                             (default) or all at its start
+  --trust-proxy <proxies>   $remote_addr is the client in X-Forwarded-For behind these proxies
+                            (nginx "main" format; JSON/CSV http_x_forwarded_for), as the adapters'
+                            trustProxy: true, a hop count, or 10.0.0.0/8,loopback (default: none)
   --ipv6-subnet <bits>      IPv6 clients are keyed by this prefix (default 64)
 
 Pattern (generated, the same every time)

@@ -74,11 +74,14 @@ export interface Candidate {
  * `MemoryStore` and the replay's clock, so it decides exactly as it would in a server.
  *
  * @param spec - the policy text
- * @param maxKeys - the store's bound (`MemoryStore` `maxKeys`)
- * @param clock - the replay's current time, epoch ms
+ * @param options.maxKeys - the store's bound (`MemoryStore` `maxKeys`)
+ * @param options.clock - the replay's current time, epoch ms
  * @throws {@link ReplayInputError} carrying the core's `SluiceConfigError` message for an invalid value
  */
-export function createCandidate(spec: string, maxKeys: number, clock: () => number): Candidate {
+export function createCandidate(
+  spec: string,
+  { maxKeys, clock }: { maxKeys: number; clock: () => number },
+): Candidate {
   const options = policyOptions(spec);
   try {
     const store = new MemoryStore({ maxKeys });

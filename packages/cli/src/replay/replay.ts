@@ -1,44 +1,21 @@
-import { compileKeyTemplate, resolveIpv6Subnet, SluiceConfigError, type Policy } from '@sluice/core';
+import type { Policy } from '@sluice/core';
 import { ReplayInputError } from '../errors';
-import { forEachLine, openLog } from '../input/lines';
-import {
-  detectFormat,
-  lineParser,
-  type KeyChoice,
-  type LineParser,
-  type LogFormat,
-} from '../input/log-formats';
-import { Sequencer } from '../input/sequencer';
+import type { LogFormat } from '../input/log-formats';
+import { readLog, type LineError, type LogInput, type LogRead } from '../input/read-log';
 import { generatePattern, type PatternName, type PatternOptions } from '../patterns/patterns';
 import { createCandidate } from './policy-spec';
 import type { WorstSecond } from './policy-tally';
 import { Replayer, type ReplayClock } from './replayer';
 import type { Series } from './series';
 
-/** Replay an access log. */
-export interface LogInput {
-  readonly kind: 'log';
-  /** The file (`.gz` is decompressed), or `-` for standard input. */
-  readonly path: string;
-  /** @defaultValue `'auto'`: guessed from the first line */
-  readonly format?: 'auto' | LogFormat;
-  /** nginx key template (`$remote_addr`, `$arg_sku_id`, `$http_user_id:$arg_sku_id`). @defaultValue `'$remote_addr'` */
-  readonly key?: string;
-  /** JSON and CSV: the key is this field's value, as it is (instead of `key`). */
-  readonly keyField?: string;
-  /** JSON and CSV: the field holding the time. @defaultValue the first of `time`, `timestamp`, `@timestamp`, `ts`, `time_iso8601`, `time_local`, `msec`, `date` */
-  readonly timeField?: string;
-  /** IPv6 clients are keyed by this prefix, as the adapters do. @defaultValue 64 */
-  readonly ipv6Subnet?: number;
-  /** Space the requests of a whole-second time evenly across their second. @defaultValue true */
-  readonly spread?: boolean;
-}
-
 /** Replay generated traffic. */
 export interface PatternInput extends Partial<Omit<PatternOptions, 'name'>> {
   readonly kind: 'pattern';
   readonly name: PatternName;
 }
+
+export type { LineError, LogInput } from '../input/read-log';
+export { MAX_LINE_ERRORS } from '../input/read-log';
 
 /** Options of {@link replay}. */
 export interface ReplayOptions {
@@ -47,14 +24,6 @@ export interface ReplayOptions {
   readonly policies: readonly string[];
   /** Each candidate's `MemoryStore` bound. @defaultValue 100 000 (the store's own default) */
   readonly maxKeys?: number;
-}
-
-/** A line of the log that could not be read. */
-export interface LineError {
-  readonly line: number;
-  readonly reason: string;
-  /** The line's start, for the report. */
-  readonly text: string;
 }
 
 /** What one candidate did. */
@@ -70,7 +39,7 @@ export interface PolicyResult {
   readonly maxDelayMs: number;
   /** The second with the most refusals; `undefined` when nothing was refused. */
   readonly worstSecond: WorstSecond | undefined;
-  /** The keys refused most, most first; `exact: false` when the count may be up to `error` too high. */
+  /** The keys refused most, most first; `error` > 0 when `limited` may be up to that much too high. */
   readonly limitedKeys: ReadonlyArray<{ key: string; limited: number; error: number }>;
   /** Keys held by its store at the end, and its bound: equal means keys were forgotten along the way. */
   readonly keysHeld: number;
@@ -110,8 +79,6 @@ export interface ReplayResult {
   readonly elapsedMs: number;
 }
 
-/** Line errors kept for the report; the rest are only counted. */
-export const MAX_LINE_ERRORS = 20;
 const KEYS_LISTED = 10;
 
 /**
@@ -134,17 +101,12 @@ export async function replay(options: ReplayOptions): Promise<ReplayResult> {
     throw new ReplayInputError('give at least one --policy, e.g. --policy "gcra 10r/s burst=20"');
   const maxKeys = options.maxKeys ?? 100_000;
   const clock: ReplayClock = { nowMs: 0 };
-  const candidates = options.policies.map((spec) => createCandidate(spec, maxKeys, () => clock.nowMs));
+  const candidates = options.policies.map((spec) =>
+    createCandidate(spec, { maxKeys, clock: () => clock.nowMs }),
+  );
   const replayer = new Replayer(candidates, clock);
   const { input } = options;
-  let read: {
-    source: string;
-    format: LogFormat | undefined;
-    lines: number;
-    unparsed: number;
-    lineErrors: LineError[];
-    outOfOrder: number;
-  };
+  let read: LogRead;
   if (input.kind === 'pattern') {
     const pattern: PatternOptions = {
       name: input.name,
@@ -198,89 +160,7 @@ export async function replay(options: ReplayOptions): Promise<ReplayResult> {
   };
 }
 
-async function readLog(input: LogInput, replayer: Replayer) {
-  const key = keyChoice(input);
-  const requested = input.format ?? 'auto';
-  if (requested !== 'auto' && !(['combined', 'json', 'csv'] as const).includes(requested)) {
-    throw new ReplayInputError(`--format ${JSON.stringify(requested)}: expected auto, combined, json or csv`);
-  }
-  const stream = await openLog(input.path);
-  const sequencer = new Sequencer(replayer, input.spread ?? true);
-  const lineErrors: LineError[] = [];
-  let format: LogFormat | undefined;
-  let parser: LineParser | undefined;
-  let lines = 0;
-  let unparsed = 0;
-  const parserOptions = { key, ...(input.timeField === undefined ? {} : { timeField: input.timeField }) };
-  try {
-    await forEachLine(stream, (line, lineNumber) => {
-      lines = lineNumber;
-      if (line.trim() === '') return;
-      if (parser === undefined) {
-        format = requested === 'auto' ? detectFormat(line, input.timeField) : requested;
-        if (format === undefined) {
-          throw new ReplayInputError(
-            `${input.path}: unknown log format: line ${lineNumber} (${snippet(line)}) is not a combined or common log line, a JSON object, or a CSV header naming a time field; pass --format combined|json|csv`,
-          );
-        }
-        parser = lineParser(format, parserOptions, line);
-        if (format === 'csv') return;
-      }
-      const entry = parser(line);
-      if (typeof entry === 'string') {
-        unparsed++;
-        if (lineErrors.length < MAX_LINE_ERRORS)
-          lineErrors.push({ line: lineNumber, reason: entry, text: snippet(line) });
-        return;
-      }
-      sequencer.push(entry.time, entry.key);
-    });
-  } catch (error) {
-    if (error instanceof ReplayInputError) throw error;
-    // Not `instanceof Error`: errors from Node's streams may come from another realm (a test VM).
-    const message = (error as { message?: unknown } | null)?.message;
-    throw new ReplayInputError(
-      `cannot read ${input.path}: ${typeof message === 'string' ? message : String(error)}`,
-    );
-  }
-  sequencer.flush();
-  const keyText = key.kind === 'field' ? `key field ${key.field}` : `key ${key.text}`;
-  return {
-    source: `${input.path} (${format ?? requested}, ${keyText})`,
-    format,
-    lines,
-    unparsed,
-    lineErrors,
-    outOfOrder: sequencer.outOfOrder,
-  };
-}
-
-function keyChoice(input: LogInput): KeyChoice {
-  if (input.keyField !== undefined) {
-    if (input.key !== undefined) throw new ReplayInputError('--key and --key-field: give one of them');
-    if (input.keyField === '') throw new ReplayInputError('--key-field "": name a field');
-    return { kind: 'field', field: input.keyField };
-  }
-  const template = input.key ?? '$remote_addr';
-  try {
-    const ipv6Subnet = resolveIpv6Subnet(input.ipv6Subnet);
-    return {
-      kind: 'template',
-      read: compileKeyTemplate(template, { trust: undefined, ipv6Subnet }),
-      text: template,
-    };
-  } catch (error) {
-    if (error instanceof SluiceConfigError)
-      throw new ReplayInputError(`--${error.option === 'key' ? 'key' : 'ipv6-subnet'}: ${error.message}`);
-    throw error;
-  }
-}
-
 function describePattern({ name, durationMs, rps, keys, windowMs }: PatternOptions): string {
   const window = name === 'boundary' ? `, window ${windowMs / 1000} s` : '';
   return `pattern ${name}: ${keys} key${keys === 1 ? '' : 's'} at ${rps} r/s each, ${durationMs / 1000} s${window}`;
-}
-
-function snippet(line: string): string {
-  return JSON.stringify(line.length > 80 ? `${line.slice(0, 77)}...` : line);
 }
