@@ -115,7 +115,8 @@ export class Series {
     const origin = this.#origin as number;
     const oldWidth = this.widthMs;
     let level = this.#level;
-    while (Math.ceil(spanMs / bucketWidthAt(level)) + 1 > MAX_BUCKETS) level++;
+    // Two buckets to spare: the new origin may start a bucket earlier, and the index is inclusive.
+    while (Math.ceil(spanMs / bucketWidthAt(level)) + 2 > MAX_BUCKETS) level++;
     const width = bucketWidthAt(level);
     const newOrigin = Math.floor((origin * oldWidth) / width);
     this.#counts = this.#counts.map((old) => {
