@@ -31,7 +31,6 @@ export interface LogInput {
 }
 
 /** A line of the log that could not be read. */
-/** A line of the log that could not be read. */
 export interface LineError {
   readonly line: number;
   readonly reason: string;
@@ -41,6 +40,7 @@ export interface LineError {
 
 /** Line errors kept for the report; the rest are only counted. */
 export const MAX_LINE_ERRORS = 20;
+
 /** What reading a log found, besides the requests it sent. */
 export interface LogRead {
   /** The log in words: `access.log (combined, key $remote_addr)`. */

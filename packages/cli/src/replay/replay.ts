@@ -79,6 +79,7 @@ export interface ReplayResult {
   readonly elapsedMs: number;
 }
 
+/** Keys the result lists: per policy the keys limited most, and the hottest keys. */
 const KEYS_LISTED = 10;
 
 /**
