@@ -31,9 +31,21 @@ export type GiveBack<S> = (
   receipt?: Receipt,
 ) => GiveBackStep<S>;
 
-/** GCRA: the TAT moves back by `cost` emission intervals, never before now. */
+/**
+ * GCRA: the TAT moves back by `cost` emission intervals, never before now. With a clock behind
+ * the one that wrote the state, it moves back in the state's own frame, never before its last
+ * admission: the debt then stays within what a step writes.
+ */
 export const gcraGiveBack: GiveBack<GcraState> = (state, policy, nowMs, cost) => {
   const { limit: perWindow, windowMs } = policy;
+  if (nowMs < state.last) {
+    if (state.debt === 0) return undefined;
+    const left = Math.max(0, state.debt - cost * windowMs);
+    return {
+      state: { last: state.last, debt: left },
+      ttlMs: state.last - nowMs + Math.ceil(left / perWindow),
+    };
+  }
   const current = Math.max(0, state.debt - (nowMs - state.last) * perWindow);
   if (current === 0) return undefined;
   const debt = Math.max(0, current - cost * windowMs);

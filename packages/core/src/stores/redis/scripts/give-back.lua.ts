@@ -18,6 +18,11 @@ export const giveBackLua = `
 local function gcra_back(key, now, cost, _at, _member, per_window, window, burst, max_wait)
   local last, debt = gcra_state(key, now, window * (burst + 1) + max_wait * per_window)
   if not last then return end
+  if now < last then
+    if debt == 0 then return end
+    local kept = max(0, debt - cost * window)
+    return last - now + ceil(kept / per_window), format('%d %d', last, kept)
+  end
   local current = max(0, debt - (now - last) * per_window)
   if current == 0 then return end
   local left = max(0, current - cost * window)
