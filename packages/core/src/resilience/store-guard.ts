@@ -184,7 +184,10 @@ export function guardStore(options: StoreGuardOptions): StoreGuard {
     if (mode === 'fail-closed') return { verdicts: part.policies.map(failClosed), degraded: mode };
     const local = { ...part, policies: part.policies.map(insured) };
     const taken = takeAlone(onStoreError.store, local);
-    if (taken === undefined) return { ...(await degradeRules(local)), degraded: mode };
+    // An insurance store without joint methods decides as usual, with nothing to give back.
+    if (taken === undefined && part.policies.length > 1) return degradeRules(part);
+    if (taken === undefined)
+      return { verdicts: [await degrade({ ...part, policy: part.policies[0] as Policy })], degraded: mode };
     const alone = await taken;
     return {
       verdicts: alone.verdicts,

@@ -203,7 +203,7 @@ test.each(TAKEN_POLICIES.map((options, i) => [JSON.stringify(options), options, 
       if (kind === 'sliding-log') read.zrange(key, 0, -1, 'WITHSCORES');
       else read.get(key);
       read.pttl(key).persist(key);
-      const [[, raw], [, pttl]] = ((await read.exec()) ?? []) as Reply[];
+      const [[, raw], [, pttl]] = ((await read.exec()) ?? []) as [Reply, Reply];
       const tookMs = Date.now() - started;
       const state = storedState(kind, raw);
       const ttl = pttl as number;
