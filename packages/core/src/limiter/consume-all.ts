@@ -31,8 +31,9 @@ interface Joint {
  * Decides one request against several limits — say per address, then per SKU — so that no limit
  * loses a unit to a request another refuses: every limit takes its cost, or none does (a dry-run
  * limit is counted with the others but never refuses). Resolves one decision per limit, in
- * order; `undefined` for a limit that was not asked because an earlier one (or the block cache)
- * already refused the request.
+ * order, up to the first refusal by a limit that may refuse: the later ones are `undefined`
+ * (not asked, or left out), so every path reports the same refusal, the first in order, as nginx
+ * does with several `limit_req`.
  *
  * How, by where the limits keep their state:
  * - **All in process** (memory stores): every limit is checked, then every one is written, in one
@@ -75,17 +76,15 @@ export async function consumeAll(requests: readonly LimitRequest[]): Promise<Arr
   const joint: Joint = { requests, sides, parts, targets };
   if (sides.every(({ remote, store }) => remote === undefined && store.prepareAllSync !== undefined))
     return inProcess(joint);
-  // A limit the store already refused until later refuses again without a store call.
-  const decisions: Array<Decision | undefined> = requests.map(() => undefined);
-  for (let i = 0; i < parts.length; i++) {
-    const remote = sides[i]?.remote;
-    const { key, cost, dryRun } = parts[i] as JointPart;
-    const blocked =
-      dryRun === true ? undefined : remote?.blocked(key, cost, targets[i] as Target, remote.localNow());
-    if (blocked !== undefined) {
-      decisions[i] = blocked;
-      return decisions;
-    }
+  // The first limit that may refuse, when the store already refused it until later, refuses
+  // again without a store call. (A later one's block would hide the refusal of an earlier one,
+  // which in-process stores would report: the first refusal in order is the one reported.)
+  const first = parts.findIndex((part) => part.dryRun !== true);
+  const remote = sides[first]?.remote;
+  if (remote !== undefined) {
+    const { key, cost } = parts[first] as JointPart;
+    const blocked = remote.blocked(key, cost, targets[first] as Target, remote.localNow());
+    if (blocked !== undefined) return parts.map((_, i) => (i === first ? blocked : undefined));
   }
   const store = (sides[0] as LimiterSide).store;
   const together =
@@ -122,10 +121,28 @@ function inProcess({ sides, parts, targets }: Joint): Array<Decision | undefined
   };
   const admitted = parts.every((part, i) => part.dryRun === true || admits(i));
   if (admitted) for (const [joint, indexes] of prepared) joint.commit(indexes.map(() => true));
-  return parts.map((part, i) => {
+  return untilRefused(parts, (part, i) => {
     const [joint, place] = at[i] as [PreparedJoint, number];
     const verdicts = admitted && admits(i) ? (joint.verdicts[place] as Verdict[]) : joint.unchanged(place);
     return (sides[i] as LimiterSide).decision(verdicts, targets[i] as Target, part.key, undefined);
+  });
+}
+
+/**
+ * The decisions in order up to the first refusal by a limit that may refuse, as nginx reports
+ * several `limit_req`: the later limits are left out (`undefined`), whatever they would say, so
+ * every path reports the same refusal.
+ */
+function untilRefused(
+  parts: readonly JointPart[],
+  decide: (part: JointPart, i: number) => Decision,
+): Array<Decision | undefined> {
+  let refused = false;
+  return parts.map((part, i) => {
+    if (refused) return undefined;
+    const decision = decide(part, i);
+    if (!decision.allowed && part.dryRun !== true) refused = true;
+    return decision;
   });
 }
 
@@ -154,9 +171,9 @@ async function inOneCall(joint: Joint, store: Store): Promise<Array<Decision | u
       return { decision, giveBack };
     });
   }
-  return parts.map((part, i) => {
+  remotes.forEach((remote, i) => remote.guard.record((parts[i] as JointPart).key));
+  return untilRefused(parts, (part, i) => {
     const remote = remotes[i] as RemoteSide;
-    remote.guard.record(part.key);
     const decision = (sides[i] as LimiterSide).decision(
       result.verdicts[i] as Verdict[],
       targets[i] as Target,

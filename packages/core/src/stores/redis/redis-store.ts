@@ -62,7 +62,8 @@ const registered = new WeakSet<RedisStoreClient>();
  * the source, so a request sends no argument but the key (15 % less work inside Redis; past
  * {@link MAX_POLICY_SCRIPTS} policies per client, its kind's shared script takes the numbers as
  * arguments). A limiter with several rules sends one `EVALSHA` for all of them
- * ({@link RedisStore.consumeRules}). ioredis (`defineCommand`) sends the script text itself with
+ * ({@link RedisStore.consumeRules}), and several limiters' parts of one request on one node do
+ * too ({@link RedisStore.consumeAll}). ioredis (`defineCommand`) sends the script text itself with
  * `EVAL` on a connection's first use, and again only when the server answers `NOSCRIPT` (after a
  * restart, a failover or `SCRIPT FLUSH`); any other error rejects, unretried.
  *
