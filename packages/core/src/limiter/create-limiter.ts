@@ -9,6 +9,7 @@ import type { Decision, Policy } from '../types';
 import { cancelling } from './cancel';
 import { decisionMaker, type Target } from './decisions';
 import { checkCost, OPTION_NAMES, resolveBlockCache, supportsRules } from './limiter-options';
+import { partDecision, registerSide } from './limiter-side';
 import type { Limiter, LimiterOptions, LimiterRulesOptions } from './limiter-types';
 import { createOverrides, type OverrideBase } from './overrides';
 import { remotePath } from './remote-path';
@@ -260,5 +261,18 @@ export function createLimiter(options: LimiterOptions | LimiterRulesOptions): Li
       return limiter;
     },
   };
+  // What `consumeAll` (several limits on one request) needs of this limiter.
+  registerSide(limiter, {
+    store,
+    part(key, cost, context, dryRun) {
+      checkKey(key);
+      const units = cost === undefined ? defaultCost : checkCost('cost', cost);
+      const target = targetOf(key, context);
+      const { policies: rules, scope } = target;
+      return { part: { prefix, key, policies: rules, cost: units, nowMs: now(), scope, dryRun }, target };
+    },
+    decision: (verdicts, target, key, degraded) => partDecision(decisions, verdicts, target, key, degraded),
+    remote: remote?.side,
+  });
   return limiter;
 }
