@@ -7,6 +7,7 @@ export type {
   PeekOptions,
 } from './limiter/create-limiter';
 export type { RuleOptions } from './limiter/rules';
+export type { LimiterInfo, LimiterMetrics, MetricsSink } from './limiter/metrics-sink';
 export type { OverrideRate, Overrides } from './limiter/overrides';
 export { SluiceConfigError } from './policy/config-error';
 export type { SluiceConfigErrorCode } from './policy/config-error';

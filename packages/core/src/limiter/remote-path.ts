@@ -8,6 +8,7 @@ import { leasing, resolveLease } from '../resilience/token-lease';
 import type { Store } from '../stores/store';
 import type { Decision, Policy } from '../types';
 import type { DecisionMaker, Target } from './decisions';
+import { reported, type LimiterMetrics } from './metrics-sink';
 
 /** What the remote path needs of its limiter, its options validated. */
 export interface RemotePathOptions {
@@ -26,6 +27,8 @@ export interface RemotePathOptions {
   /** The `lease` option as given. */
   readonly lease: unknown;
   readonly decisions: DecisionMaker;
+  /** Where the limiter reports (`metrics` option); `undefined` without one. */
+  readonly metrics: LimiterMetrics | undefined;
 }
 
 /** A remote store's decisions, guarded, with the block cache and leasing in front. */
@@ -43,13 +46,14 @@ export interface RemotePath {
  * @throws {@link SluiceConfigError} when `lease` is invalid or asked with several rules
  */
 export function remotePath(options: RemotePathOptions): RemotePath {
-  const { store, prefix, policies, now, decisions } = options;
+  const { store, prefix, policies, now, decisions, metrics } = options;
   const guard = guardStore({
     store,
     onStoreError: options.onStoreError,
     timeoutMs: options.timeoutMs,
     events: options.events,
     now: options.clock ?? Date.now,
+    metrics,
   });
   const localNow = options.clock ?? Date.now;
   const blocks = options.blockCacheKeys > 0 ? new BlockCache(options.blockCacheKeys) : undefined;
@@ -59,7 +63,15 @@ export function remotePath(options: RemotePathOptions): RemotePath {
   const consumeOne =
     lease === undefined
       ? (request: Parameters<typeof guard.consume>[0]) => guard.consume(request)
-      : leasing((request) => guard.consume(request), lease[0], lease[1], localNow);
+      : leasing(
+          (request) => {
+            metrics?.leaseCall();
+            return guard.consume(request);
+          },
+          lease[0],
+          lease[1],
+          localNow,
+        );
 
   const blockedDecision = (block: Block, key: string, at: number): Decision => {
     const retryAfterMs = block.until - at;
@@ -85,13 +97,16 @@ export function remotePath(options: RemotePathOptions): RemotePath {
       const startedAt = blocks === undefined ? 0 : localNow();
       if (blocks !== undefined) {
         const block = blocks.find(key, cost, startedAt, target.policies);
-        if (block !== undefined) return Promise.resolve(blockedDecision(block, key, startedAt));
+        if (block !== undefined) {
+          metrics?.blockCacheHit();
+          return Promise.resolve(reported(metrics, blockedDecision(block, key, startedAt), cost));
+        }
       }
       // Only the store's own answer is remembered, from the time the request left: T is never overstated.
       const remembered = (decision: Decision): Decision => {
         if (blocks !== undefined && decision.reason === 'limited' && decision.degraded === undefined)
           blocks.remember(key, cost, startedAt, decision, target.policies);
-        return decision;
+        return reported(metrics, decision, cost);
       };
       const { scope } = target;
       if (target.policies.length > 1) {

@@ -1,3 +1,4 @@
+import type { LimiterMetrics } from '../limiter/metrics-sink';
 import { capacityOf } from '../policy/resolve-policy';
 import type { RulesRequest, Store, StoreRequest } from '../stores/store';
 import type { Policy, Verdict } from '../types';
@@ -35,6 +36,8 @@ export interface StoreGuardOptions {
   readonly events: LimiterEmitter;
   /** Time for the circuit: the limiter's clock when it has one (tests), else `Date.now`. */
   readonly now: () => number;
+  /** Where store calls, errors and health are reported; `undefined` without `metrics`. */
+  readonly metrics?: LimiterMetrics | undefined;
 }
 
 /** A remote store's calls, bounded and guarded; both share one circuit. */
@@ -56,7 +59,7 @@ export interface StoreGuard {
  * it is no failure at all (see `withTimeout`).
  */
 export function guardStore(options: StoreGuardOptions): StoreGuard {
-  const { store, onStoreError, timeoutMs, events, now } = options;
+  const { store, onStoreError, timeoutMs, events, now, metrics } = options;
   const circuit = new CircuitBreaker(FAILURE_THRESHOLD, COOLDOWN_MS, now);
   const instances = onStoreError.mode === 'insurance' ? onStoreError.instances : 1;
   const divided = new WeakMap<Policy, Policy>();
@@ -109,7 +112,9 @@ export function guardStore(options: StoreGuardOptions): StoreGuard {
   // The store answered (a verdict, or an error about one key's data): any outage is over.
   const answered = (): void => {
     const outage = circuit.succeeded();
-    if (outage !== undefined && events.has('storeRecovered')) events.emit('storeRecovered', outage);
+    if (outage === undefined) return;
+    metrics?.storeUp(true);
+    if (events.has('storeRecovered')) events.emit('storeRecovered', outage);
   };
   const storeErrorOf = (error: unknown, key: string, scope: StoreErrorScope): StoreErrorEvent => {
     const payload = { error: asError(error), key, mode: onStoreError.mode, scope };
@@ -125,14 +130,19 @@ export function guardStore(options: StoreGuardOptions): StoreGuard {
     fallback: (request: R) => Promise<T>,
   ): Promise<T> => {
     if (!circuit.allow()) return fallback(request);
+    const startedAt = metrics === undefined ? 0 : performance.now();
     try {
       const result = await withTimeout(call(request), timeoutMs);
+      metrics?.storeCall((performance.now() - startedAt) / 1000);
       answered();
       return result;
     } catch (error) {
+      if (metrics !== undefined) reportFailure(metrics, error, startedAt);
       const scope = storeErrorScope(error);
-      if (scope === 'store') circuit.failed();
-      else answered();
+      if (scope === 'store') {
+        circuit.failed();
+        if (metrics !== undefined && circuit.retryInMs() > 0) metrics.storeUp(false);
+      } else answered();
       if (events.has('storeError')) events.emit('storeError', storeErrorOf(error, request.key, scope));
       return fallback(request);
     }
@@ -148,6 +158,11 @@ export function guardStore(options: StoreGuardOptions): StoreGuard {
     consume: (request) => guarded(request, consume, degrade),
     consumeRules: (request) => guarded(request, consumeRules, degradeRules),
   };
+}
+
+function reportFailure(metrics: LimiterMetrics, error: unknown, startedAt: number): void {
+  metrics.storeCall((performance.now() - startedAt) / 1000);
+  metrics.storeError(error instanceof StoreTimeoutError ? 'timeout' : 'error');
 }
 
 /** The policy each of `instances` app instances enforces on its own while insured. */
