@@ -1,0 +1,5 @@
+export { prometheus } from './prometheus/prometheus';
+export type { PrometheusOptions } from './prometheus/prometheus';
+export { SluiceMetrics } from './counting/sluice-metrics';
+export type { CountingOptions } from './counting/sluice-metrics';
+export type { HotKey } from './hot-keys/space-saving';
