@@ -67,18 +67,17 @@ export class SluiceMetrics implements MetricsSink {
    * its first 160, its length and a hash. Empty for a name no limiter has used, or without hot keys.
    *
    * @param name - the limiter's `name` (default: its `prefix`)
-   * @param n - how many keys, 1 to `hotKeys.size` @defaultValue 10
+   * @param n - how many keys at most (no more than `hotKeys.size` are kept) @defaultValue 10
    * @throws `SluiceConfigError` when `name` is not a string or `n` is out of range
    */
   hotKeys(name: string, n = 10): HotKey[] {
     if (typeof name !== 'string')
       throw new SluiceConfigError('name', name, 'must be the name of a limiter', 'SLUICE_INVALID_ARGUMENT');
-    const size = Math.max(1, this.#hotKeys);
-    if (typeof n !== 'number' || !Number.isInteger(n) || n < 1 || n > size)
+    if (typeof n !== 'number' || !Number.isInteger(n) || n < 1 || n > MAX_HOT_KEYS)
       throw new SluiceConfigError(
         'n',
         n,
-        `must be a whole number from 1 to ${size}`,
+        `must be a whole number from 1 to ${MAX_HOT_KEYS}`,
         'SLUICE_INVALID_ARGUMENT',
       );
     return this.#limiters.get(name)?.hotKeys?.top(n, this.#clock()) ?? [];
