@@ -3,3 +3,6 @@ export type { PrometheusOptions } from './prometheus/prometheus';
 export { SluiceMetrics } from './counting/sluice-metrics';
 export type { CountingOptions } from './counting/sluice-metrics';
 export type { HotKey } from './hot-keys/space-saving';
+export { dashboard } from './dashboard/dashboard';
+export type { Dashboard, DashboardOptions } from './dashboard/dashboard';
+export { isLoopbackRequest } from './dashboard/loopback';
