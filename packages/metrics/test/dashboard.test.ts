@@ -157,6 +157,27 @@ describe('dashboard()', () => {
     expect(series?.admitted.every((v) => v === 1)).toBe(true);
   });
 
+  test('store health: calls and percentiles of the last minute, in ms', async () => {
+    const { History } = await import('../src/dashboard/history');
+    const { countsOf } = await import('../src/counting/sluice-metrics');
+    const own = prometheus({ registry: new Registry() });
+    const recorder = own.limiter({ name: 'r', store: 'redis', remote: true, dryRun: false });
+    const history = new History(countsOf(own) as NonNullable<ReturnType<typeof countsOf>>, 1000, () => []);
+    for (let i = 0; i < 99; i++) recorder.storeCall(0.0008);
+    recorder.storeCall(0.02);
+    history.sample();
+    const health = history.frames()[0]?.storeHealth;
+    expect(health).toMatchObject({ up: true, calls: 100 });
+    expect(health?.p50).toBeGreaterThan(0.5);
+    expect(health?.p50).toBeLessThanOrEqual(1);
+    expect(health?.p99).toBeLessThanOrEqual(1);
+    // 61 ticks later, only the last minute counts: one slow call.
+    for (let i = 0; i < 61; i++) history.sample();
+    recorder.storeCall(0.02);
+    history.sample();
+    expect(history.frames()[0]?.storeHealth).toMatchObject({ calls: 1, p50: 17.5 });
+  });
+
   test('latency percentiles from the buckets, interpolated as histogram_quantile does', () => {
     // 100 calls: 50 under 0.5 ms, 40 in (1 ms, 2.5 ms], 10 in (25 ms, 50 ms].
     const counts = [50, 0, 40, 0, 0, 0, 10, 0, 0, 0, 0, 0, 0];

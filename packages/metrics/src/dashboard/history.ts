@@ -52,7 +52,7 @@ class Track {
     new Float64Array(HISTORY_POINTS),
     new Float64Array(HISTORY_POINTS),
   ];
-  /** Cumulative store-call counts per bucket at each of the last ticks, a ring. */
+  /** Store calls per bucket since the start, as of each of the last ticks: a ring. */
   readonly latency = new Float64Array((LATENCY_TICKS + 1) * (DURATION_BUCKETS.length + 1));
   points = 0;
   latencyTicks = 0;
@@ -112,11 +112,7 @@ export class History {
       track.points = Math.min(HISTORY_POINTS, track.points + 1);
       const width = DURATION_BUCKETS.length + 1;
       const row = (this.#tick % (LATENCY_TICKS + 1)) * width;
-      let cumulative = 0;
-      for (let b = 0; b < width; b++) {
-        cumulative += counts.durations[b] as number;
-        track.latency[row + b] = cumulative;
-      }
+      for (let b = 0; b < width; b++) track.latency[row + b] = counts.durations[b] as number;
       track.latencyTicks = Math.min(LATENCY_TICKS + 1, track.latencyTicks + 1);
     }
     this.#tick++;

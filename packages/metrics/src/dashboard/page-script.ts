@@ -89,13 +89,14 @@ export const PAGE_SCRIPT = `
     var totals = {
       admitted: fact(facts, 'admitted', 'admitted'),
       delayed: fact(facts, 'delayed', 'delayed'),
-      limited: fact(facts, 'limited', 'limited'),
-      insurance: fact(facts, 'degraded: insurance', 'insurance'),
-      'fail-open': fact(facts, 'degraded: fail-open', 'fail-open'),
-      'fail-closed': fact(facts, 'degraded: fail-closed', 'fail-closed')
+      limited: fact(facts, 'limited', 'limited')
     };
     root.appendChild(facts);
+    // Store health and degraded decisions: a remote store's only (an in-process one cannot fail).
     var storeFacts = el('div', 'facts');
+    totals.insurance = fact(storeFacts, 'degraded: insurance', 'insurance');
+    totals['fail-open'] = fact(storeFacts, 'degraded: fail-open', 'fail-open');
+    totals['fail-closed'] = fact(storeFacts, 'degraded: fail-closed', 'fail-closed');
     var storeValues = {
       latency: fact(storeFacts, 'store p50 / p90 / p99 (1 min)', 'latency'),
       errors: fact(storeFacts, 'store timeouts / errors', 'errors'),

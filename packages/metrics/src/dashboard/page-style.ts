@@ -3,6 +3,7 @@ export const PAGE_STYLE = `
 :root { --fg: #1d2330; --muted: #667085; --line: #e4e7ec; --bg: #f5f6f8; --card: #fff;
   --admitted: #2f9e44; --delayed: #f08c00; --limited: #e03131; --down: #e03131; --up: #2f9e44; }
 * { box-sizing: border-box; }
+[hidden] { display: none !important; }
 body { margin: 0; font: 14px/1.4 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: var(--fg); background: var(--bg); }
 header { display: flex; align-items: baseline; gap: 16px; padding: 14px 24px; background: var(--card); border-bottom: 1px solid var(--line); }
 header h1 { margin: 0; font-size: 18px; }
