@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { runHttp, type HttpResult } from './http/http';
 import { describeMachine, machineLine } from './machine';
 import { runMemory, type MemoryResult } from './memory/memory';
+import { runMetrics, type MetricsResult } from './metrics/metrics';
 import { runMicro, type MicroResult } from './micro/micro';
 import { progress } from './progress';
 import { runRedisApart, type RedisResult } from './redis/redis';
@@ -29,7 +30,13 @@ export async function runBench(
   progress('machine', machineLine(machine));
   progress('sections', settings.sections.join(', '));
   const wants = (name: Settings['sections'][number]) => settings.sections.includes(name);
-  const sections: { micro?: MicroResult; memory?: MemoryResult; http?: HttpResult; redis?: RedisResult } = {};
+  const sections: {
+    micro?: MicroResult;
+    memory?: MemoryResult;
+    http?: HttpResult;
+    redis?: RedisResult;
+    metrics?: MetricsResult;
+  } = {};
   if (wants('micro')) sections.micro = await runMicro(settings);
   if (wants('memory')) sections.memory = await runMemory(settings);
   if (wants('http') || wants('redis')) {
@@ -42,6 +49,7 @@ export async function runBench(
       await redis.stop();
     }
   }
+  if (wants('metrics')) sections.metrics = await runMetrics(settings, machine.pinning);
   const results: Results = {
     machine,
     date: new Date().toISOString(),
