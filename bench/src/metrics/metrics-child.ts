@@ -1,6 +1,14 @@
 // The in-process parts of the metrics section, alone in a process run with --expose-gc:
 // the time of one Prometheus scrape with 50 limiters, and the heap the hot keys hold.
-import type { Decision, LimiterMetrics, Policy } from '@sluice/core';
+import { IncomingMessage } from 'node:http';
+import { Socket } from 'node:net';
+import {
+  createHttpLimiter,
+  createLimiter,
+  type Decision,
+  type LimiterMetrics,
+  type Policy,
+} from '@sluice/core';
 import { prometheus } from '@sluice/metrics';
 import { Registry } from 'prom-client';
 
@@ -72,11 +80,62 @@ function hotKeyHeap(keys: number, keyOf: (i: number) => string): number {
   return after - before;
 }
 
+/**
+ * ns per request the HTTP layer takes to admit (`decideSync`, in-memory, as every adapter calls
+ * it), without and with `metrics`, one key or 10 000 rotating ones (each new to the hot-key
+ * summary: its worst case), rounds interleaved; medians.
+ */
+function decideNs(rounds: number, ms: number): Record<string, number> {
+  const make = (withMetrics: boolean) =>
+    createHttpLimiter({
+      limiter: createLimiter({
+        rate: { limit: 100_000_000, window: 60_000 },
+        ...(withMetrics ? { name: 'bench', metrics: prometheus({ registry: new Registry() }) } : {}),
+      }),
+    });
+  const req = new IncomingMessage(new Socket());
+  const addresses = Array.from({ length: 10_000 }, (_, i) => `198.51.${i >> 8}.${i & 255}`);
+  const cases: Record<string, () => void> = {};
+  for (const withMetrics of [false, true]) {
+    const http = make(withMetrics);
+    const one = { remoteAddress: '127.0.0.1', url: '/', headers: {} };
+    const many = { remoteAddress: '', url: '/', headers: {} };
+    let i = 0;
+    cases[`one key${withMetrics ? ', metrics' : ''}`] = () => void http.decideSync(req, one);
+    cases[`10 000 keys${withMetrics ? ', metrics' : ''}`] = () => {
+      many.remoteAddress = addresses[i++ % addresses.length] as string;
+      void http.decideSync(req, many);
+    };
+  }
+  const samples: Record<string, number[]> = Object.fromEntries(Object.keys(cases).map((name) => [name, []]));
+  for (let round = 0; round <= rounds; round++) {
+    for (const [name, fn] of Object.entries(cases)) {
+      let calls = 0;
+      const started = performance.now();
+      while (performance.now() - started < ms) {
+        for (let k = 0; k < 1000; k++) fn();
+        calls += 1000;
+      }
+      if (round > 0) samples[name]?.push(((performance.now() - started) * 1e6) / calls);
+    }
+  }
+  return Object.fromEntries(
+    Object.entries(samples).map(([name, values]) => {
+      values.sort((a, b) => a - b);
+      return [name, Math.round(values[Math.floor(values.length / 2)] as number)];
+    }),
+  );
+}
+
 async function main(): Promise<void> {
   const limiters = Number(process.env.BENCH_SCRAPE_LIMITERS ?? 50);
   const scrapes = Number(process.env.BENCH_SCRAPES ?? 200);
   const manyKeys = Number(process.env.BENCH_HOT_KEYS ?? 1_000_000);
   const result = {
+    decideNs: decideNs(
+      Number(process.env.BENCH_DECIDE_ROUNDS ?? 7),
+      Number(process.env.BENCH_DECIDE_MS ?? 200),
+    ),
     scrape: { limiters, ...(await scrape(limiters, scrapes)) },
     hotKeys: {
       fewKeys: 10_000,

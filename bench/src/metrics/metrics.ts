@@ -20,6 +20,8 @@ export interface MetricsHttpRow {
 /** What the metrics section measured (issue 13's goals). */
 export interface MetricsResult {
   readonly http: readonly MetricsHttpRow[];
+  /** ns per in-memory admission of the HTTP layer (`decideSync`), without and with metrics, one key and 10 000. */
+  readonly decideNs: Readonly<Record<string, number>>;
   readonly scrape: {
     readonly limiters: number;
     readonly medianMs: number;
@@ -83,10 +85,12 @@ export async function runMetrics(settings: Settings, pinned: boolean): Promise<M
     const result = await child.first('result');
     return {
       http,
+      decideNs: result.decideNs as MetricsResult['decideNs'],
       scrape: result.scrape as MetricsResult['scrape'],
       hotKeys: result.hotKeys as MetricsResult['hotKeys'],
       notes: [
         `HTTP: the http section's apps (GET /, MemoryStore, admitted), sluice without and with metrics: prometheus() (name, 128 hot-key counters); ${rounds} rounds of B L B L B, each limited run against the bare runs around it, the ratio of the two per round, median`,
+        'in process: ns per admission of the HTTP layer (createHttpLimiter().decideSync, as every adapter calls it, MemoryStore), without and with metrics, one key and 10 000 rotating keys (each new to the 128-counter hot-key summary), 7 interleaved rounds of 200 ms, median',
         'scrape: registry.metrics() of prom-client 15 with 50 limiter names (half on a remote store, so with every store series and the histogram), median and p99 of 200 scrapes after 20',
         'hot keys: heap growth (4 full GCs) of one limiter name after N distinct keys through the recorder; keys are the caller’s garbage, as a request’s are',
       ],

@@ -149,6 +149,10 @@ function metricsSection(results: Results): string[] {
       ]),
     ),
     '',
+    `In process, ns per admission (createHttpLimiter().decideSync): ${Object.entries(metrics.decideNs)
+      .map(([name, ns]) => `${name} ${ns}`)
+      .join(', ')}.`,
+    '',
     `registry.metrics() with ${scrape.limiters} limiters: median ${x(scrape.medianMs)} ms, p99 ${x(scrape.p99Ms)} ms (${scrape.bytes} bytes).`,
     `Hot keys of one limiter: ${x(hotKeys.fewBytes / 1024, 1)} kB of heap after ${hotKeys.fewKeys.toLocaleString('en')} distinct keys, ` +
       `${x(hotKeys.manyBytes / 1024, 1)} kB after ${hotKeys.manyKeys.toLocaleString('en')}, ` +

@@ -6,3 +6,10 @@ export type { HotKey } from './hot-keys/space-saving';
 export { dashboard } from './dashboard/dashboard';
 export type { Dashboard, DashboardOptions } from './dashboard/dashboard';
 export { isLoopbackRequest } from './dashboard/loopback';
+export { openTelemetry } from './opentelemetry/opentelemetry';
+export type {
+  OpenTelemetryOptions,
+  OtelInstrumentOptions,
+  OtelMeter,
+  OtelObservable,
+} from './opentelemetry/opentelemetry';

@@ -39,6 +39,8 @@ export class LimiterCounts {
   readonly durations = new Float64Array(DURATION_BUCKETS.length + 1);
   durationSum = 0;
   durationCount = 0;
+  /** Told of each store call too (an exporter that records durations as they come: OpenTelemetry). */
+  onStoreCall: ((seconds: number) => void) | undefined = undefined;
   /** The most requested keys; `undefined` when hot keys are off. */
   readonly hotKeys: SpaceSaving | undefined;
 
@@ -64,6 +66,7 @@ export class LimiterCounts {
     this.durations[bucket] = (this.durations[bucket] as number) + 1;
     this.durationSum += seconds;
     this.durationCount++;
+    this.onStoreCall?.(seconds);
   }
 }
 

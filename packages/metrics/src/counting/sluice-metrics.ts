@@ -32,8 +32,14 @@ export class SluiceMetrics implements MetricsSink {
   readonly #hotKeys: number;
   readonly #clock: () => number;
 
-  /** @internal use `prometheus()` */
-  constructor(options: CountingOptions) {
+  readonly #created: ((counts: LimiterCounts) => void) | undefined;
+
+  /**
+   * @internal use `prometheus()` or `openTelemetry()`
+   * @param created - told of each limiter name's counts as they are created (an exporter's hook)
+   */
+  constructor(options: CountingOptions, created?: (counts: LimiterCounts) => void) {
+    this.#created = created;
     this.#hotKeys = resolveHotKeys(options.hotKeys);
     const { clock = Date.now } = options;
     if (typeof clock !== 'function')
@@ -48,9 +54,10 @@ export class SluiceMetrics implements MetricsSink {
    */
   limiter(info: LimiterInfo): LimiterMetrics {
     let counts = this.#limiters.get(info.name);
-    if (counts === undefined)
+    if (counts === undefined) {
       this.#limiters.set(info.name, (counts = new LimiterCounts(info, this.#hotKeys)));
-    else counts.join(info);
+      this.#created?.(counts);
+    } else counts.join(info);
     return new LimiterRecorder(counts, info.dryRun, this.#clock);
   }
 
