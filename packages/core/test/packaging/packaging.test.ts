@@ -26,6 +26,10 @@ const PACKAGES: Record<string, { dir: string; names: string[] }> = {
   '@sluice/express': { dir: 'packages/express', names: ['rateLimit', 'RateLimit'] },
   '@sluice/koa': { dir: 'packages/koa', names: ['rateLimit', 'RateLimit'] },
   '@sluice/fastify': { dir: 'packages/fastify', names: ['default', 'sluice', 'RateLimit'] },
+  '@sluice/metrics': {
+    dir: 'packages/metrics',
+    names: ['prometheus', 'dashboard', 'openTelemetry', 'isLoopbackRequest', 'SluiceMetrics'],
+  },
 };
 
 const run = (cmd: string, args: string[], cwd: string): string =>
