@@ -221,7 +221,7 @@ export function markdown(results: Results): string {
     '',
     `Machine: ${machineLine(results.machine)}. Run ${results.date}, ${minutes} min ${seconds} s.`,
     '',
-    `## Goals of issue 6: ${met} of ${judged} met`,
+    `## Goals (issues 6 and 13): ${met} of ${judged} met`,
     '',
     ...table(
       ['goal', 'measured', 'target', ''],
