@@ -56,7 +56,7 @@ describe('the dashboard in chromium', () => {
     const store = new RedisStore({ client: redis.client() });
     app.get(
       '/buy',
-      rateLimit({ name: 'orders', key: '$arg_sku', rate: '100/1m', store, metrics }),
+      rateLimit({ name: 'orders', key: '$arg_sku', rate: '100/1m', store, metrics, timeoutMs: 5000 }),
       (_req, res) => {
         res.send('ok');
       },

@@ -111,7 +111,16 @@ describe('prometheus()', () => {
       const metrics = prometheus({ registry });
       const clock = fakeClock();
       const store = new RedisStore({ client: redis.client() });
-      const limiter = createLimiter({ name: 'orders', rate: '10/1m', store, metrics, clock, prefix: 'p-1' });
+      const timeoutMs = 5000; // a busy machine must not turn a call into an insurance decision
+      const limiter = createLimiter({
+        name: 'orders',
+        rate: '10/1m',
+        store,
+        metrics,
+        clock,
+        prefix: 'p-1',
+        timeoutMs,
+      });
       for (let i = 0; i < 12; i++) await limiter.consume('sku');
       const leased = createLimiter({
         name: 'leased',
@@ -121,6 +130,7 @@ describe('prometheus()', () => {
         clock,
         prefix: 'p-2',
         lease: { size: 10 },
+        timeoutMs,
       });
       for (let i = 0; i < 25; i++) await leased.consume('sku');
       const text = await registry.metrics();

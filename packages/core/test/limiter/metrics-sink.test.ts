@@ -132,7 +132,15 @@ describe('limiter metrics (the `metrics` and `name` options)', () => {
       const { sink, limiters } = recordingSink();
       const clock = fakeClock();
       const store = new RedisStore({ client: redis.client() });
-      const blocked = createLimiter({ rate: '1/1m', store, prefix: 'm-block', metrics: sink, clock });
+      // A generous timeout: a busy machine must not turn the first call into an insurance decision.
+      const blocked = createLimiter({
+        rate: '1/1m',
+        store,
+        prefix: 'm-block',
+        metrics: sink,
+        clock,
+        timeoutMs: 5000,
+      });
       await blocked.consume('k');
       await blocked.consume('k');
       await blocked.consume('k'); // refused locally
@@ -152,6 +160,7 @@ describe('limiter metrics (the `metrics` and `name` options)', () => {
         lease: { size: 5 },
         metrics: sink,
         clock,
+        timeoutMs: 5000,
       });
       for (let i = 0; i < 6; i++) await leased.consume('k');
       expect(limiters[1]?.events.filter((e) => e === 'lease')).toHaveLength(2);
