@@ -1,5 +1,6 @@
 import { SluiceConfigError, type LimiterInfo, type LimiterMetrics, type MetricsSink } from '@sluice/core';
 import type { HotKey } from '../hot-keys/space-saving';
+import { coarseNow } from './coarse-clock';
 import { LimiterCounts, LimiterRecorder } from './limiter-counts';
 
 /** Counters per hot-key summary when `hotKeys` does not say. */
@@ -15,7 +16,7 @@ export interface CountingOptions {
    * @defaultValue `{ size: 128 }`
    */
   hotKeys?: { size?: number } | false;
-  /** Epoch ms for the hot keys' decay; tests inject one. @defaultValue `Date.now` */
+  /** Epoch ms for the hot keys' decay; tests inject one. @defaultValue `Date.now()` to within 100 ms (one shared, unreferenced timer) */
   clock?: () => number;
 }
 
@@ -41,7 +42,7 @@ export class SluiceMetrics implements MetricsSink {
   constructor(options: CountingOptions, created?: (counts: LimiterCounts) => void) {
     this.#created = created;
     this.#hotKeys = resolveHotKeys(options.hotKeys);
-    const { clock = Date.now } = options;
+    const { clock = coarseNow } = options;
     if (typeof clock !== 'function')
       throw new SluiceConfigError('clock', clock, 'must be a function returning epoch milliseconds');
     this.#clock = clock;

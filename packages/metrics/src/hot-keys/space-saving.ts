@@ -1,4 +1,5 @@
 import { keyId } from './key-id';
+import { hashOf, KeyTable } from './key-table';
 
 /** One of the most requested keys of a limiter (see {@link SpaceSaving}). */
 export interface HotKey {
@@ -52,8 +53,7 @@ const RESCALE_AFTER_MS = 20 * TIME_CONSTANT_MS;
  */
 export class SpaceSaving {
   readonly size: number;
-  readonly #slots = new Map<string, number>();
-  readonly #keys: string[] = [];
+  readonly #table: KeyTable;
   readonly #count: Float64Array;
   readonly #error: Float64Array;
   readonly #outcomes: [Float64Array, Float64Array, Float64Array];
@@ -71,6 +71,7 @@ export class SpaceSaving {
 
   constructor(size: number) {
     this.size = size;
+    this.#table = new KeyTable(size);
     this.#count = new Float64Array(size);
     this.#error = new Float64Array(size);
     this.#outcomes = [new Float64Array(size), new Float64Array(size), new Float64Array(size)];
@@ -82,8 +83,9 @@ export class SpaceSaving {
   add(key: string, outcome: Outcome, nowMs: number): void {
     const w = this.#weightOf(nowMs);
     const id = keyId(key);
-    let slot = this.#slots.get(id);
-    if (slot === undefined) slot = this.#take(id);
+    const hash = hashOf(id);
+    let slot = this.#table.get(id, hash);
+    if (slot < 0) slot = this.#take(id, hash);
     this.#count[slot] = (this.#count[slot] as number) + w;
     const counted = this.#outcomes[outcome];
     counted[slot] = (counted[slot] as number) + w;
@@ -98,7 +100,7 @@ export class SpaceSaving {
       .sort((a, b) => (this.#count[b] as number) - (this.#count[a] as number))
       .slice(0, n);
     return slots.map((slot) => ({
-      key: this.#keys[slot] as string,
+      key: this.#table.keyOf(slot),
       requests: (this.#count[slot] as number) * scale,
       admitted: (this.#outcomes[ADMITTED][slot] as number) * scale,
       delayed: (this.#outcomes[DELAYED][slot] as number) * scale,
@@ -113,9 +115,7 @@ export class SpaceSaving {
   }
 
   /** The slot for a key without one: a free one, or the least counted key's. */
-  #take(id: string): number {
-    // Copied: the key may be a slice of a long request line that would otherwise stay alive.
-    const key = detached(id);
+  #take(id: string, hash: number): number {
     let slot: number;
     if (this.#used < this.size) {
       slot = this.#used++;
@@ -127,14 +127,13 @@ export class SpaceSaving {
       this.#siftUp(slot);
     } else {
       slot = this.#heap[0] as number;
-      this.#slots.delete(this.#keys[slot] as string);
+      this.#table.delete(slot);
       this.#error[slot] = this.#count[slot] as number;
     }
     this.#outcomes[ADMITTED][slot] = 0;
     this.#outcomes[DELAYED][slot] = 0;
     this.#outcomes[LIMITED][slot] = 0;
-    this.#keys[slot] = key;
-    this.#slots.set(key, slot);
+    this.#table.set(detached(id), hash, slot);
     return slot;
   }
 
@@ -199,10 +198,11 @@ export class SpaceSaving {
 }
 
 /**
- * A copy of `text` that shares no memory with the string it came from: V8 may represent a
- * substring as a view of its parent, which would keep a whole request line alive for as long
- * as the key holds a counter. Slicing a fresh concatenation makes V8 flatten it into new memory.
+ * `text`, sharing no memory with the string it came from: V8 may represent a substring (or a
+ * concatenation) of 13 characters or more as a view of its parts, which would keep a whole
+ * request line alive for as long as the key holds a counter. Slicing a fresh concatenation makes
+ * V8 flatten it into new memory. Shorter strings are always flat copies already.
  */
 function detached(text: string): string {
-  return (' ' + text).slice(1);
+  return text.length < 13 ? text : (' ' + text).slice(1);
 }
