@@ -5,12 +5,14 @@ import { MemoryStore, RedisStore } from '@sluice/core';
 import { rateLimit as sluiceExpress } from '@sluice/express';
 import sluiceFastify from '@sluice/fastify';
 import { rateLimit as sluiceKoa } from '@sluice/koa';
+import { prometheus } from '@sluice/metrics';
 import express, { type RequestHandler } from 'express';
 import { rateLimit as expressRateLimit } from 'express-rate-limit';
 import Fastify from 'fastify';
 import type Redis from 'ioredis';
 import Koa, { type Middleware } from 'koa';
 import koaRateLimit from 'koa-ratelimit';
+import { Registry } from 'prom-client';
 import { RedisStore as RateLimitRedisStore, type RedisReply } from 'rate-limit-redis';
 import { countedLimiter, type CountedLimiter } from '../sluice-limiter';
 import { ADMIT_ALL, WINDOW_MS } from '../limits';
@@ -27,7 +29,8 @@ export const USUAL_LIMITER: Record<Framework, { memory: string; redis: string }>
 
 /** One limited variant of the app: who limits, with which store, on which path. */
 export interface Variant {
-  readonly limiter: 'sluice' | 'usual';
+  /** `sluice-metrics`: sluice reporting to `prometheus()` (the metrics section's comparison). */
+  readonly limiter: 'sluice' | 'sluice-metrics' | 'usual';
   readonly store: 'memory' | 'redis';
   /** `admitted`: the limit is never reached; `429`: the only client is over its limit. */
   readonly path: 'admitted' | '429';
@@ -40,6 +43,15 @@ export const VARIANTS: readonly Variant[] = (['sluice', 'usual'] as const).flatM
   (['memory', 'redis'] as const).flatMap((store) =>
     (['admitted', '429'] as const).map((path) => ({ limiter, store, path })),
   ),
+);
+
+/** The metrics section's pair: the in-memory admitted path without and with `metrics`. */
+export const METRICS_VARIANTS: readonly Variant[] = (['sluice', 'sluice-metrics'] as const).map(
+  (limiter) => ({
+    limiter,
+    store: 'memory',
+    path: 'admitted',
+  }),
 );
 
 export function variantId(variant: Variant): VariantId {
@@ -70,6 +82,9 @@ function sluiceLimiter(variant: Variant, context: Context): CountedLimiter {
       rate: variant.path === 'admitted' ? { limit: LIMIT.admitted, window: WINDOW_MS } : '1r/m',
       store: variant.store === 'memory' ? new MemoryStore() : new RedisStore({ client: context.redis }),
       prefix: prefixOf(variant, context),
+      ...(variant.limiter === 'sluice-metrics'
+        ? { name: 'bench', metrics: prometheus({ registry: new Registry() }) }
+        : {}),
     },
     { shared: variant.store === 'redis' },
   );
@@ -78,8 +93,7 @@ function sluiceLimiter(variant: Variant, context: Context): CountedLimiter {
 }
 
 function expressMiddleware(variant: Variant, context: Context): RequestHandler {
-  if (variant.limiter === 'sluice')
-    return sluiceExpress({ limiter: sluiceLimiter(variant, context).limiter });
+  if (variant.limiter !== 'usual') return sluiceExpress({ limiter: sluiceLimiter(variant, context).limiter });
   return expressRateLimit({
     windowMs: WINDOW_MS,
     limit: LIMIT[variant.path],
@@ -96,7 +110,7 @@ function expressMiddleware(variant: Variant, context: Context): RequestHandler {
 }
 
 function koaMiddleware(variant: Variant, context: Context): Middleware {
-  if (variant.limiter === 'sluice') return sluiceKoa({ limiter: sluiceLimiter(variant, context).limiter });
+  if (variant.limiter !== 'usual') return sluiceKoa({ limiter: sluiceLimiter(variant, context).limiter });
   return koaRateLimit({
     driver: variant.store,
     db: variant.store === 'memory' ? new Map() : context.redis,
@@ -132,7 +146,7 @@ export async function startApp(
   if (framework === 'fastify') {
     const app = Fastify();
     if (variant !== 'bare') {
-      if (variant.limiter === 'sluice') {
+      if (variant.limiter !== 'usual') {
         await app.register(sluiceFastify, { limiter: sluiceLimiter(variant, context).limiter });
       } else {
         await app.register(fastifyRateLimit, {

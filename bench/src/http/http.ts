@@ -215,7 +215,7 @@ export async function runFramework(
         ...variant,
         framework,
         id,
-        name: variant.limiter === 'sluice' ? 'sluice' : USUAL_LIMITER[framework][variant.store],
+        name: variant.limiter === 'usual' ? USUAL_LIMITER[framework][variant.store] : variant.limiter,
         ratio: round(median(ratios), 3),
         cpuRatio: round(median(mine.map(({ run, bareCpu }) => bareCpu / (run.serverCpu / run.rps))), 3),
         ratios: ratios.map((ratio) => round(ratio, 3)),

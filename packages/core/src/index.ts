@@ -9,6 +9,7 @@ export type {
 export { consumeAll } from './limiter/consume-all';
 export type { LimitRequest } from './limiter/consume-all';
 export type { RuleOptions } from './limiter/rules';
+export type { LimiterInfo, LimiterMetrics, MetricsSink } from './limiter/metrics-sink';
 export type { OverrideRate, Overrides } from './limiter/overrides';
 export { SluiceConfigError } from './policy/config-error';
 export type { SluiceConfigErrorCode } from './policy/config-error';

@@ -118,7 +118,7 @@ function inProcess({ sides, parts, targets }: Joint): Array<Decision | undefined
   return untilRefused(parts, (part, i) => {
     const [joint, place] = at[i] as [PreparedJoint, number];
     const verdicts = admitted && admits(i) ? (joint.verdicts[place] as Verdict[]) : joint.unchanged(place);
-    return (sides[i] as LimiterSide).decision(verdicts, targets[i] as Target, part.key, undefined);
+    return (sides[i] as LimiterSide).decision(verdicts, targets[i] as Target, part, undefined);
   });
 }
 
@@ -159,7 +159,7 @@ async function inOneCall(joint: Joint, store: Store): Promise<Array<Decision | u
       const decision = (sides[i] as LimiterSide).decision(
         verdicts,
         targets[i] as Target,
-        (parts[i] as JointPart).key,
+        parts[i] as JointPart,
         degraded,
       );
       return { decision, giveBack };
@@ -171,7 +171,7 @@ async function inOneCall(joint: Joint, store: Store): Promise<Array<Decision | u
     const decision = (sides[i] as LimiterSide).decision(
       result.verdicts[i] as Verdict[],
       targets[i] as Target,
-      part.key,
+      part,
       undefined,
     );
     remote.remember(part.key, part.cost, at[i] as number, decision, targets[i] as Target);
@@ -191,7 +191,7 @@ async function takeOne({ sides, parts, targets, requests }: Joint, i: number): P
     return { decision: await limiter.consume(part.key, { cost: part.cost, context }) };
   }
   const { verdicts, receipts } = await taken;
-  const decision = side.decision(verdicts, target, part.key, undefined);
+  const decision = side.decision(verdicts, target, part, undefined);
   const { store } = side;
   if (receipts === undefined || store.giveBackTaken === undefined) return { decision };
   return {

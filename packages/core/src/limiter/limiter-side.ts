@@ -37,11 +37,11 @@ export interface LimiterSide {
     context: unknown,
     dryRun: boolean,
   ): { part: JointPart; target: Target };
-  /** The decision of a part's verdicts (and tells the limiter's listeners, as `consume` does). */
+  /** The decision of a part's verdicts, reported to the limiter's `metrics` as `consume` does. */
   decision(
     verdicts: readonly Verdict[],
     target: Target,
-    key: string,
+    part: JointPart,
     degraded: GuardedVerdict['degraded'],
   ): Decision;
   /** `undefined` for an in-process store. */

@@ -9,6 +9,7 @@ import type { Store } from '../stores/store';
 import type { Decision, Policy } from '../types';
 import type { DecisionMaker, Target } from './decisions';
 import { partDecision, type RemoteSide } from './limiter-side';
+import { reported, type LimiterMetrics } from './metrics-sink';
 
 /** What the remote path needs of its limiter, its options validated. */
 export interface RemotePathOptions {
@@ -27,6 +28,8 @@ export interface RemotePathOptions {
   /** The `lease` option as given. */
   readonly lease: unknown;
   readonly decisions: DecisionMaker;
+  /** Where the limiter reports (`metrics` option); `undefined` without one. */
+  readonly metrics: LimiterMetrics | undefined;
 }
 
 /** A remote store's decisions, guarded, with the block cache and leasing in front. */
@@ -46,13 +49,14 @@ export interface RemotePath {
  * @throws {@link SluiceConfigError} when `lease` is invalid or asked with several rules
  */
 export function remotePath(options: RemotePathOptions): RemotePath {
-  const { store, prefix, policies, now, decisions } = options;
+  const { store, prefix, policies, now, decisions, metrics } = options;
   const guard = guardStore({
     store,
     onStoreError: options.onStoreError,
     timeoutMs: options.timeoutMs,
     events: options.events,
     now: options.clock ?? Date.now,
+    metrics,
   });
   const localNow = options.clock ?? Date.now;
   const blocks = options.blockCacheKeys > 0 ? new BlockCache(options.blockCacheKeys) : undefined;
@@ -62,7 +66,15 @@ export function remotePath(options: RemotePathOptions): RemotePath {
   const leased =
     lease === undefined
       ? undefined
-      : leasing((request) => guard.consume(request), lease[0], lease[1], localNow);
+      : leasing(
+          (request) => {
+            metrics?.leaseCall();
+            return guard.consume(request);
+          },
+          lease[0],
+          lease[1],
+          localNow,
+        );
   const consumeOne = leased ?? ((request: Parameters<typeof guard.consume>[0]) => guard.consume(request));
 
   const blockedDecision = (block: Block, key: string, at: number): Decision => {
@@ -86,7 +98,9 @@ export function remotePath(options: RemotePathOptions): RemotePath {
 
   const blocked: RemoteSide['blocked'] = (key, cost, target, at) => {
     const block = blocks?.find(key, cost, at, target.policies);
-    return block === undefined ? undefined : blockedDecision(block, key, at);
+    if (block === undefined) return undefined;
+    metrics?.blockCacheHit();
+    return reported(metrics, blockedDecision(block, key, at), cost);
   };
   // Only the store's own answer is remembered, from the time the request left: T is never overstated.
   const remember: RemoteSide['remember'] = (key, cost, at, decision, target) => {
@@ -100,7 +114,7 @@ export function remotePath(options: RemotePathOptions): RemotePath {
     if (block !== undefined) return Promise.resolve(block);
     const remembered = (decision: Decision): Decision => {
       remember(key, cost, startedAt, decision, target);
-      return decision;
+      return reported(metrics, decision, cost);
     };
     const { scope } = target;
     if (target.policies.length > 1) {
@@ -128,7 +142,7 @@ export function remotePath(options: RemotePathOptions): RemotePath {
     const block = blocked(key, cost, target, at);
     if (block !== undefined) return { decision: block };
     const { verdicts, degraded, giveBack } = await guard.takePart(part);
-    const decision = partDecision(decisions, verdicts, target, key, degraded);
+    const decision = reported(metrics, partDecision(decisions, verdicts, target, key, degraded), cost);
     remember(key, cost, at, decision, target);
     if (giveBack === undefined) return { decision };
     return {

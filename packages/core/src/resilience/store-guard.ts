@@ -1,3 +1,4 @@
+import type { LimiterMetrics } from '../limiter/metrics-sink';
 import { capacityOf } from '../policy/resolve-policy';
 import type { JointPart, RulesRequest, Store, StoreRequest } from '../stores/store';
 import { takeAlone } from '../stores/take-part';
@@ -36,6 +37,8 @@ export interface StoreGuardOptions {
   readonly events: LimiterEmitter;
   /** Time for the circuit: the limiter's clock when it has one (tests), else `Date.now`. */
   readonly now: () => number;
+  /** Where store calls, errors and health are reported; `undefined` without `metrics`. */
+  readonly metrics?: LimiterMetrics | undefined;
 }
 
 /** One limiter's part of a request taken alone, guarded, and how to give it back exactly. */
@@ -71,7 +74,7 @@ export interface StoreGuard {
  * it is no failure at all (see `withTimeout`).
  */
 export function guardStore(options: StoreGuardOptions): StoreGuard {
-  const { store, onStoreError, timeoutMs, events, now } = options;
+  const { store, onStoreError, timeoutMs, events, now, metrics } = options;
   const circuit = new CircuitBreaker(FAILURE_THRESHOLD, COOLDOWN_MS, now);
   const instances = onStoreError.mode === 'insurance' ? onStoreError.instances : 1;
   const divided = new WeakMap<Policy, Policy>();
@@ -124,7 +127,9 @@ export function guardStore(options: StoreGuardOptions): StoreGuard {
   // The store answered (a verdict, or an error about one key's data): any outage is over.
   const answered = (): void => {
     const outage = circuit.succeeded();
-    if (outage !== undefined && events.has('storeRecovered')) events.emit('storeRecovered', outage);
+    if (outage === undefined) return;
+    metrics?.storeUp(true);
+    if (events.has('storeRecovered')) events.emit('storeRecovered', outage);
   };
   const storeErrorOf = (error: unknown, key: string, scope: StoreErrorScope): StoreErrorEvent => {
     const payload = { error: asError(error), key, mode: onStoreError.mode, scope };
@@ -138,8 +143,10 @@ export function guardStore(options: StoreGuardOptions): StoreGuard {
   const record = (key: string, error?: unknown): void => {
     if (error === undefined) return answered();
     const scope = storeErrorScope(error);
-    if (scope === 'store') circuit.failed();
-    else answered();
+    if (scope === 'store') {
+      circuit.failed();
+      if (metrics !== undefined && circuit.retryInMs() > 0) metrics.storeUp(false);
+    } else answered();
     if (events.has('storeError')) events.emit('storeError', storeErrorOf(error, key, scope));
   };
 
@@ -149,11 +156,14 @@ export function guardStore(options: StoreGuardOptions): StoreGuard {
     fallback: (request: R) => Promise<T>,
   ): Promise<T> => {
     if (!circuit.allow()) return fallback(request);
+    const startedAt = metrics === undefined ? 0 : performance.now();
     try {
       const result = await withTimeout(call(request), timeoutMs);
+      metrics?.storeCall((performance.now() - startedAt) / 1000);
       answered();
       return result;
     } catch (error) {
+      if (metrics !== undefined) reportFailure(metrics, error, startedAt);
       record(request.key, error);
       return fallback(request);
     }
@@ -197,15 +207,18 @@ export function guardStore(options: StoreGuardOptions): StoreGuard {
   };
   const takePart = async (part: JointPart): Promise<GuardedPart> => {
     if (!circuit.allow()) return degradePart(part);
+    const startedAt = metrics === undefined ? 0 : performance.now();
     try {
       // A store that throws instead of rejecting is a failure like any other.
       const alone = await withTimeout(
         Promise.resolve().then(() => takeAlone(store, part) as NonNullable<ReturnType<typeof takeAlone>>),
         timeoutMs,
       );
+      metrics?.storeCall((performance.now() - startedAt) / 1000);
       record(part.key);
       return { verdicts: alone.verdicts, giveBack: giveBackTo(store, part, alone) };
     } catch (error) {
+      if (metrics !== undefined) reportFailure(metrics, error, startedAt);
       record(part.key, error);
       return degradePart(part);
     }
@@ -225,6 +238,11 @@ export function guardStore(options: StoreGuardOptions): StoreGuard {
     takePart,
     degradePart,
   };
+}
+
+function reportFailure(metrics: LimiterMetrics, error: unknown, startedAt: number): void {
+  metrics.storeCall((performance.now() - startedAt) / 1000);
+  metrics.storeError(error instanceof StoreTimeoutError ? 'timeout' : 'error');
 }
 
 /** The policy each of `instances` app instances enforces on its own while insured. */

@@ -1,4 +1,13 @@
-import { consumeAll, createLimiter, MemoryStore, RedisStore, type Limiter, type Store } from '../../src';
+import {
+  consumeAll,
+  createLimiter,
+  MemoryStore,
+  RedisStore,
+  type Decision,
+  type Limiter,
+  type MetricsSink,
+  type Store,
+} from '../../src';
 import { fakeClock } from '../contract/fake-clock';
 import { useRedisServer } from '../harness/redis-fixtures';
 
@@ -43,6 +52,35 @@ describe.each(stores)('consumeAll on %s', (_name, storeOf) => {
     const peek = await user.peek('u');
     expect(peek.limits?.map((l) => l.remaining)).toEqual([7, 97]);
     expect((await sku.peek('s')).remaining).toBe(0);
+  });
+
+  test('each limit reports its own decision to its metrics, once', async () => {
+    const seen: Array<[string, boolean]> = [];
+    const sink: MetricsSink = {
+      limiter: ({ name }) => ({
+        decided: (decision: Decision) => seen.push([name, decision.allowed]),
+        storeCall: () => undefined,
+        storeError: () => undefined,
+        storeUp: () => undefined,
+        blockCacheHit: () => undefined,
+        leaseCall: () => undefined,
+      }),
+    };
+    const ip = createLimiter({ rate: '10/1h', store, prefix: `m-ip-${_name}`, name: 'ip', metrics: sink });
+    const sku = createLimiter({ rate: '1/1h', store, prefix: `m-sku-${_name}`, name: 'sku', metrics: sink });
+    const both = () =>
+      consumeAll([
+        { limiter: ip, key: 'a' },
+        { limiter: sku, key: 'b' },
+      ]);
+    await both();
+    await both();
+    expect(seen).toEqual([
+      ['ip', true],
+      ['sku', true],
+      ['ip', true],
+      ['sku', false],
+    ]);
   });
 
   test('a long key is one state whichever path takes it (joint, alone, give-back)', async () => {

@@ -27,6 +27,10 @@ const PACKAGES: Record<string, { dir: string; names: string[] }> = {
   '@sluice/koa': { dir: 'packages/koa', names: ['rateLimit', 'RateLimit'] },
   '@sluice/fastify': { dir: 'packages/fastify', names: ['default', 'sluice', 'RateLimit'] },
   '@sluice/cli': { dir: 'packages/cli', names: ['replay', 'main'] },
+  '@sluice/metrics': {
+    dir: 'packages/metrics',
+    names: ['prometheus', 'dashboard', 'openTelemetry', 'isLoopbackRequest', 'SluiceMetrics'],
+  },
 };
 
 const run = (cmd: string, args: string[], cwd: string): string =>
