@@ -44,11 +44,11 @@ function policyText(policy: Policy): readonly string[] {
 }
 
 /**
- * Sends a batch of requests of one slot as one call of the batch script and settles each from
- * its part of the reply. A failed call fails every request in it; a request whose own step
+ * Sends a batch of requests of one slot as one call of the batch script, then (once `landed`
+ * has freed its place) settles each from its part of the reply. A failed call fails every request in it; a request whose own step
  * failed in the script fails alone (its error stands in its place in the reply).
  */
-export function runBatch(command: ScriptCommand, batch: readonly ScriptEntry[]): Promise<void> {
+export function runBatch(command: ScriptCommand, batch: readonly ScriptEntry[], landed: () => void): void {
   const keys: string[] = [];
   const requests: string[] = [];
   const refs = new Map<Policy, number>();
@@ -66,9 +66,13 @@ export function runBatch(command: ScriptCommand, batch: readonly ScriptEntry[]):
       requests.push(String(ref));
     }
   }
-  return command(String(keys.length), ...keys, String(refs.size), ...table, ...requests).then(
-    (reply) => settle(reply, batch),
+  command(String(keys.length), ...keys, String(refs.size), ...table, ...requests).then(
+    (reply) => {
+      landed();
+      settle(reply, batch);
+    },
     (error: unknown) => {
+      landed();
       for (const entry of batch) entry.fail(error);
     },
   );

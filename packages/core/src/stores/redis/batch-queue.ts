@@ -16,11 +16,11 @@ export interface Queued {
 }
 
 /**
- * Sends a batch of one or more requests of one group as one call and settles each of them
- * (resolved, or rejected on its own or with the call). Never rejects: it resolves once the call
- * has settled, which frees its place for the next batch.
+ * Sends a batch of one or more requests of one group as one call. When the call settles it must
+ * call `landed` first, then settle each request (resolved, or rejected on its own or with the
+ * call): the call's place is free, and the next batch on its way, before any caller runs on.
  */
-export type SendBatch<E> = (batch: readonly E[]) => Promise<void>;
+export type SendBatch<E> = (batch: readonly E[], landed: () => void) => void;
 
 /** One call on its way: until it settles, or is given up (every request in it past its deadline). */
 interface InFlight {
@@ -32,8 +32,11 @@ interface InFlight {
 
 /** A group's requests waiting, in arrival order, and its calls on their way. */
 interface Group<E> {
+  readonly id: number;
   waiting: E[];
   readonly flying: InFlight[];
+  /** Armed while requests wait: at the earliest deadline among them. */
+  timer: NodeJS.Timeout | undefined;
 }
 
 /**
@@ -44,16 +47,24 @@ interface Group<E> {
 export const MAX_IN_FLIGHT = 2;
 
 /**
- * Batching without a timer: a request whose group has fewer than {@link MAX_IN_FLIGHT} calls on
+ * A request with less time than this left is not sent: no reply could come back in time, and
+ * its caller, about to decide without the store, would see the store count it too. (Timers fire
+ * on whole milliseconds, so one armed for a deadline may run a fraction of one early.)
+ */
+const SEND_MARGIN_MS = 1;
+
+/**
+ * Batching without a delay: a request whose group has fewer than {@link MAX_IN_FLIGHT} calls on
  * their way goes out at once, alone; otherwise it waits, and when a call of its group settles,
  * the requests waiting (up to `maxSize`, in arrival order) go out as one call. So an idle store
  * adds no latency, and a busy one sends fuller calls, about one per round trip.
  *
- * A request still waiting at its deadline is never sent (its caller decided without the store:
- * it is rejected with {@link StoreTimeoutError} when its batch would leave); a call whose every
- * request is past its deadline no longer holds its place, so a call that never returns cannot
- * stall its group, and the requests waiting behind it are bounded by the rate they arrive at
- * times their `timeoutMs`.
+ * Deadlines: a request is never sent after its deadline (its caller has decided without the
+ * store): at the deadline of the earliest one waiting (the one timer, armed only while requests
+ * wait), those past theirs are rejected with {@link StoreTimeoutError}, and a call whose every
+ * request is past its deadline frees its place, so a call that never returns cannot stall its
+ * group: the requests waiting behind it are bounded by the rate they arrive at times their
+ * `timeoutMs`.
  */
 export class BatchQueue<E extends Queued> {
   readonly #groups = new Map<number, Group<E>>();
@@ -66,44 +77,81 @@ export class BatchQueue<E extends Queued> {
   /** Sends the request now when its group has room, or queues it for the group's next call. */
   push(entry: E): void {
     let group = this.#groups.get(entry.group);
-    if (group === undefined) this.#groups.set(entry.group, (group = { waiting: [], flying: [] }));
+    if (group === undefined) {
+      group = { id: entry.group, waiting: [], flying: [], timer: undefined };
+      this.#groups.set(entry.group, group);
+    }
     if (group.flying.length < MAX_IN_FLIGHT) {
       // Nothing waits when there is room (then nothing is waiting either): alone, at once.
-      this.#launch(entry.group, group, [entry]);
+      this.#launch(group, [entry]);
       return;
     }
     group.waiting.push(entry);
-    if (this.#release(group)) this.#pump(entry.group, group);
+    if (this.#release(group, performance.now())) this.#pump(group);
+    else if (group.timer === undefined && entry.deadline !== Infinity) this.#arm(group, entry.deadline);
   }
 
-  /** Frees the place of a call whose requests are all past their deadline. */
-  #release(group: Group<E>): boolean {
-    const now = performance.now();
-    const given = group.flying.findIndex((call) => call.until <= now);
-    if (given === -1) return false;
-    (group.flying[given] as InFlight).released = true;
-    group.flying.splice(given, 1);
-    return true;
+  /** Frees the places of calls whose every request is past its deadline; whether any was. */
+  #release(group: Group<E>, now: number): boolean {
+    let released = false;
+    for (let i = group.flying.length - 1; i >= 0; i--) {
+      const call = group.flying[i] as InFlight;
+      if (call.until > now) continue;
+      call.released = true;
+      group.flying.splice(i, 1);
+      released = true;
+    }
+    return released;
+  }
+
+  #arm(group: Group<E>, deadline: number): void {
+    group.timer = setTimeout(() => this.#expire(group), Math.max(0, Math.ceil(deadline - performance.now())));
+    group.timer.unref();
+  }
+
+  /** At a waiting request's deadline: drops those past theirs, frees stalled calls' places. */
+  #expire(group: Group<E>): void {
+    group.timer = undefined;
+    const now = performance.now() + SEND_MARGIN_MS;
+    const late: E[] = [];
+    let kept = 0;
+    let next = Infinity;
+    for (const entry of group.waiting) {
+      if (entry.deadline <= now) late.push(entry);
+      else {
+        group.waiting[kept++] = entry;
+        if (entry.deadline < next) next = entry.deadline;
+      }
+    }
+    group.waiting.length = kept;
+    timedOut(late);
+    this.#release(group, now);
+    this.#pump(group);
+    if (group.waiting.length > 0 && group.timer === undefined && next !== Infinity) this.#arm(group, next);
   }
 
   /** Sends the waiting requests, in order, while the group has room. */
-  #pump(id: number, group: Group<E>): void {
+  #pump(group: Group<E>): void {
     while (group.flying.length < MAX_IN_FLIGHT && group.waiting.length > 0) {
       const batch = this.#take(group);
-      if (batch.length > 0) this.#launch(id, group, batch);
+      if (batch.length > 0) this.#launch(group, batch);
+    }
+    if (group.waiting.length === 0 && group.timer !== undefined) {
+      clearTimeout(group.timer);
+      group.timer = undefined;
     }
     // A call given up on may settle after its group was emptied and made anew: leave that one be.
-    if (group.flying.length === 0 && this.#groups.get(id) === group) this.#groups.delete(id);
+    if (group.flying.length === 0 && this.#groups.get(group.id) === group) this.#groups.delete(group.id);
   }
 
-  #launch(id: number, group: Group<E>, batch: readonly E[]): void {
+  #launch(group: Group<E>, batch: readonly E[]): void {
     let until = -Infinity;
     for (const entry of batch) if (entry.deadline > until) until = entry.deadline;
     const call: InFlight = { until, released: false };
     group.flying.push(call);
-    void this.send(batch).then(() => {
+    this.send(batch, () => {
       if (!call.released) group.flying.splice(group.flying.indexOf(call), 1);
-      this.#pump(id, group);
+      this.#pump(group);
     });
   }
 
@@ -112,13 +160,27 @@ export class BatchQueue<E extends Queued> {
     const { waiting } = group;
     const taken = waiting.length <= this.maxSize ? waiting : waiting.splice(0, this.maxSize);
     if (taken === waiting) group.waiting = [];
-    const now = performance.now();
+    const now = performance.now() + SEND_MARGIN_MS;
+    const late: E[] = [];
     let kept = 0;
     for (const entry of taken) {
-      if (entry.deadline <= now) entry.fail(new StoreTimeoutError(entry.timeoutMs));
+      if (entry.deadline <= now) late.push(entry);
       else taken[kept++] = entry;
     }
     taken.length = kept;
+    timedOut(late);
     return taken;
   }
+}
+
+/**
+ * Rejects requests that waited past their deadline, one turn later: the caller's own timeout
+ * (the limiter's guard), due at the same time, then speaks first, with what it knows (how late
+ * a busy event loop was to notice, see `withTimeout`).
+ */
+function timedOut(late: readonly Queued[]): void {
+  if (late.length === 0) return;
+  setImmediate(() => {
+    for (const entry of late) entry.fail(new StoreTimeoutError(entry.timeoutMs));
+  });
 }

@@ -139,7 +139,10 @@ export class RedisStore implements Store {
     this.#client = client;
     this.#cluster = client.isCluster === true;
     this.#scripts = scriptCommands(client);
-    this.#queue = maxSize === undefined ? undefined : new BatchQueue((batch) => this.#send(batch), maxSize);
+    this.#queue =
+      maxSize === undefined
+        ? undefined
+        : new BatchQueue((batch, landed) => this.#send(batch, landed), maxSize);
   }
 
   /** Runs the policy's script on the key: one round trip (or a place in one), atomic. */
@@ -228,10 +231,25 @@ export class RedisStore implements Store {
   }
 
   /** Sends a batch: one request as its own call, several as one call of the batch script. */
-  #send(batch: readonly ScriptEntry[]): Promise<void> {
-    if (batch.length > 1) return runBatch(this.#scripts.batch, batch);
+  #send(batch: readonly ScriptEntry[], landed: () => void): void {
+    if (batch.length > 1) return runBatch(this.#scripts.batch, batch, landed);
     const { op, keys, policies, cost, nowMs, rules, resolve, fail } = batch[0] as ScriptEntry;
-    return this.#alone(op, keys, policies, cost, nowMs, rules).then(resolve, fail);
+    let reply: Promise<unknown>;
+    try {
+      reply = this.#alone(op, keys, policies, cost, nowMs, rules);
+    } catch (error) {
+      reply = Promise.reject(error); // a client that throws instead of rejecting
+    }
+    reply.then(
+      (value) => {
+        landed();
+        resolve(value);
+      },
+      (error: unknown) => {
+        landed();
+        fail(error);
+      },
+    );
   }
 
   /**
