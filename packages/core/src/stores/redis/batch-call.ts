@@ -50,23 +50,32 @@ function policyText(policy: Policy): readonly string[] {
  */
 export function runBatch(command: ScriptCommand, batch: readonly ScriptEntry[], landed: () => void): void {
   const keys: string[] = [];
-  const requests: string[] = [];
+  const runs: string[] = [];
   const refs = new Map<Policy, number>();
   const table: string[] = [];
+  let previous: ScriptEntry | undefined;
+  let count = 0;
+  let countAt = 0;
   for (const entry of batch) {
-    requests.push(String(entry.op), String(entry.keys.length), String(entry.cost), timeText(entry.nowMs));
-    for (let i = 0; i < entry.keys.length; i++) {
-      keys.push(entry.keys[i] as string);
-      const policy = entry.policies[i] as Policy;
+    for (const key of entry.keys) keys.push(key);
+    if (previous !== undefined && alike(previous, entry)) {
+      runs[countAt] = String(++count);
+      continue;
+    }
+    previous = entry;
+    count = 1;
+    countAt = runs.length;
+    runs.push('1', String(entry.op), String(entry.keys.length), String(entry.cost), timeText(entry.nowMs));
+    for (const policy of entry.policies) {
       let ref = refs.get(policy);
       if (ref === undefined) {
         refs.set(policy, (ref = refs.size + 1));
         table.push(...policyText(policy));
       }
-      requests.push(String(ref));
+      runs.push(String(ref));
     }
   }
-  command(String(keys.length), ...keys, String(refs.size), ...table, ...requests).then(
+  command(String(keys.length), ...keys, String(refs.size), ...table, ...runs).then(
     (reply) => {
       landed();
       settle(reply, batch);
@@ -76,6 +85,14 @@ export function runBatch(command: ScriptCommand, batch: readonly ScriptEntry[], 
       for (const entry of batch) entry.fail(error);
     },
   );
+}
+
+/** Whether two requests differ only in their keys: one run of the batch script's arguments. */
+function alike(a: ScriptEntry, b: ScriptEntry): boolean {
+  if (a.op !== b.op || a.cost !== b.cost || a.nowMs !== b.nowMs || a.policies.length !== b.policies.length)
+    return false;
+  for (let i = 0; i < a.policies.length; i++) if (a.policies[i] !== b.policies[i]) return false;
+  return true;
 }
 
 function timeText(nowMs: number | undefined): string {

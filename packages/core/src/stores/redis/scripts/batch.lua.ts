@@ -10,8 +10,11 @@
  *
  * - `P`, then per policy six values: the number of its kind of state (from 1, in `STATE_KINDS`
  *   order) and its numbers padded to five, as the several-rules script reads them;
- * - per request: `op` (1 consume, 2 give back, 3 reset), `n` (its keys), `cost`, `now` (`''` for
- *   the server's time), then the number (from 1) of each key's policy.
+ * - then runs of alike requests (arrival order kept): `count` (how many requests in a row are
+ *   alike), `op` (1 consume, 2 give back, 3 reset), `n` (keys per request), `cost`, `now` (`''`
+ *   for the server's time), then the number (from 1) of each key's policy. Every argument costs
+ *   Redis about a thousand instructions, so a batch of one limiter's usual requests (cost 1,
+ *   the server's time) sends one run: a handful of arguments, whatever its size.
  *
  * Replies, per request in order: consume, four integers per key (`code, remaining, resetMs,
  * waitMs`, as the several-rules script); give back and reset, the number of keys changed. A
@@ -51,11 +54,11 @@ end
 local reply = {}
 local r = 0
 
--- One consume on n keys (first at KEYS[k + 1], policies from ARGV[refs]): one rule decides and
--- writes at once; several are all or nothing, as the several-rules script decides them.
+-- One consume on n keys (first at KEYS[k + 1], their policies' numbers in refs): one rule decides
+-- and writes at once; several are all or nothing, as the several-rules script decides them.
 local function consume(n, cost, now, k, refs)
   if n == 1 then
-    local p = tonumber(ARGV[refs])
+    local p = refs[1]
     local key = KEYS[k + 1]
     local code, remaining, reset_ms, wait_ms, ttl_ms, value =
       step_of[p](key, now, cost, p1[p], p2[p], p3[p], p4[p], p5[p])
@@ -66,7 +69,7 @@ local function consume(n, cost, now, k, refs)
   local ttls, values, refs_of = {}, {}, {}
   local admitted = true
   for i = 1, n do
-    local p = tonumber(ARGV[refs + i - 1])
+    local p = refs[i]
     local code, remaining, reset_ms, wait_ms, ttl_ms, value =
       step_of[p](KEYS[k + i], now, cost, p1[p], p2[p], p3[p], p4[p], p5[p])
     if code ~= 0 then admitted = false end
@@ -97,7 +100,7 @@ end
 local function give_back(n, cost, now, k, refs)
   local changed = 0
   for i = 1, n do
-    local p = tonumber(ARGV[refs + i - 1])
+    local p = refs[i]
     local back = back_of[p]
     if back then
       local key = KEYS[k + i]
@@ -129,22 +132,28 @@ local at = 2 + policies * STRIDE
 local k = 0
 local last = #ARGV
 while at <= last do
-  local n = tonumber(ARGV[at + 1])
-  local ok, written = pcall(OPS[tonumber(ARGV[at])], n, tonumber(ARGV[at + 2]), time_of(ARGV[at + 3]), k, at + 4)
-  if ok then
-    r = r + written
-  else
-    -- What the request wrote into the reply before failing is dropped; its error stands in.
-    for i = #reply, r + 1, -1 do reply[i] = nil end
-    local message = written
-    if type(message) == 'table' then message = message.err end
-    message = tostring(message)
-    if not match(message, '^%u+ ') then message = 'ERR ' .. message end
-    r = r + 1
-    reply[r] = { err = message }
+  local count, op, n, cost = tonumber(ARGV[at]), OPS[tonumber(ARGV[at + 1])], tonumber(ARGV[at + 2]),
+    tonumber(ARGV[at + 3])
+  local now = time_of(ARGV[at + 4])
+  local refs = {}
+  for i = 1, n do refs[i] = tonumber(ARGV[at + 4 + i]) end
+  for _ = 1, count do
+    local ok, written = pcall(op, n, cost, now, k, refs)
+    if ok then
+      r = r + written
+    else
+      -- What the request wrote into the reply before failing is dropped; its error stands in.
+      for i = #reply, r + 1, -1 do reply[i] = nil end
+      local message = written
+      if type(message) == 'table' then message = message.err end
+      message = tostring(message)
+      if not match(message, '^%u+ ') then message = 'ERR ' .. message end
+      r = r + 1
+      reply[r] = { err = message }
+    end
+    k = k + n
   end
-  k = k + n
-  at = at + 4 + n
+  at = at + 5 + n
 end
 return reply
 `;
