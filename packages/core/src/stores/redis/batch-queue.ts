@@ -32,8 +32,9 @@ interface InFlight {
 
 /** A group's requests waiting, in arrival order, and its calls on their way. */
 interface Group<E> {
-  readonly id: number;
+  /** Waiting requests from `head` on (those before it have left). */
   waiting: E[];
+  head: number;
   readonly flying: InFlight[];
   /** Armed while requests wait: at the earliest deadline among them. */
   timer: NodeJS.Timeout | undefined;
@@ -67,6 +68,7 @@ const SEND_MARGIN_MS = 1;
  * `timeoutMs`.
  */
 export class BatchQueue<E extends Queued> {
+  /** By group; a group stays once made (at most one per Cluster slot). */
   readonly #groups = new Map<number, Group<E>>();
 
   constructor(
@@ -74,15 +76,32 @@ export class BatchQueue<E extends Queued> {
     private readonly maxSize: number,
   ) {}
 
+  #group(id: number): Group<E> {
+    let group = this.#groups.get(id);
+    if (group === undefined) {
+      group = { waiting: [], head: 0, flying: [], timer: undefined };
+      this.#groups.set(id, group);
+    }
+    return group;
+  }
+
+  /**
+   * A place for one request to go out alone, at once, when its group has room (then nothing of
+   * the group is waiting either): the caller sends it and calls the returned `landed` when the
+   * call settles, before its own caller runs on. `undefined` when the group is full: push it.
+   */
+  room(id: number, deadline: number): (() => void) | undefined {
+    const group = this.#group(id);
+    if (group.flying.length >= MAX_IN_FLIGHT) return undefined;
+    const call: InFlight = { until: deadline, released: false };
+    group.flying.push(call);
+    return () => this.#landed(group, call);
+  }
+
   /** Sends the request now when its group has room, or queues it for the group's next call. */
   push(entry: E): void {
-    let group = this.#groups.get(entry.group);
-    if (group === undefined) {
-      group = { id: entry.group, waiting: [], flying: [], timer: undefined };
-      this.#groups.set(entry.group, group);
-    }
+    const group = this.#group(entry.group);
     if (group.flying.length < MAX_IN_FLIGHT) {
-      // Nothing waits when there is room (then nothing is waiting either): alone, at once.
       this.#launch(group, [entry]);
       return;
     }
@@ -114,34 +133,35 @@ export class BatchQueue<E extends Queued> {
     group.timer = undefined;
     const now = performance.now() + SEND_MARGIN_MS;
     const late: E[] = [];
-    let kept = 0;
+    const kept: E[] = [];
     let next = Infinity;
-    for (const entry of group.waiting) {
+    for (let i = group.head; i < group.waiting.length; i++) {
+      const entry = group.waiting[i] as E;
       if (entry.deadline <= now) late.push(entry);
       else {
-        group.waiting[kept++] = entry;
+        kept.push(entry);
         if (entry.deadline < next) next = entry.deadline;
       }
     }
-    group.waiting.length = kept;
+    group.waiting = kept;
+    group.head = 0;
     timedOut(late);
     this.#release(group, now);
     this.#pump(group);
-    if (group.waiting.length > 0 && group.timer === undefined && next !== Infinity) this.#arm(group, next);
+    if (group.head < group.waiting.length && group.timer === undefined && next !== Infinity)
+      this.#arm(group, next);
   }
 
   /** Sends the waiting requests, in order, while the group has room. */
   #pump(group: Group<E>): void {
-    while (group.flying.length < MAX_IN_FLIGHT && group.waiting.length > 0) {
+    while (group.flying.length < MAX_IN_FLIGHT && group.head < group.waiting.length) {
       const batch = this.#take(group);
       if (batch.length > 0) this.#launch(group, batch);
     }
-    if (group.waiting.length === 0 && group.timer !== undefined) {
+    if (group.head === group.waiting.length && group.timer !== undefined) {
       clearTimeout(group.timer);
       group.timer = undefined;
     }
-    // A call given up on may settle after its group was emptied and made anew: leave that one be.
-    if (group.flying.length === 0 && this.#groups.get(group.id) === group) this.#groups.delete(group.id);
   }
 
   #launch(group: Group<E>, batch: readonly E[]): void {
@@ -149,17 +169,29 @@ export class BatchQueue<E extends Queued> {
     for (const entry of batch) if (entry.deadline > until) until = entry.deadline;
     const call: InFlight = { until, released: false };
     group.flying.push(call);
-    this.send(batch, () => {
-      if (!call.released) group.flying.splice(group.flying.indexOf(call), 1);
-      this.#pump(group);
-    });
+    this.send(batch, () => this.#landed(group, call));
+  }
+
+  #landed(group: Group<E>, call: InFlight): void {
+    if (!call.released) group.flying.splice(group.flying.indexOf(call), 1);
+    this.#pump(group);
   }
 
   /** The next batch: up to `maxSize` waiting requests still within their deadline, in order. */
   #take(group: Group<E>): E[] {
-    const { waiting } = group;
-    const taken = waiting.length <= this.maxSize ? waiting : waiting.splice(0, this.maxSize);
-    if (taken === waiting) group.waiting = [];
+    const { waiting, head } = group;
+    const end = Math.min(waiting.length, head + this.maxSize);
+    const taken = head === 0 && end === waiting.length ? waiting : waiting.slice(head, end);
+    if (end === waiting.length) {
+      group.waiting = [];
+      group.head = 0;
+    } else if (end > 4096) {
+      // Never emptied under steady load: drop what has left now and then.
+      group.waiting = waiting.slice(end);
+      group.head = 0;
+    } else {
+      group.head = end;
+    }
     const now = performance.now() + SEND_MARGIN_MS;
     const late: E[] = [];
     let kept = 0;

@@ -5,10 +5,9 @@ import type { RulesRequest, Store, StoreRequest } from '../store';
 import { Op, runBatch, ScriptEntry } from './batch-call';
 import { resolveBatch, type BatchOption } from './batch-option';
 import { BatchQueue } from './batch-queue';
-import type { RedisStoreClient, ScriptCommand } from './redis-client';
-import { policyScriptArgs, rulesArgs, scriptArgs, toVerdict, toVerdicts } from './redis-command';
+import { AloneCalls } from './alone-calls';
+import type { RedisStoreClient } from './redis-client';
 import { redisKey } from './redis-keys';
-import { policyCommand, scriptCommands, type ScriptCommands } from './script-commands';
 import { givesBack, stateKindOf } from './scripts';
 
 export { MAX_POLICY_SCRIPTS } from './script-commands';
@@ -91,10 +90,8 @@ const OPTIONS = new Set(['client', 'prefix', 'batch']);
 export class RedisStore implements Store {
   /** The namespace before every key, if any. */
   readonly prefix: string | undefined;
-  readonly #client: RedisStoreClient;
-  readonly #scripts: ScriptCommands;
-  /** Each policy's own script, or `null` when it runs its kind's shared one. */
-  readonly #policyCommands = new WeakMap<Policy, ScriptCommand | null>();
+  /** Each operation as its own call. */
+  readonly #calls: AloneCalls;
   /** `undefined` with `batch: false`. */
   readonly #queue: BatchQueue<ScriptEntry> | undefined;
   /** Batches are made per hash slot on a Cluster; a standalone Redis is one group. */
@@ -136,9 +133,8 @@ export class RedisStore implements Store {
     }
     const maxSize = resolveBatch(options.batch);
     this.prefix = prefix;
-    this.#client = client;
     this.#cluster = client.isCluster === true;
-    this.#scripts = scriptCommands(client);
+    this.#calls = new AloneCalls(client);
     this.#queue =
       maxSize === undefined
         ? undefined
@@ -208,9 +204,16 @@ export class RedisStore implements Store {
     rules = false,
   ): Promise<unknown> {
     const queue = this.#queue;
-    if (queue === undefined) return this.#alone(op, keys, policies, cost, nowMs, rules);
+    if (queue === undefined) return this.#calls.run(op, keys, policies, cost, nowMs, rules);
     const group = this.#cluster ? calculateSlot(keys[0] as string) : 0;
     const deadline = timeoutMs === undefined ? Infinity : performance.now() + timeoutMs;
+    const landed = queue.room(group, deadline);
+    if (landed !== undefined) {
+      // Room: alone, at once, as without batching; the place is freed before the caller runs on.
+      const reply = this.#calls.runSafely(op, keys, policies, cost, nowMs, rules);
+      reply.then(landed, landed);
+      return reply;
+    }
     return new Promise((resolve, reject) => {
       queue.push(
         new ScriptEntry(
@@ -232,15 +235,9 @@ export class RedisStore implements Store {
 
   /** Sends a batch: one request as its own call, several as one call of the batch script. */
   #send(batch: readonly ScriptEntry[], landed: () => void): void {
-    if (batch.length > 1) return runBatch(this.#scripts.batch, batch, landed);
+    if (batch.length > 1) return runBatch(this.#calls.scripts.batch, batch, landed);
     const { op, keys, policies, cost, nowMs, rules, resolve, fail } = batch[0] as ScriptEntry;
-    let reply: Promise<unknown>;
-    try {
-      reply = this.#alone(op, keys, policies, cost, nowMs, rules);
-    } catch (error) {
-      reply = Promise.reject(error); // a client that throws instead of rejecting
-    }
-    reply.then(
+    this.#calls.runSafely(op, keys, policies, cost, nowMs, rules).then(
       (value) => {
         landed();
         resolve(value);
@@ -250,38 +247,6 @@ export class RedisStore implements Store {
         fail(error);
       },
     );
-  }
-
-  /**
-   * One operation as its own call: a single rule runs its policy's script (its numbers written
-   * in), several rules the several-rules script, a give-back the give-back script, a reset `DEL`.
-   */
-  #alone(
-    op: Op,
-    keys: readonly string[],
-    policies: readonly Policy[],
-    cost: number,
-    nowMs: number | undefined,
-    rules: boolean,
-  ): Promise<unknown> {
-    const scripts = this.#scripts;
-    if (op === Op.reset) return this.#client.del(...keys);
-    if (op === Op.giveBack)
-      return scripts.giveBack(String(keys.length), ...keys, ...rulesArgs({ policies, cost, nowMs }));
-    if (rules) {
-      return scripts
-        .rules(String(keys.length), ...keys, ...rulesArgs({ policies, cost, nowMs }))
-        .then((reply) => toVerdicts(reply, policies));
-    }
-    const policy = policies[0] as Policy;
-    const key = keys[0] as string;
-    let own = this.#policyCommands.get(policy);
-    if (own === undefined) this.#policyCommands.set(policy, (own = policyCommand(this.#client, policy)));
-    const reply =
-      own === null
-        ? scripts.single[stateKindOf(policy)](key, ...scriptArgs({ policy, cost, nowMs }))
-        : own(key, ...policyScriptArgs({ cost, nowMs }));
-    return reply.then((r) => toVerdict(r, policy));
   }
 
   /**
