@@ -29,14 +29,17 @@ export interface RedisStoreOptions {
    */
   prefix?: string;
   /**
-   * Batching of concurrent decisions. While calls are on their way to Redis (two per Cluster
-   * slot; one Redis is one slot), further decisions for the same slot wait; when a call returns,
-   * those waiting go out together as one script call that decides each, in the order they were
-   * asked, exactly as its own call would (the same state transitions; the batch is atomic). No
-   * timer: a store with room sends at once, so batching adds no latency when there is nothing
-   * to batch, and one round trip carries many decisions when there is. `false`: one call per
-   * decision. `{ maxSize }`: the most decisions in one call (2 to 1000).
-   * @defaultValue `true` (`{ maxSize: 64 }`)
+   * Batching of concurrent decisions. While two calls of a slot are on their way (per store; a
+   * standalone Redis is one slot, a Cluster has 16 384), further requests for that slot wait;
+   * when a call returns, those waiting go out together as one call of the batch script, which
+   * decides each in the order it was asked, exactly as its own call would (the same state
+   * transitions; the batch is atomic). No timer: a slot with room sends at once, so a lone
+   * decision costs what it costs without batching, and under load one round trip carries many.
+   * A request still waiting at its limiter's `timeoutMs` is never sent: the limiter decides it
+   * by `onStoreError`. `false`: one call per decision. `{ maxSize }`: the most requests in one
+   * call, 2 to 1000 (a batch runs in Redis as one script, holding the server meanwhile).
+   * @defaultValue `true`, that is `{ maxSize: 64 }`
+   * @example `new RedisStore({ client, batch: { maxSize: 16 } })`
    */
   batch?: BatchOption;
 }
