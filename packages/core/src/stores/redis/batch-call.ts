@@ -45,8 +45,10 @@ function policyText(policy: Policy): readonly string[] {
 
 /**
  * Sends a batch of requests of one slot as one call of the batch script, then (once `landed`
- * has freed its place) settles each from its part of the reply. A failed call fails every request in it; a request whose own step
- * failed in the script fails alone (its error stands in its place in the reply).
+ * has freed its place) settles each from its part of the reply. A failed call fails every
+ * request in it; a request whose own step failed in the script fails alone (its error stands in
+ * its place in the reply). Alike requests in a row (the usual batch: one limiter's cost-1
+ * requests on the server's time) are sent as one run, their keys apart.
  */
 export function runBatch(command: ScriptCommand, batch: readonly ScriptEntry[], landed: () => void): void {
   const keys: string[] = [];
