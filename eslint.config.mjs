@@ -15,7 +15,12 @@ export default tseslint.config(
   },
   {
     // Adapters talk to core only through its public entry point, never its internals.
-    files: ['packages/express/**/*.ts', 'packages/koa/**/*.ts', 'packages/fastify/**/*.ts'],
+    files: [
+      'packages/express/**/*.ts',
+      'packages/koa/**/*.ts',
+      'packages/fastify/**/*.ts',
+      'packages/nestjs/**/*.ts',
+    ],
     rules: {
       'no-restricted-imports': [
         'error',

@@ -48,7 +48,9 @@ function nestProject(major, dir, extraTests = []) {
         },
       ],
     },
-    transformIgnorePatterns: ['^(?!.*/\\.pnpm/@nestjs\\+[a-z-]+@12[^/]*/node_modules/@nestjs/).*/node_modules/'],
+    transformIgnorePatterns: [
+      '^(?!.*/\\.pnpm/@nestjs\\+[a-z-]+@12[^/]*/node_modules/@nestjs/).*/node_modules/',
+    ],
     moduleNameMapper: {
       ...shared.moduleNameMapper,
       '^@nestjs/(common|core|platform-express|platform-fastify)(/.*)?$': `<rootDir>/${dir}/node_modules/@nestjs/$1$2`,

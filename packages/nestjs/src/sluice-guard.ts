@@ -1,4 +1,4 @@
-import type { CanActivate, ExecutionContext, OnModuleInit } from '@nestjs/common';
+import type { CanActivate, ExecutionContext, OnModuleInit, Type } from '@nestjs/common';
 import type { DiscoveryService, HttpAdapterHost, MetadataScanner, Reflector } from '@nestjs/core';
 import { createHttpLimiter, scopedOptions, type HttpOutcome, type RateLimitOptions } from '@sluice/core';
 import { RATE_LIMIT_METADATA, type RateLimitMetadata } from './decorators';
@@ -76,17 +76,22 @@ export class SluiceGuard implements CanActivate, OnModuleInit {
   }
 
   /** The limits of a route: its own decorator's, else its controller's, else the module's. */
-  #limitsOf(handler: Function, controller: Function): Gate | undefined {
+  #limitsOf(handler: object, controller: object): Gate | undefined {
+    // Both are functions (a method, a class): Reflector reads the metadata Nest's decorators set on them.
+    const targets = [handler, controller] as Array<Type<unknown>>;
     const metadata = this.reflector.getAllAndOverride<RateLimitMetadata | undefined, string>(
       RATE_LIMIT_METADATA,
-      [handler, controller],
+      targets,
     );
     if (metadata === undefined) return this.#everyRoute;
     if (metadata === false) return undefined;
     let gate = this.#routes.get(metadata);
     if (gate === undefined) {
       const own =
-        this.reflector.get<RateLimitMetadata | undefined, string>(RATE_LIMIT_METADATA, handler) === metadata;
+        this.reflector.get<RateLimitMetadata | undefined, string>(
+          RATE_LIMIT_METADATA,
+          targets[0] as Type<unknown>,
+        ) === metadata;
       const className = (controller as { name?: string }).name ?? 'controller';
       const scope = own ? `${className}.${(handler as { name?: string }).name ?? 'handler'}` : className;
       gate = this.#gate(this.#routeOptions(metadata.limits as RouteOptions<unknown, unknown>, scope));

@@ -1,12 +1,13 @@
 import 'reflect-metadata';
 import type { INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
+import { version as NEST_VERSION } from '@nestjs/core/package.json';
 import { ExpressAdapter } from '@nestjs/platform-express';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
 import request from 'supertest';
 
 /** The Nest major under test (the jest project maps `@nestjs/*` to one install). */
-export const NEST_MAJOR = (require('@nestjs/core/package.json') as { version: string }).version.split('.')[0];
+export const NEST_MAJOR = NEST_VERSION.split('.')[0];
 
 /** Nest's two HTTP platforms, each a fresh adapter per app. */
 export const PLATFORMS: Array<[name: string, adapter: () => ExpressAdapter | FastifyAdapter]> = [
