@@ -44,7 +44,11 @@ function nestProject(major, dir, extraTests = []) {
         {
           babelrc: false,
           configFile: false,
-          plugins: ['babel-plugin-transform-import-meta', '@babel/plugin-transform-modules-commonjs'],
+          plugins: [
+            'babel-plugin-transform-import-meta',
+            '@babel/plugin-transform-dynamic-import',
+            '@babel/plugin-transform-modules-commonjs',
+          ],
         },
       ],
     },
