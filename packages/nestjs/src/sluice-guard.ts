@@ -16,6 +16,7 @@ type Gate = (request: unknown, response: unknown) => Verdict;
  * module's), asks the core, and writes what it decided on the platform's response. Every set of
  * limits is built once, when the module starts, so invalid options fail the application's start.
  * Requests of other kinds (microservices, WebSockets, GraphQL resolvers) pass untouched.
+ * Nest's injector builds it for `SluiceModule`; it is not meant for `@UseGuards`.
  */
 export class SluiceGuard implements CanActivate, OnModuleInit {
   /** The module's limits on every route, when its options carry a rate. */

@@ -1,6 +1,7 @@
-import { Controller, Get, Module } from '@nestjs/common';
+import { Controller, Get, Module, type ExecutionContext } from '@nestjs/common';
+import { HttpAdapterHost, Reflector } from '@nestjs/core';
 import { SluiceConfigError } from '@sluice/core';
-import { RateLimit, SkipRateLimit, SluiceModule } from '@sluice/nestjs';
+import { RateLimit, SkipRateLimit, SluiceGuard, SluiceModule } from '@sluice/nestjs';
 import { NEST_MAJOR, PLATFORMS, start, type Started } from './harness';
 
 // Time stands still: no test here needs it to move.
@@ -188,4 +189,18 @@ describe.each(PLATFORMS)(`SluiceModule, Nest ${NEST_MAJOR} on %s`, (_platform, a
     class BadModule {}
     await expect(start(BadModule, adapter())).rejects.toMatchObject({ option: 'key' });
   });
+});
+
+test('requests of other kinds than HTTP (microservices, WebSockets, GraphQL) pass untouched', () => {
+  const guard = new SluiceGuard(
+    new Reflector(),
+    { rate: '1/1m' },
+    new HttpAdapterHost(),
+    null as never,
+    null as never,
+  );
+  for (const type of ['rpc', 'ws', 'graphql']) {
+    const context = { getType: () => type } as unknown as ExecutionContext;
+    for (let i = 0; i < 3; i++) expect(guard.canActivate(context)).toBe(true);
+  }
 });
