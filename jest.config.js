@@ -24,7 +24,7 @@ const NEST_TESTS = [
  * One NestJS major: Nest's packages come from `dir` (Nest 12 from packages/nestjs, Nest 11 from
  * packages/adapter-contract, each installed under its own names so Nest's packages find each
  * other as peers), whoever requires them. The package's tests and the example app are written as
- * Nest users write them, with TypeScript's legacy decorators; everything else keeps the repo's.
+ * Nest users write them, with TypeScript's legacy decorators.
  */
 function nestProject(major, dir, { extraTests = [], ignore = [] } = {}) {
   return {
@@ -33,11 +33,13 @@ function nestProject(major, dir, { extraTests = [], ignore = [] } = {}) {
     testMatch: [...NEST_TESTS, ...extraTests],
     testPathIgnorePatterns: [...shared.testPathIgnorePatterns, ...ignore],
     transform: {
-      '^.+/(packages/nestjs|examples/nestjs)/.+\\.ts$': [
+      // One ts-jest configuration per project: ts-jest keeps one compiler per jest project, so
+      // every TypeScript file here is compiled with legacy decorators (the rest of the repo
+      // declares no decorator a Nest test runs; nest-drivers.ts applies Nest's as functions).
+      '^.+\\.ts$': [
         'ts-jest',
         { tsconfig: '<rootDir>/packages/nestjs/tsconfig.test.json', diagnostics: false },
       ],
-      ...shared.transform,
       // Nest 12 is published as ES modules only, which jest cannot require on Node 20: its files
       // (only those) are compiled to CommonJS, unchanged otherwise.
       '^.+\\.js$': [

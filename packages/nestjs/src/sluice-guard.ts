@@ -1,6 +1,12 @@
 import type { CanActivate, ExecutionContext, OnModuleInit, Type } from '@nestjs/common';
 import type { DiscoveryService, HttpAdapterHost, MetadataScanner, Reflector } from '@nestjs/core';
-import { createHttpLimiter, scopedOptions, type HttpOutcome, type RateLimitOptions } from '@sluice/core';
+import {
+  createHttpLimiter,
+  scopedOptions,
+  SluiceConfigError,
+  type HttpOutcome,
+  type RateLimitOptions,
+} from '@sluice/core';
 import { RATE_LIMIT_METADATA, type RateLimitMetadata } from './decorators';
 import type { NestFallback, RateLimitOptions as RouteOptions, SluiceModuleOptions } from './options';
 import { platformOf, type Platform, type Verdict } from './platforms';
@@ -34,6 +40,13 @@ export class SluiceGuard implements CanActivate, OnModuleInit {
     private readonly discovery: DiscoveryService,
     private readonly scanner: MetadataScanner,
   ) {
+    if (typeof options !== 'object' || options === null) {
+      throw new SluiceConfigError(
+        'options',
+        options,
+        'expected SluiceModule options: an object such as { rate: "10r/s" }, or a list of limits',
+      );
+    }
     const list = Array.isArray(options);
     this.#defaults = list ? undefined : (options as RouteOptions<unknown, unknown>);
     const defaults = this.#defaults;
@@ -50,9 +63,10 @@ export class SluiceGuard implements CanActivate, OnModuleInit {
     // An application without HTTP (a microservice) has no adapter: only HTTP requests are limited.
     const adapter = this.adapterHost.httpAdapter as HttpAdapterHost['httpAdapter'] | undefined;
     if (adapter !== undefined) this.#platform = platformOf(adapter.getType());
-    for (const { metatype, instance } of this.discovery.getControllers()) {
-      if (typeof metatype !== 'function' || instance === null || typeof instance !== 'object') continue;
-      const prototype = Object.getPrototypeOf(instance) as Record<string, unknown>;
+    // From the classes, not their instances: a request-scoped controller has none yet.
+    for (const { metatype } of this.discovery.getControllers()) {
+      if (typeof metatype !== 'function') continue;
+      const prototype = metatype.prototype as Record<string, unknown>;
       for (const name of this.scanner.getAllMethodNames(prototype)) {
         const handler = prototype[name];
         if (typeof handler === 'function') this.#limitsOf(handler, metatype);

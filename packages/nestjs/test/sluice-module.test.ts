@@ -170,6 +170,11 @@ describe.each(PLATFORMS)(`SluiceModule, Nest ${NEST_MAJOR} on %s`, (_platform, a
     ['the module', [SluiceModule.forRoot({ rate: '6r/x' })], 'rate'],
     ['the module (a typo)', [SluiceModule.forRoot({ rate: '6r/m', brust: 5 } as never)], 'brust'],
     ['the module, as defaults of a decorator', [SluiceModule.forRoot({ status: 200 })], 'status'],
+    [
+      'a factory that returns none',
+      [SluiceModule.forRootAsync({ useFactory: () => undefined as never })],
+      'options',
+    ],
   ])('invalid options of %s fail the start, naming the option', async (_where, imports, option) => {
     const failed = serve(imports);
     await expect(failed).rejects.toBeInstanceOf(SluiceConfigError);
