@@ -20,6 +20,7 @@ export default tseslint.config(
       'packages/koa/**/*.ts',
       'packages/fastify/**/*.ts',
       'packages/cli/**/*.ts',
+      'packages/nestjs/**/*.ts',
     ],
     rules: {
       'no-restricted-imports': [

@@ -90,8 +90,9 @@ export function describeDecodingCost(driver: AdapterDriver): void {
     test('$uri of a path of invalid escapes', async () => {
       const app = await serve('$uri');
       const hostile = { path: `/${INVALID}` };
-      if (driver.name.startsWith('fastify')) {
-        // Fastify's router refuses a path that does not decode: the limit never sees it.
+      if (driver.name.startsWith('fastify') || driver.name.startsWith('nest')) {
+        // Fastify's router refuses a path that does not decode, and so does Nest's route on either
+        // platform (it decodes its path parameters): the limit never sees it.
         await expect(costRatio(app, hostile, { path: `/${PERCENT}` })).rejects.toThrow('status 400');
         expect(app.handled).toBe(1);
         return;

@@ -89,13 +89,13 @@ async function fail(how: FallbackFailure, begin: { headers(): void; midReply(): 
 }
 
 /** The synchronous throw of `throw`, else the promise of {@link fail}. */
-function failing(how: FallbackFailure, begin: { headers(): void; midReply(): void }): unknown {
+export function failing(how: FallbackFailure, begin: { headers(): void; midReply(): void }): unknown {
   if (how === 'throw') throw new Error(FALLBACK_ERROR);
   return fail(how, begin);
 }
 
 /** Writes 200 and `partial` on a raw response, as a handler streaming its reply would. */
-function writePartial(raw: ServerResponse): void {
+export function writePartial(raw: ServerResponse): void {
   raw.writeHead(200, { 'Content-Type': 'text/plain' });
   raw.write('partial');
 }

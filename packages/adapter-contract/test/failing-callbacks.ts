@@ -54,7 +54,7 @@ export function describeFailingCallbacks(driver: AdapterDriver): void {
         for (let i = 0; i < 2; i++) expect((await send(skipped)).status).toBe(200);
         const refused = await serve({ key, rate: '1/1m', clock: h.clock, onMissingKey: 'reject' }, mount);
         const res = await send(refused, { headers: { Accept: 'application/json' } });
-        expect([res.status, res.body.error, refused.handled]).toEqual([429, 'missing_key', 0]);
+        expect([res.status, res.body.error, refused.handled]).toEqual([400, 'missing_key', 0]);
         expect(h.failures.map((f) => [f.source, f.error.message])).toEqual(
           Array(3).fill([
             'key',

@@ -1,6 +1,7 @@
 import {
   callFallback,
   createHttpLimiter,
+  namingAdapterOptions,
   scopedOptions,
   SluiceConfigError,
   socketPeerAddress,
@@ -122,9 +123,14 @@ async function sluicePlugin(fastify: FastifyInstance, options: SluicePluginOptio
   if (hook !== 'onRequest' && hook !== 'preHandler') {
     throw new SluiceConfigError('hook', hook, "expected 'onRequest' or 'preHandler'");
   }
+  // A typo of `hook` is reported as unknown: its message names the plugin's own option too.
+  const gateOf = (limits: Options | readonly Options[]): onRequestHookHandler =>
+    hookOf(
+      namingAdapterOptions(['hook'], 'Fastify plugin options (not per route)', () => createGate(limits)),
+    );
   const everyRoute =
     defaults.rate !== undefined || defaults.rules !== undefined || defaults.limiter !== undefined
-      ? hookOf(createGate(defaults as Options))
+      ? gateOf(defaults as Options)
       : undefined;
 
   // Each GET route's gate by its `rateLimit` options and URL. Fastify's automatic HEAD route
@@ -146,8 +152,7 @@ async function sluicePlugin(fastify: FastifyInstance, options: SluicePluginOptio
       const head = methods.length === 1 && methods[0] === 'HEAD';
       const getGate = head ? (gets.get(route.url) ?? gets.get(route.url.replace(/(.)\/$/, '$1'))) : undefined;
       handler =
-        getGate ??
-        hookOf(createGate(Array.isArray(config) ? config.map(own) : own(config as SluiceRouteOptions)));
+        getGate ?? gateOf(Array.isArray(config) ? config.map(own) : own(config as SluiceRouteOptions));
       if (methods.includes('GET')) getGates.set(config, gets.set(route.url, handler));
     }
     const existing = route[hook];

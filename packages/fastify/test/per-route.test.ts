@@ -1,6 +1,7 @@
 import { MemoryStore, SluiceConfigError } from '@sluice/core';
 import sluice, * as sluiceModule from '@sluice/fastify';
-import fastify5, { type FastifyInstance } from 'fastify';
+import type { SluiceRouteOptions } from '@sluice/fastify';
+import fastify5, { type FastifyInstance, type RouteShorthandOptions } from 'fastify';
 import fastify4 from 'fastify4';
 import request from 'supertest';
 
@@ -143,6 +144,22 @@ describe.each(FRAMEWORKS)('%s: per-route limits', (_name, create) => {
     expect(error).toMatchObject({ option: 'status' });
   });
 
+  test("an unknown option's message names the plugin's own option (hook) beside the others", async () => {
+    const typo = create().register(sluice, { rate: '6r/m', hok: 'preHandler' } as never);
+    await expect(typo).rejects.toMatchObject({ option: 'hok', code: 'SLUICE_UNKNOWN_OPTION' });
+    await expect(typo).rejects.toThrow(
+      /HTTP options: key, .*; Fastify plugin options \(not per route\): hook$/,
+    );
+    await app.register(sluice, {});
+    const route = () =>
+      app.get(
+        '/route',
+        { config: { rateLimit: { rate: '6r/m', hook: 'preHandler' } as never } },
+        async () => '',
+      );
+    expect(route).toThrow(/^hook "preHandler": unknown option; .*\(not per route\): hook$/);
+  });
+
   test('registers from a module namespace (require) as from the default export', async () => {
     await app.register(sluiceModule.sluice, { rate: '1/1m', clock });
     app.get('/', async () => 'ok');
@@ -160,4 +177,31 @@ export function typedRouteConfig(app: FastifyInstance): void {
   );
   // @ts-expect-error status is a number
   app.get('/wrong', { config: { rateLimit: { rate: '6r/m', status: '429' } } }, async () => 'ok');
+}
+
+// Misspelled options are type errors (issue 14): on the plugin, in route options typed as
+// `SluiceRouteOptions`, and in a route config checked with `satisfies`. An inline `config` literal
+// passed straight to `app.get` is the exception: Fastify infers its `ContextConfig` type
+// parameter from that literal, which then admits any key (sluice refuses it when the route is
+// defined, as the test above shows).
+export async function misspelledOptions(app: FastifyInstance): Promise<void> {
+  // @ts-expect-error brust is not an option
+  await app.register(sluice, { rate: '6r/m', brust: 5 });
+  // @ts-expect-error brust is not an option
+  const sku: SluiceRouteOptions = { rate: '6r/m', brust: 5 };
+  // @ts-expect-error brust is not an option (neither in an array of limits)
+  const both: readonly SluiceRouteOptions[] = [{ rate: '6r/m' }, { rate: '1r/s', brust: 5 }];
+  app.get('/sku', { config: { rateLimit: sku } }, async () => 'ok');
+  app.get('/both', { config: { rateLimit: both } }, async () => 'ok');
+  app.get(
+    '/checked',
+    // @ts-expect-error brust is not an option
+    { config: { rateLimit: { rate: '6r/m', brust: 5 } satisfies SluiceRouteOptions } },
+    async () => 'ok',
+  );
+  const shorthand: RouteShorthandOptions = {
+    // @ts-expect-error brust is not an option
+    config: { rateLimit: { rate: '6r/m', brust: 5 } },
+  };
+  app.get('/shorthand', shorthand, async () => 'ok');
 }

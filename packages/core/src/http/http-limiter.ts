@@ -11,6 +11,9 @@ import { ReplyCache, withRetryAfter } from './reply-cache';
 import { resolveHttpLimit, type ResolvedLimit } from './resolve-http-options';
 import { costOf, keyOf, reportFailure, skipOf } from './user-callbacks';
 
+/** Status of a request refused by `onMissingKey: 'reject'`: Bad Request, whatever `status` says. */
+export const MISSING_KEY_STATUS = 400;
+
 /** Header set on requests `dryRun` let through: `rejected` or `delayed`, what would have happened. */
 export const DRY_RUN_HEADER = 'Sluice-Dry-Run';
 
@@ -164,9 +167,10 @@ export function createHttpLimiter<TRequest, THandler extends (...args: never[]) 
             dryRunMissingKey = true;
             continue;
           }
-          // Refused before any limit consumed anything.
+          // Refused before any limit consumed anything, as the client's error (400, not `status`):
+          // the request lacks what the limit keys on, and sending it again unchanged cannot help.
           const { type, body } = rejectionBody(undefined, view.header('accept'));
-          return { kind: 'reply', headers: [], status: limit.status, type, body };
+          return { kind: 'reply', headers: [], status: MISSING_KEY_STATUS, type, body };
         }
         entries.push({
           limit,
@@ -264,7 +268,7 @@ function outcomeOf<TRequest, THandler>(
   const retryAfter = retryAfterSeconds(decision);
   if ('handler' in fallback) {
     const { key } = rejection.entry;
-    const refused = withRetryAfter(headers, retryAfter, status);
+    const refused = withRetryAfter(headers, retryAfter);
     return {
       kind: 'handler',
       headers: refused,
@@ -283,7 +287,7 @@ function outcomeOf<TRequest, THandler>(
   const { reply } = fallback;
   return {
     kind: 'reply',
-    headers: [...withRetryAfter(headers, retryAfter, reply.status), ...reply.headers],
+    headers: [...withRetryAfter(headers, retryAfter), ...reply.headers],
     status: reply.status,
     type: reply.type,
     body: reply.body,

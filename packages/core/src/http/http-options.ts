@@ -24,8 +24,10 @@ export type HeaderMode = 'draft-8' | 'draft-7' | 'draft-6' | 'legacy' | false;
 
 /**
  * What a request whose key is empty gets (a missing header, query argument or cookie):
- * `'skip'` (default, as nginx does) is not limited; `'reject'` is refused with `status` (no
- * fallback, nothing counted); `'shared'` is limited with every other keyless request, in one bucket.
+ * `'skip'` (default, as nginx does) is not limited; `'reject'` is refused with 400 Bad Request and
+ * a `missing_key` body (whatever `status` says, no fallback, no `Retry-After`, nothing counted):
+ * the client must send the header, argument or cookie, and a 429 would invite it to retry the same
+ * request; `'shared'` is limited with every other keyless request, in one bucket.
  */
 export type MissingKeyMode = 'skip' | 'reject' | 'shared';
 
@@ -46,7 +48,11 @@ export interface StaticFallback {
   readonly status?: number;
   /** Text is sent as is; anything else as JSON (serialized once, at creation). */
   readonly body: JsonValue;
-  /** Extra headers, set after the rate-limit headers (so they may override them). */
+  /**
+   * Extra headers, set after the rate-limit headers and `Retry-After` (so they may override them).
+   * Like every reply to a refused request, a static fallback carries `Retry-After` when the
+   * decision has a wait to tell, whatever its status: a cached 200 still says when the live reply is back.
+   */
   readonly headers?: Readonly<Record<string, string>>;
   /** Content-Type. @defaultValue `'text/plain; charset=utf-8'` for text, `'application/json; charset=utf-8'` otherwise */
   readonly type?: string;

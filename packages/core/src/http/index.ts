@@ -1,5 +1,6 @@
 export { createHttpLimiter, DRY_RUN_HEADER } from './http-limiter';
 export type { HttpLimiter } from './http-limiter';
+export { namingAdapterOptions } from './adapter-options';
 export { callFallback } from './call-fallback';
 export type { RawResponse } from './call-fallback';
 export type {

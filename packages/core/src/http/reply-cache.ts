@@ -128,7 +128,7 @@ export class ReplyCache {
     }
     const made: HttpReply = {
       kind: 'reply',
-      headers: withRetryAfter(headers, retryAfter, status),
+      headers: withRetryAfter(headers, retryAfter),
       status,
       ...rejectionBody(decision, json ? 'application/json' : ''),
     };
@@ -156,13 +156,12 @@ export class ReplyCache {
   }
 }
 
-/** `headers` with `Retry-After` when there is a wait to tell and the reply is a refusal (4xx, 5xx). */
-export function withRetryAfter(
-  headers: HeaderList,
-  retryAfter: number | undefined,
-  status: number,
-): HeaderList {
-  return retryAfter !== undefined && status >= 400
-    ? [...headers, ['Retry-After', String(retryAfter)]]
-    : headers;
+/**
+ * `headers` with `Retry-After` when there is a wait to tell. One rule for every reply to a refused
+ * request, whatever its status: the default rejection, a static `fallback` (a cached 200 too) and
+ * the headers set before a fallback handler runs (which cannot know the status it will choose).
+ * A degraded reply thus still says when the live one is back; a fallback may override or remove it.
+ */
+export function withRetryAfter(headers: HeaderList, retryAfter: number | undefined): HeaderList {
+  return retryAfter !== undefined ? [...headers, ['Retry-After', String(retryAfter)]] : headers;
 }

@@ -131,7 +131,7 @@ describe('a key function that fails', () => {
       ['key', undefined, 'key'],
     ]);
     const reject = limiterOf({ key: key as Options['key'], onMissingKey: 'reject', status: 503 });
-    expect(await reject.decide({ id: 0 }, http())).toMatchObject({ kind: 'reply', status: 503 });
+    expect(await reject.decide({ id: 0 }, http())).toMatchObject({ kind: 'reply', status: 400 });
     const shared = limiterOf({ key: key as Options['key'], onMissingKey: 'shared' });
     expect(await kinds(shared, 3)).toEqual(['next', 'next', 'reply']);
   });

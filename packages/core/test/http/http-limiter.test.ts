@@ -50,7 +50,8 @@ describe('createHttpLimiter: one limit', () => {
       onMissingKey: 'reject',
       status: 503,
     });
-    expect(await reject.decide({}, http())).toMatchObject({ kind: 'reply', status: 503, headers: [] });
+    // 400 whatever `status` says: the client must send the key, not wait and retry.
+    expect(await reject.decide({}, http())).toMatchObject({ kind: 'reply', status: 400, headers: [] });
     const shared = limiterOf({ rate: '6r/m', clock, key: '$http_user_id', onMissingKey: 'shared' });
     expect((await shared.decide({}, http())).kind).toBe('next');
     expect((await shared.decide({}, http('/', {}, '198.51.100.7'))).kind).toBe('reply');
@@ -73,7 +74,7 @@ describe('createHttpLimiter: one limit', () => {
     await expect(bad.decide({}, http())).resolves.toEqual({ kind: 'next', headers: [] });
   });
 
-  test('fallback: static reply keeps rate-limit headers, Retry-After only on an error status', async () => {
+  test('fallback: static reply keeps rate-limit headers and Retry-After, whatever its status', async () => {
     const limits = limiterOf({
       rate: '6r/m',
       clock,
@@ -89,6 +90,7 @@ describe('createHttpLimiter: one limit', () => {
       headers: [
         ['RateLimit-Policy', '"6r/m";q=1;w=10'],
         ['RateLimit', '"6r/m";r=0;t=10'],
+        ['Retry-After', '10'],
         ['Cache-Control', 'max-age=5'],
       ],
     });

@@ -1,109 +1,89 @@
-import { execFileSync } from 'node:child_process';
-import {
-  mkdirSync,
-  mkdtempSync,
-  readFileSync,
-  realpathSync,
-  rmSync,
-  symlinkSync,
-  writeFileSync,
-  existsSync,
-} from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { installPacked, PUBLISHED, ROOT, run, type PackedProject } from './packed-install';
 
 /**
- * Packs each package as npm would publish it, installs the tarball into a bare project, and
- * loads it from CommonJS, from ESM and from TypeScript (node16 resolution, no skipLibCheck) —
- * exactly as users will. Needs the packages built (`pnpm test` builds first).
+ * Every published package as users get it: packed (`pnpm pack`), installed with plain `npm
+ * install` in a folder outside the repository beside the current majors of the frameworks, then
+ * loaded from CommonJS, from ESM and from TypeScript (node16 resolution, no skipLibCheck), and an
+ * Express, a Fastify and a Nest app run from the tarballs. Needs the packages built (`pnpm test`
+ * builds first) and the npm registry for the frameworks. The older majors: built-packages.test.ts.
  */
-const ROOT = resolve(__dirname, '../../../..');
-const PACKAGES: Record<string, { dir: string; names: string[] }> = {
-  '@sluice/core': {
-    dir: 'packages/core',
-    names: ['createLimiter', 'MemoryStore', 'RedisStore', 'SluiceConfigError'],
-  },
-  '@sluice/express': { dir: 'packages/express', names: ['rateLimit', 'RateLimit'] },
-  '@sluice/koa': { dir: 'packages/koa', names: ['rateLimit', 'RateLimit'] },
-  '@sluice/fastify': { dir: 'packages/fastify', names: ['default', 'sluice', 'RateLimit'] },
-  '@sluice/cli': { dir: 'packages/cli', names: ['replay', 'main'] },
-  '@sluice/metrics': {
-    dir: 'packages/metrics',
-    names: ['prometheus', 'dashboard', 'openTelemetry', 'isLoopbackRequest', 'SluiceMetrics'],
-  },
+const NAMES: Record<string, string[]> = {
+  '@sluice/core': ['createLimiter', 'MemoryStore', 'RedisStore', 'SluiceConfigError'],
+  '@sluice/express': ['rateLimit', 'RateLimit'],
+  '@sluice/koa': ['rateLimit', 'RateLimit'],
+  '@sluice/fastify': ['default', 'sluice', 'RateLimit'],
+  '@sluice/nestjs': ['SluiceModule', 'SluiceGuard', 'RateLimit', 'SkipRateLimit'],
+  '@sluice/cli': ['replay', 'main'],
+  '@sluice/metrics': ['prometheus', 'dashboard', 'openTelemetry', 'isLoopbackRequest', 'SluiceMetrics'],
 };
 
-const run = (cmd: string, args: string[], cwd: string): string =>
-  execFileSync(cmd, args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
-
-let project: string;
+let project: PackedProject;
+const node = (args: string[]) => run('node', args, project.dir).trim();
 
 beforeAll(() => {
-  project = mkdtempSync(join(tmpdir(), 'sluice-pack-'));
-  writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'consumer', private: true }));
-  for (const [name, { dir }] of Object.entries(PACKAGES)) {
-    const packageDir = join(ROOT, dir);
-    if (!existsSync(join(packageDir, 'dist')))
-      throw new Error(`${name} is not built: run \`pnpm build\` (pnpm test does)`);
-    const tarball = run('pnpm', ['pack', '--pack-destination', project], packageDir)
-      .trim()
-      .split('\n')
-      .pop() as string;
-    const target = join(project, 'node_modules', name);
-    mkdirSync(target, { recursive: true });
-    run('tar', ['-xzf', tarball, '-C', target, '--strip-components=1'], project);
-    // Dependencies come from the workspace install instead of the registry (tests run offline).
-    const manifest = JSON.parse(readFileSync(join(target, 'package.json'), 'utf8')) as {
-      dependencies?: Record<string, string>;
-      peerDependencies?: Record<string, string>;
-    };
-    // Peers (express, koa, fastify, ioredis) as a user would have installed them.
-    const needed = { ...manifest.dependencies, ...manifest.peerDependencies };
-    for (const dependency of Object.keys(needed).filter((name) => !name.startsWith('@sluice/'))) {
-      const link = join(project, 'node_modules', dependency);
-      if (!existsSync(link)) {
-        mkdirSync(join(link, '..'), { recursive: true });
-        symlinkSync(realpathSync(join(packageDir, 'node_modules', dependency)), link, 'dir');
-      }
-    }
-  }
-}, 60_000);
+  project = installPacked({
+    express: '^5.3.0',
+    fastify: '^5.12.8',
+    koa: '^3.3.0',
+    '@nestjs/common': '^12.5.1',
+    '@nestjs/core': '^12.5.1',
+    '@nestjs/platform-express': '^12.5.1',
+    '@nestjs/platform-fastify': '^12.5.0',
+    'reflect-metadata': '^0.2.2',
+    rxjs: '^7.8.2',
+    'prom-client': '^15.1.3',
+    '@types/node': '^20.19.43',
+  });
+}, 240_000);
 
-afterAll(() => {
-  if (project) rmSync(project, { recursive: true, force: true });
+afterAll(() => project?.remove());
+
+test('every published package is listed here', () => {
+  expect(PUBLISHED.map((p) => p.name).sort()).toEqual(Object.keys(NAMES).sort());
 });
 
-describe.each(Object.entries(PACKAGES))('%s as published', (name, { names }) => {
-  test('the tarball holds dist and package.json, not sources or tests', () => {
-    const files = run('find', ['.', '-type', 'f'], join(project, 'node_modules', name))
+describe.each(Object.entries(NAMES))('%s as published', (name, names) => {
+  test('the tarball holds dist, README, LICENSE and package.json; no sources, tests or workspace ranges', () => {
+    const files = run('tar', ['-tzf', project.tarballs[name] as string], project.dir)
       .split('\n')
       .filter(Boolean);
-    expect(files).toContain('./package.json');
-    expect(files.some((f) => f.endsWith('index.cjs'))).toBe(true);
-    expect(files.some((f) => f.endsWith('index.mjs'))).toBe(true);
-    expect(files.some((f) => f.includes('/test/') || f.startsWith('./src/'))).toBe(false);
+    expect(files).toEqual(
+      expect.arrayContaining([
+        'package/package.json',
+        'package/README.md',
+        'package/LICENSE',
+        'package/dist/index.cjs',
+        'package/dist/index.mjs',
+        'package/dist/index.d.ts',
+        'package/dist/index.d.mts',
+      ]),
+    );
+    expect(files.some((f) => f.includes('/test/') || f.startsWith('package/src/'))).toBe(false);
+    const manifest = run(
+      'tar',
+      ['-xzOf', project.tarballs[name] as string, 'package/package.json'],
+      project.dir,
+    );
+    expect(manifest).not.toMatch(/workspace:/);
+    expect(JSON.parse(manifest)).toMatchObject({
+      license: 'MIT',
+      engines: { node: '>=20' },
+      publishConfig: { access: 'public' },
+      repository: { type: 'git', directory: expect.stringMatching(/^packages\//) },
+    });
   });
 
-  test('require() gives the public names', () => {
-    const out = run(
-      'node',
-      ['-e', `const m = require(${JSON.stringify(name)}); console.log(JSON.stringify(Object.keys(m)))`],
-      project,
-    );
-    expect(JSON.parse(out)).toEqual(expect.arrayContaining(names));
-  });
-
-  test('import gives the same names', () => {
-    const out = run(
-      'node',
-      [
-        '--input-type=module',
-        '-e',
-        `const m = await import(${JSON.stringify(name)}); console.log(JSON.stringify(Object.keys(m)))`,
-      ],
-      project,
-    );
-    expect(JSON.parse(out)).toEqual(expect.arrayContaining(names));
+  test('require() and import give the public names', () => {
+    const cjs = node(['-e', `console.log(JSON.stringify(Object.keys(require(${JSON.stringify(name)}))))`]);
+    const esm = node([
+      '--input-type=module',
+      '-e',
+      `console.log(JSON.stringify(Object.keys(await import(${JSON.stringify(name)}))))`,
+    ]);
+    expect(JSON.parse(cjs)).toEqual(expect.arrayContaining(names));
+    expect(JSON.parse(esm)).toEqual(expect.arrayContaining(names));
   });
 });
 
@@ -114,67 +94,156 @@ describe('@sluice/core end to end from the tarball', () => {
     console.log(JSON.stringify([d.allowed, d.limit, d.remaining, d.resetMs]));`;
 
   test('ESM and CJS decide the same', () => {
-    const esm = run(
-      'node',
-      ['--input-type=module', '-e', `import { createLimiter } from '@sluice/core';${script}`],
-      project,
-    );
-    const cjs = run(
-      'node',
-      ['-e', `const { createLimiter } = require('@sluice/core'); (async () => {${script}})()`],
-      project,
-    );
+    const esm = node(['--input-type=module', '-e', `import { createLimiter } from '@sluice/core';${script}`]);
+    const cjs = node([
+      '-e',
+      `const { createLimiter } = require('@sluice/core'); (async () => {${script}})()`,
+    ]);
     expect(JSON.parse(esm)).toEqual([true, 16, 15, 2000]);
     expect(cjs).toBe(esm);
   });
+});
 
-  test.each(['commonjs', 'module'])(
-    'TypeScript (%s, node16 resolution, strict, no skipLibCheck) type-checks a user file',
-    (type) => {
-      const dir = join(project, `ts-${type}`);
-      mkdirSync(dir, { recursive: true });
-      writeFileSync(join(dir, 'package.json'), JSON.stringify({ type }));
-      writeFileSync(
-        join(dir, 'tsconfig.json'),
-        JSON.stringify({
-          compilerOptions: {
-            module: 'node16',
-            moduleResolution: 'node16',
-            strict: true,
-            noEmit: true,
-            skipLibCheck: false,
-            types: [],
-          },
-          files: ['use.ts'],
-        }),
-      );
-      writeFileSync(
-        join(dir, 'use.ts'),
-        `import { createLimiter, MemoryStore, SluiceConfigError, type Decision } from '@sluice/core';
-       const limiter = createLimiter({ rate: '10r/s', store: new MemoryStore({ maxKeys: 10 }) });
-       export const pending: Promise<Decision> = limiter.consume('k', { cost: 2 });
-       export const isConfigError = (e: unknown): boolean => e instanceof SluiceConfigError;
-       // @ts-expect-error rate is required
-       createLimiter({ burst: 1 });`,
-      );
-      const tsc = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
-      expect(() => run('node', [tsc, '-p', dir], dir)).not.toThrow();
-    },
+/** A user's TypeScript project beside the install: node16 resolution, strict, no skipLibCheck. */
+function typeCheck(folder: string, type: 'commonjs' | 'module', source: string, decorators = false): void {
+  const dir = join(project.dir, folder);
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, 'package.json'), JSON.stringify({ type }));
+  writeFileSync(
+    join(dir, 'tsconfig.json'),
+    JSON.stringify({
+      compilerOptions: {
+        module: 'node16',
+        moduleResolution: 'node16',
+        target: 'es2022',
+        strict: true,
+        noEmit: true,
+        skipLibCheck: false,
+        // A Nest app has Node's types (Nest's own declarations need them); core needs none.
+        types: decorators ? ['node'] : [],
+        ...(decorators ? { experimentalDecorators: true } : {}),
+      },
+      files: ['use.ts'],
+    }),
   );
+  writeFileSync(join(dir, 'use.ts'), source);
+  const tsc = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
+  run('node', [tsc, '-p', dir], dir);
+}
+
+test.each(['commonjs', 'module'] as const)('TypeScript (%s) type-checks a user file of core', (type) => {
+  typeCheck(
+    `ts-core-${type}`,
+    type,
+    `import { createLimiter, MemoryStore, SluiceConfigError, type Decision } from '@sluice/core';
+     const limiter = createLimiter({ rate: '10r/s', store: new MemoryStore({ maxKeys: 10 }) });
+     export const pending: Promise<Decision> = limiter.consume('k', { cost: 2 });
+     export const isConfigError = (e: unknown): boolean => e instanceof SluiceConfigError;
+     // @ts-expect-error rate is required
+     createLimiter({ burst: 1 });`,
+  );
+});
+
+test('TypeScript type-checks a Nest app with legacy decorators (ESM: Nest 12 is ES modules only)', () => {
+  typeCheck(
+    'ts-nestjs',
+    'module',
+    `import { Controller, Get, Module } from '@nestjs/common';
+     import { RateLimit, SkipRateLimit, SluiceModule } from '@sluice/nestjs';
+     @Controller('shop')
+     export class Shop {
+       @Get('sku') @RateLimit({ key: '$arg_sku_id', rate: '6r/m', fallback: { body: { cached: true } } }) sku() {}
+       @Get('health') @SkipRateLimit() health() {}
+       // @ts-expect-error brust is not an option
+       @Get('typo') @RateLimit({ rate: '6r/m', brust: 5 }) typo() {}
+     }
+     @Module({ imports: [SluiceModule.forRoot({ rate: '10r/s', burst: 20 })], controllers: [Shop] })
+     export class AppModule {}`,
+    true,
+  );
+});
+
+/** Starts an app (the expression's value: a listening server), sends two requests, prints the statuses. */
+const twoRequests = (listen: string) => `
+  const server = await (${listen});
+  const url = 'http://127.0.0.1:' + server.address().port;
+  const statuses = [];
+  for (let i = 0; i < 2; i++) statuses.push((await fetch(url + '/sku?sku_id=a')).status);
+  console.log(statuses.join(' '));`;
+
+describe('apps run from the tarballs', () => {
+  test('Express 5 from import', () => {
+    const script = `
+      import express from 'express'; import { rateLimit } from '@sluice/express';
+      const app = express(); app.get('/sku', rateLimit({ key: '$arg_sku_id', rate: '1/1m' }), (req, res) => res.send('ok'));
+      ${twoRequests("new Promise((r) => { const s = app.listen(0, '127.0.0.1', () => r(s)); })")}
+      server.close();`;
+    expect(node(['--input-type=module', '-e', script])).toBe('200 429');
+  });
+
+  test('Fastify 5 from require', () => {
+    const script = `(async () => {
+      const app = require('fastify')();
+      await app.register(require('@sluice/fastify'));
+      app.get('/sku', { config: { rateLimit: { key: '$arg_sku_id', rate: '1/1m' } } }, async () => 'ok');
+      await app.listen({ port: 0, host: '127.0.0.1' });
+      ${twoRequests('app.server')}
+      await app.close();
+    })()`;
+    expect(node(['-e', script])).toBe('200 429');
+  });
+
+  /** A Nest app in plain JavaScript: Nest's decorators applied as the functions they are. */
+  const nestApp = (imports: string, platform: string) => `
+    ${imports}
+    class Shop { sku() { return 'ok'; } }
+    const sku = Object.getOwnPropertyDescriptor(Shop.prototype, 'sku');
+    Get('sku')(Shop.prototype, 'sku', sku);
+    RateLimit({ key: '$arg_sku_id', rate: '1/1m' })(Shop.prototype, 'sku', sku);
+    Controller()(Shop);
+    class AppModule {}
+    Module({ imports: [SluiceModule.forRoot()], controllers: [Shop] })(AppModule);
+    const app = await NestFactory.create(AppModule, new ${platform}(), { logger: false });
+    await app.listen(0, '127.0.0.1');
+    ${twoRequests('app.getHttpServer()')}
+    await app.close();`;
+
+  test('Nest 12 on Express from import', () => {
+    const script = nestApp(
+      `import 'reflect-metadata';
+       import { Controller, Get, Module } from '@nestjs/common';
+       import { NestFactory } from '@nestjs/core';
+       import { ExpressAdapter } from '@nestjs/platform-express';
+       import { RateLimit, SluiceModule } from '@sluice/nestjs';`,
+      'ExpressAdapter',
+    );
+    expect(node(['--input-type=module', '-e', script])).toBe('200 429');
+  });
+
+  test('Nest 12 on Fastify from require (Node 20.19+: require of ES modules)', () => {
+    const script = `(async () => {${nestApp(
+      `require('reflect-metadata');
+       const { Controller, Get, Module } = require('@nestjs/common');
+       const { NestFactory } = require('@nestjs/core');
+       const { FastifyAdapter } = require('@nestjs/platform-fastify');
+       const { RateLimit, SluiceModule } = require('@sluice/nestjs');`,
+      'FastifyAdapter',
+    )}})()`;
+    expect(node(['--no-warnings', '-e', script])).toBe('200 429');
+  });
 });
 
 describe('@sluice/cli: the sluice command from the tarball', () => {
   test('its bin runs as npx would run it, through its hashbang', () => {
-    const dir = join(project, 'node_modules', '@sluice/cli');
-    const manifest = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as {
-      bin: Record<string, string>;
-      version: string;
-    };
-    const bin = join(dir, manifest.bin.sluice as string);
-    const out = run(bin, ['replay', '--pattern', 'steady', '--policy', 'gcra 5r/s', '--json'], project);
+    const manifest = JSON.parse(
+      run('tar', ['-xzOf', project.tarballs['@sluice/cli'] as string, 'package/package.json'], project.dir),
+    ) as { bin: Record<string, string>; version: string };
+    const bin = join(project.dir, 'node_modules', '.bin', 'sluice');
+    const out = run(bin, ['replay', '--pattern', 'steady', '--policy', 'gcra 5r/s', '--json'], project.dir);
     const summary = JSON.parse(out) as { requests: number; policies: Array<{ admitted: number }> };
     expect(summary.requests).toBe(600);
     expect(summary.policies[0]?.admitted).toBe(300);
-    expect(run(bin, ['--version'], project).trim()).toBe(manifest.version);
+    expect(run(bin, ['--version'], project.dir).trim()).toBe(manifest.version);
+    expect(Object.keys(manifest.bin)).toEqual(['sluice']);
   });
 });

@@ -1,0 +1,56 @@
+import { SetMetadata } from '@nestjs/common';
+import type { NestHttpRequest, RateLimitOptions } from './options';
+
+/**
+ * What `@RateLimit` and `@SkipRateLimit` store under one key, so the nearest wins: a method's
+ * own decorator over its controller's, whichever of the two each is.
+ */
+export type RateLimitMetadata =
+  { readonly limits: RateLimitOptions<never, never> | ReadonlyArray<RateLimitOptions<never, never>> } | false;
+
+/** The metadata key of {@link RateLimit} and {@link SkipRateLimit}, read with Nest's `Reflector`. */
+export const RATE_LIMIT_METADATA = 'sluice:rate-limit';
+
+/**
+ * Rate-limits a route handler, or every route of a controller: a Nest decorator (TypeScript's
+ * `experimentalDecorators`, as Nest's own). The limits replace the module's on that route, as a
+ * `limit_req` in an nginx `location` replaces the server's; list several to keep both
+ * (`@RateLimit([perIp, perSku])`). When the module's options are one object they are the
+ * defaults these are merged over (its `store`, say); each decorator gets its own buckets, the
+ * ones on a controller shared by its routes. A method's decorator wins over its controller's.
+ * The options are validated when the application starts.
+ *
+ * @param options - one limit, or several applied in order
+ * @example
+ * ```ts
+ * @Controller('shop')
+ * export class ShopController {
+ *   @Get('sku')
+ *   @RateLimit({ key: '$arg_sku_id', rate: '6r/m', fallback: { body: { cached: true } } })
+ *   sku() {}
+ * }
+ * ```
+ */
+export function RateLimit<TRequest = NestHttpRequest, TResponse = unknown>(
+  options: RateLimitOptions<TRequest, TResponse> | ReadonlyArray<RateLimitOptions<TRequest, TResponse>>,
+): MethodDecorator & ClassDecorator {
+  // A fresh object per use: the guard keeps one set of limits (buckets) per decorator.
+  const metadata: RateLimitMetadata = { limits: options as RateLimitOptions<never, never> };
+  return SetMetadata(RATE_LIMIT_METADATA, metadata);
+}
+
+/**
+ * Exempts a route handler, or every route of a controller, from the module's limits and from a
+ * controller's `@RateLimit` (a method's own `@RateLimit` still applies under a skipped controller).
+ *
+ * @example
+ * ```ts
+ * @Get('health')
+ * @SkipRateLimit()
+ * health() {}
+ * ```
+ */
+export function SkipRateLimit(): MethodDecorator & ClassDecorator {
+  const metadata: RateLimitMetadata = false;
+  return SetMetadata(RATE_LIMIT_METADATA, metadata);
+}
