@@ -36,3 +36,13 @@ export type { StoreErrorScope } from './resilience/store-errors';
 export { capacityOf } from './policy/resolve-policy';
 export * from './keys';
 export * from './http';
+export * from './concurrency';
+export type {
+  PermitAcquireReply,
+  PermitAcquireRequest,
+  PermitKey,
+  PermitReleaseRequest,
+  PermitRenewReply,
+  PermitRenewRequest,
+  PermitStore,
+} from './stores/permit-store';

@@ -1,4 +1,5 @@
 import type { Policy, Verdict } from '../types';
+import type { PermitStore } from './permit-store';
 
 /** One decision asked of a store. */
 export interface StoreRequest {
@@ -64,4 +65,10 @@ export interface Store {
   giveBack?(request: StoreRequest): Promise<void>;
   /** Optional: {@link Store.giveBack} for every rule of a limiter with several. */
   giveBackRules?(request: RulesRequest): Promise<void>;
+  /**
+   * Optional, needed by concurrency limits (`createConcurrencyLimiter`) on a store that is not
+   * in-process: where their permits live, as leases (RedisStore has it). In-process stores need
+   * none: their permits are counted in the process.
+   */
+  permits?(): PermitStore;
 }

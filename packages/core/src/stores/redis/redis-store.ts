@@ -1,5 +1,6 @@
 import { SluiceConfigError } from '../../policy/config-error';
 import type { Policy, Verdict } from '../../types';
+import type { PermitStore } from '../permit-store';
 import type { RulesRequest, Store, StoreRequest } from '../store';
 import type { RedisStoreClient, ScriptCommand } from './redis-client';
 import {
@@ -14,6 +15,7 @@ import {
   toVerdicts,
 } from './redis-command';
 import { redisKey } from './redis-keys';
+import { RedisPermits } from './redis-permits';
 import {
   GIVE_BACK_SCRIPT,
   givesBack,
@@ -101,6 +103,7 @@ export class RedisStore implements Store {
   readonly #giveBack: ScriptCommand;
   /** Each policy's own script, or `null` when it runs its kind's shared one. */
   readonly #policyCommands = new WeakMap<Policy, ScriptCommand | null>();
+  #permits: PermitStore | undefined;
 
   /**
    * @param options - `client` (required) and `prefix`
@@ -212,6 +215,11 @@ export class RedisStore implements Store {
    */
   keyOf({ prefix, key, policy, scope }: Pick<StoreRequest, 'prefix' | 'key' | 'policy' | 'scope'>): string {
     return redisKey(this.prefix, prefix, key, stateKindOf(policy), scope);
+  }
+
+  /** The permits of concurrency limits (`createConcurrencyLimiter`) in this Redis: leases in `…:{<key>}:permits`. */
+  permits(): PermitStore {
+    return (this.#permits ??= new RedisPermits(this.#client, this.prefix));
   }
 
   /** The keys of every rule of a {@link RulesRequest}, `…:{<key>}:<algorithm>[:<scope>]:<index>`, in order. */
