@@ -153,7 +153,11 @@ export function guardPermits(
     const expiredBefore = performance.now() - leaseMs;
     for (const [id, { key, failedAt }] of retries) {
       if (failedAt < expiredBefore) retries.delete(id);
-      else guarded(key, () => store.release({ prefix, key, id })).then(() => retries.delete(id), ignore);
+      else
+        guarded(key, () => store.release({ prefix, key, id })).then(() => {
+          retries.delete(id);
+          idle();
+        }, ignore);
     }
     idle();
   };
