@@ -18,6 +18,7 @@ export type { PolicyOptions } from './policy/resolve-policy';
 export { MemoryStore } from './stores/memory-store';
 export type { MemoryStoreOptions } from './stores/memory-store';
 export { RedisStore, type RedisStoreClient, type RedisStoreOptions } from './stores/redis/redis-store';
+export type { RedisPermits } from './stores/redis/redis-permits';
 export type { RulesRequest, Store, StoreRequest } from './stores/store';
 export { algorithms, runStep } from './algorithms';
 export type { Algorithm, AlgorithmStates, Step } from './algorithms';

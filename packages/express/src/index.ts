@@ -142,6 +142,7 @@ export function RateLimit(options: RateLimitOptions | readonly RateLimitOptions[
 
 export type {
   CallbackErrorEvent,
+  ConcurrencyDecision,
   Decision,
   HeaderMode,
   LimitEvent,
@@ -149,3 +150,6 @@ export type {
   StaticFallback,
   TrustProxy,
 } from '@sluice/core';
+
+export { concurrencyLimit } from './concurrency-limit';
+export type { ConcurrencyLimitOptions, ExpressConcurrencyFallback } from './concurrency-limit';

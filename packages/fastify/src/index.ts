@@ -188,6 +188,7 @@ export function RateLimit(options: Options | readonly Options[]) {
 
 export type {
   CallbackErrorEvent,
+  ConcurrencyDecision,
   Decision,
   HeaderMode,
   LimitEvent,
@@ -195,3 +196,6 @@ export type {
   StaticFallback,
   TrustProxy,
 } from '@sluice/core';
+
+export { concurrencyLimit } from './concurrency-limit';
+export type { ConcurrencyLimitOptions, FastifyConcurrencyFallback } from './concurrency-limit';

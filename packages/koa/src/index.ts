@@ -122,6 +122,7 @@ export function RateLimit(options: RateLimitOptions | readonly RateLimitOptions[
 
 export type {
   CallbackErrorEvent,
+  ConcurrencyDecision,
   Decision,
   HeaderMode,
   LimitEvent,
@@ -129,3 +130,6 @@ export type {
   StaticFallback,
   TrustProxy,
 } from '@sluice/core';
+
+export { concurrencyLimit } from './concurrency-limit';
+export type { ConcurrencyLimitOptions, KoaConcurrencyFallback } from './concurrency-limit';

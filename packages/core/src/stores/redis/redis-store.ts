@@ -1,6 +1,5 @@
 import { SluiceConfigError } from '../../policy/config-error';
 import type { Policy, Verdict } from '../../types';
-import type { PermitStore } from '../permit-store';
 import type { RulesRequest, Store, StoreRequest } from '../store';
 import type { RedisStoreClient, ScriptCommand } from './redis-client';
 import {
@@ -103,7 +102,7 @@ export class RedisStore implements Store {
   readonly #giveBack: ScriptCommand;
   /** Each policy's own script, or `null` when it runs its kind's shared one. */
   readonly #policyCommands = new WeakMap<Policy, ScriptCommand | null>();
-  #permits: PermitStore | undefined;
+  #permits: RedisPermits | undefined;
 
   /**
    * @param options - `client` (required) and `prefix`
@@ -218,7 +217,7 @@ export class RedisStore implements Store {
   }
 
   /** The permits of concurrency limits (`createConcurrencyLimiter`) in this Redis: leases in `…:{<key>}:permits`. */
-  permits(): PermitStore {
+  permits(): RedisPermits {
     return (this.#permits ??= new RedisPermits(this.#client, this.prefix));
   }
 
