@@ -7,12 +7,11 @@ import {
   type ConcurrencyOutcome,
   type ResolvedConcurrencyLimit,
 } from './concurrency-options';
-import type { ClosableResponse } from './hold-request';
 import type { HeaderList, HttpReply } from './http-options';
 import { DRY_RUN_HEADER } from './http-limiter';
 import { toSeconds } from './rate-limit-headers';
 import { JSON_TYPE, prefersJson, rejectionBody, TEXT_TYPE } from './reply-body';
-import { onResponseClose } from './response-close';
+import { onResponseClose, releaseOnClose, type ListenableResponse } from './response-close';
 import { keyOf, reportFailure, skipOf } from './user-callbacks';
 
 /** One concurrency limit on a route, resolved once; adapters call `decide` per request. */
@@ -30,7 +29,7 @@ export interface HttpConcurrencyLimiter<TRequest, THandler> {
   decide(
     request: TRequest,
     http: HttpRequest,
-    response: ClosableResponse,
+    response: ListenableResponse,
   ): Promise<ConcurrencyOutcome<THandler>>;
   /**
    * The same without a promise when it can be had at once: a key of nginx variables, no `skip`,
@@ -39,7 +38,7 @@ export interface HttpConcurrencyLimiter<TRequest, THandler> {
   decideSync(
     request: TRequest,
     http: HttpRequest,
-    response: ClosableResponse,
+    response: ListenableResponse,
   ): ConcurrencyOutcome<THandler> | undefined;
 }
 
@@ -74,7 +73,7 @@ export function createHttpConcurrencyLimiter<TRequest, THandler extends (...args
   /** With a queue: waits, giving up the moment the client leaves; its permit goes back if it came too late. */
   const waitFor = async (
     key: string,
-    response: ClosableResponse,
+    response: ListenableResponse,
   ): Promise<ConcurrencyDecision | undefined> => {
     const controller = new AbortController();
     // Set once the permit came: from then on, the response's close releases it.
@@ -137,8 +136,8 @@ export function createHttpConcurrencyLimiter<TRequest, THandler extends (...args
 }
 
 /** Ties the permit's release to the response. */
-function admit(response: ClosableResponse, permit: Permit): typeof NEXT {
-  onResponseClose(response, () => void permit.release());
+function admit(response: ListenableResponse, permit: Permit): typeof NEXT {
+  releaseOnClose(response, permit);
   return NEXT;
 }
 

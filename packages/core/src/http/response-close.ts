@@ -48,6 +48,28 @@ export function onResponseClose(response: ClosableResponse, onClose: () => void)
   };
 }
 
+/** A response that can take a plain `close` listener (every Node `ServerResponse`). */
+export type ListenableResponse = ClosableResponse & { on(event: 'close', listener: () => void): unknown };
+
+/**
+ * Gives `permit` back when the response closes (see {@link onResponseClose}). The common case,
+ * a response answering on its own socket, costs one plain listener, never removed: it goes with
+ * the response, and a release is idempotent.
+ *
+ * @param response - the raw response
+ * @param permit - what to release, once
+ */
+export function releaseOnClose(response: ListenableResponse, permit: { release(): unknown }): void {
+  const socket = response.req?.socket;
+  if (response.socket != null || socket == null) {
+    if (response.closed === true || response.destroyed === true || socket?.destroyed === true)
+      void permit.release();
+    else response.on('close', () => void permit.release());
+    return;
+  }
+  onResponseClose(response, () => void permit.release());
+}
+
 function watch(socket: ClosableConnection, listener: () => void): void {
   let watching = sockets.get(socket);
   if (watching === undefined) {
