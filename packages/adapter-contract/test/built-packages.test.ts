@@ -22,9 +22,9 @@ beforeAll(() => {
 });
 
 test.each([
-  ['@sluice/express', ['RateLimit', 'rateLimit']],
-  ['@sluice/koa', ['RateLimit', 'rateLimit']],
-  ['@sluice/fastify', ['RateLimit', 'default', 'sluice']],
+  ['@sluice/express', ['RateLimit', 'concurrencyLimit', 'rateLimit']],
+  ['@sluice/koa', ['RateLimit', 'concurrencyLimit', 'rateLimit']],
+  ['@sluice/fastify', ['RateLimit', 'concurrencyLimit', 'default', 'sluice']],
 ])('%s: require and import give the public names', async (name, names) => {
   const cjs = JSON.parse(await node(['-e', `console.log(JSON.stringify(Object.keys(require('${name}'))))`]));
   const esm = JSON.parse(

@@ -21,11 +21,14 @@ const ROOT = resolve(__dirname, '../../../..');
 const PACKAGES: Record<string, { dir: string; names: string[] }> = {
   '@sluice/core': {
     dir: 'packages/core',
-    names: ['createLimiter', 'MemoryStore', 'RedisStore', 'SluiceConfigError'],
+    names: ['createLimiter', 'createConcurrencyLimiter', 'MemoryStore', 'RedisStore', 'SluiceConfigError'],
   },
-  '@sluice/express': { dir: 'packages/express', names: ['rateLimit', 'RateLimit'] },
-  '@sluice/koa': { dir: 'packages/koa', names: ['rateLimit', 'RateLimit'] },
-  '@sluice/fastify': { dir: 'packages/fastify', names: ['default', 'sluice', 'RateLimit'] },
+  '@sluice/express': { dir: 'packages/express', names: ['rateLimit', 'RateLimit', 'concurrencyLimit'] },
+  '@sluice/koa': { dir: 'packages/koa', names: ['rateLimit', 'RateLimit', 'concurrencyLimit'] },
+  '@sluice/fastify': {
+    dir: 'packages/fastify',
+    names: ['default', 'sluice', 'RateLimit', 'concurrencyLimit'],
+  },
 };
 
 const run = (cmd: string, args: string[], cwd: string): string =>
@@ -145,12 +148,15 @@ describe('@sluice/core end to end from the tarball', () => {
       );
       writeFileSync(
         join(dir, 'use.ts'),
-        `import { createLimiter, MemoryStore, SluiceConfigError, type Decision } from '@sluice/core';
+        `import { createConcurrencyLimiter, createLimiter, MemoryStore, SluiceConfigError, type ConcurrencyDecision, type Decision } from '@sluice/core';
        const limiter = createLimiter({ rate: '10r/s', store: new MemoryStore({ maxKeys: 10 }) });
        export const pending: Promise<Decision> = limiter.consume('k', { cost: 2 });
        export const isConfigError = (e: unknown): boolean => e instanceof SluiceConfigError;
+       export const permit: Promise<ConcurrencyDecision> = createConcurrencyLimiter({ max: 2, queue: { maxWaitMs: '1s' } }).acquire('k');
        // @ts-expect-error rate is required
-       createLimiter({ burst: 1 });`,
+       createLimiter({ burst: 1 });
+       // @ts-expect-error max is required
+       createConcurrencyLimiter({ leaseMs: 1000 });`,
       );
       const tsc = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
       expect(() => run('node', [tsc, '-p', dir], dir)).not.toThrow();
