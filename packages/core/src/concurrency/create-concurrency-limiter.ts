@@ -170,31 +170,38 @@ export function createConcurrencyLimiter(options: ConcurrencyLimiterOptions): Co
   };
 
   // On a shared store: the first waiter of a key asks again, backing off, until served or gone.
+  /** Per key being polled: the pause before its next refused retry. */
   const polls = new Map<string, { pauseMs: number }>();
-  const poll = (key: string, state: { pauseMs: number }, pauseMs: number): void => {
-    state.pauseMs = pauseMs;
-    setTimeout(() => void tryFirst(key, state), pauseMs).unref();
+  const poll = (key: string, state: { pauseMs: number }, afterMs: number): void => {
+    setTimeout(() => void tryFirst(key, state), afterMs).unref();
   };
   const tryFirst = async (key: string, state: { pauseMs: number }): Promise<void> => {
     const line = queue as WaitQueue;
     if (line.waiting(key) === 0) return void polls.delete(key);
-    const answer = await (remote as NonNullable<typeof remote>).acquire(key);
-    if (answer.grant !== undefined) {
+    // A broken clock is the one way acquire rejects: the waiters then wait out maxWaitMs.
+    const answer = await (remote as NonNullable<typeof remote>).acquire(key).catch(() => undefined);
+    const grant = answer?.grant;
+    if (answer !== undefined && grant !== undefined) {
       // The first still waiting now: the one asked for may have left meanwhile.
       const head = line.shift(key);
-      if (head === undefined) void free(key, answer.grant);
-      else
-        head.settle(
-          admitted(key, answer.grant, answer.held, performance.now() - head.since, answer.degraded),
-        );
+      if (head === undefined) void free(key, grant);
+      else head.settle(admitted(key, grant, answer.held, performance.now() - head.since, answer.degraded));
     }
     if (line.waiting(key) === 0) return void polls.delete(key);
-    poll(key, state, answer.grant === undefined ? Math.min(state.pauseMs * 2, POLL_MAX_MS) : 0);
+    if (grant !== undefined) {
+      // Served: the next in line asks at once, and backs off afresh if refused.
+      state.pauseMs = POLL_MIN_MS;
+      return poll(key, state, 0);
+    }
+    const pauseMs = state.pauseMs;
+    state.pauseMs = Math.min(pauseMs * 2, POLL_MAX_MS);
+    poll(key, state, pauseMs);
   };
+  /** A permit of `key` may be free: serve its waiters (memory) or have its first ask (shared store). */
   const wake = (key: string): void => {
     if (table !== undefined) return serveLocal(key);
     if (polls.has(key)) return;
-    const state = { pauseMs: POLL_MIN_MS };
+    const state = { pauseMs: POLL_MIN_MS * 2 };
     polls.set(key, state);
     poll(key, state, POLL_MIN_MS);
   };

@@ -239,6 +239,32 @@ describe('concurrency limits on Redis', () => {
     expect(await waiting.inFlight('k')).toBe(0);
   });
 
+  test('the first waiter asks Redis again backing off, not in a loop, also after a permit came', async () => {
+    const prefix = fresh();
+    const other = createConcurrencyLimiter({ max: 1, store, prefix, timeoutMs: REDIS_TIMEOUT_MS });
+    const waiting = createConcurrencyLimiter({
+      max: 1,
+      store,
+      prefix,
+      queue: { maxWaitMs: 5000 },
+      timeoutMs: REDIS_TIMEOUT_MS,
+    });
+    const held = await other.acquire('k');
+    const first = waiting.acquire('k');
+    const second = waiting.acquire('k');
+    await until(() => waiting.stats().queued === 2, 'both wait');
+    await held.permit?.release();
+    expect((await first).allowed).toBe(true);
+    // The second now waits on the first's permit, held here: 300 ms of retries 10, 20, 40, … ms
+    // apart (capped at 250) are a handful of calls; a retry loop would be hundreds.
+    const before = await scriptCalls(admin);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect((await scriptCalls(admin)) - before).toBeLessThanOrEqual(10);
+    await (await first).permit?.release();
+    expect((await second).allowed).toBe(true);
+    await (await second).permit?.release();
+  });
+
   test('bad data at a key decides as no permits and is replaced; a lease from far ahead holds nothing', async () => {
     const prefix = fresh();
     const limiter = createConcurrencyLimiter({ max: 1, store, prefix, timeoutMs: REDIS_TIMEOUT_MS });
