@@ -14,8 +14,13 @@ export default tseslint.config(
     },
   },
   {
-    // Adapters talk to core only through its public entry point, never its internals.
-    files: ['packages/express/**/*.ts', 'packages/koa/**/*.ts', 'packages/fastify/**/*.ts'],
+    // Adapters and the CLI talk to core only through its public entry point, never its internals.
+    files: [
+      'packages/express/**/*.ts',
+      'packages/koa/**/*.ts',
+      'packages/fastify/**/*.ts',
+      'packages/cli/**/*.ts',
+    ],
     rules: {
       'no-restricted-imports': [
         'error',

@@ -7,6 +7,7 @@ import { runMicro, type MicroResult } from './micro/micro';
 import { progress } from './progress';
 import { runRedisApart, type RedisResult } from './redis/redis';
 import { startRedis } from './redis/redis-server';
+import { runReplayBench, type ReplayResult } from './replay/replay-bench';
 import { judgeGoals } from './report/goals';
 import { markdown } from './report/markdown';
 import type { Results } from './report/results';
@@ -16,7 +17,7 @@ import type { Settings } from './settings';
 export const RESULTS_DIR = join(__dirname, '..', 'results');
 
 /**
- * Runs the selected sections in order (micro, memory, http, redis) with one redis-server of its
+ * Runs the selected sections in order (micro, memory, http, redis, replay) with one redis-server of its
  * own (pinned to cpu 1 beside the load generator when pinning is possible), judges the goals and
  * writes `latest.json` and `latest.md` to `resultsDir`.
  */
@@ -29,7 +30,13 @@ export async function runBench(
   progress('machine', machineLine(machine));
   progress('sections', settings.sections.join(', '));
   const wants = (name: Settings['sections'][number]) => settings.sections.includes(name);
-  const sections: { micro?: MicroResult; memory?: MemoryResult; http?: HttpResult; redis?: RedisResult } = {};
+  const sections: {
+    micro?: MicroResult;
+    memory?: MemoryResult;
+    http?: HttpResult;
+    redis?: RedisResult;
+    replay?: ReplayResult;
+  } = {};
   if (wants('micro')) sections.micro = await runMicro(settings);
   if (wants('memory')) sections.memory = await runMemory(settings);
   if (wants('http') || wants('redis')) {
@@ -42,6 +49,7 @@ export async function runBench(
       await redis.stop();
     }
   }
+  if (wants('replay')) sections.replay = await runReplayBench(settings);
   const results: Results = {
     machine,
     date: new Date().toISOString(),

@@ -1,5 +1,5 @@
 /** The sections of the bench, in the order they run. */
-export const SECTIONS = ['micro', 'memory', 'http', 'redis'] as const;
+export const SECTIONS = ['micro', 'memory', 'http', 'redis', 'replay'] as const;
 export type SectionName = (typeof SECTIONS)[number];
 
 /** Every knob of a run. The full run's values keep `pnpm bench` under 10 minutes on 2 cores. */
@@ -30,6 +30,8 @@ export interface Settings {
   readonly redisMs: number;
   /** Redis: decisions in the command-counting pass of each candidate (and of the flood). */
   readonly redisCountDecisions: number;
+  /** Replay: lines of the generated access log `sluice replay` reads (and a fifth of them). */
+  readonly replayLines: number;
 }
 
 /** The full run. */
@@ -47,6 +49,7 @@ export const FULL: Settings = {
   redisRounds: 3,
   redisMs: 1000,
   redisCountDecisions: 5000,
+  replayLines: 1_000_000,
 };
 
 /** `BENCH_QUICK=1`: every section, about a minute, numbers too noisy to judge. */
@@ -62,6 +65,7 @@ export const QUICK: Settings = {
   redisRounds: 1,
   redisMs: 200,
   redisCountDecisions: 1000,
+  replayLines: 200_000,
 };
 
 const NUMBER_KNOBS: ReadonlyArray<[keyof Omit<Settings, 'sections'>, string]> = [
@@ -77,6 +81,7 @@ const NUMBER_KNOBS: ReadonlyArray<[keyof Omit<Settings, 'sections'>, string]> = 
   ['redisRounds', 'BENCH_REDIS_ROUNDS'],
   ['redisMs', 'BENCH_REDIS_MS'],
   ['redisCountDecisions', 'BENCH_REDIS_COUNT'],
+  ['replayLines', 'BENCH_REPLAY_LINES'],
 ];
 
 /** The environment variables read by {@link settingsFromEnv}, for the report. */

@@ -22,6 +22,7 @@ const TINY: Settings = {
   redisRounds: 1,
   redisMs: 50,
   redisCountDecisions: 50,
+  replayLines: 2000,
 };
 
 describe('bench smoke (tiny sizes, no thresholds)', () => {
@@ -79,6 +80,15 @@ describe('bench smoke (tiny sizes, no thresholds)', () => {
       expect(row.rps).toBeGreaterThan(0);
       expect(row.statuses[row.path === 'admitted' ? '200' : '429']).toBeGreaterThan(0);
       expect(row.expectedShare).toBeGreaterThan(0.5);
+    }
+  });
+
+  it('replays a generated access log twice, a fifth and all of it', () => {
+    expect(results.replay?.rows.map((row) => row.lines)).toEqual([400, 2000]);
+    for (const row of results.replay?.rows ?? []) {
+      expect(row.linesPerSecond).toBeGreaterThan(0);
+      expect(row.maxRssMb).toBeGreaterThan(0);
+      expect(row.limited).toHaveLength(3);
     }
   });
 

@@ -4,9 +4,17 @@ import { median } from '../measure';
 import type { MemoryResult } from '../memory/memory';
 import type { MicroResult } from '../micro/micro';
 import type { RedisResult } from '../redis/redis';
+import type { ReplayResult } from '../replay/replay-bench';
+import { replayGoals } from '../replay/replay-goals';
 import type { Goal } from './results';
 
-type Sections = { micro?: MicroResult; memory?: MemoryResult; http?: HttpResult; redis?: RedisResult };
+type Sections = {
+  micro?: MicroResult;
+  memory?: MemoryResult;
+  http?: HttpResult;
+  redis?: RedisResult;
+  replay?: ReplayResult;
+};
 
 const NOT_MEASURED = { measured: 'not measured (section not run)', met: null } as const;
 
@@ -220,5 +228,6 @@ export function judgeGoals(sections: Sections): Goal[] {
     ...memoryGoals(sections.memory),
     ...httpGoals(sections.http),
     ...redisGoals(sections.redis),
+    ...replayGoals(sections.replay),
   ];
 }

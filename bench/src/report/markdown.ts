@@ -169,6 +169,29 @@ function redisSection(results: Results): string[] {
   ];
 }
 
+function replaySection(results: Results): string[] {
+  const replay = results.replay;
+  if (replay === undefined) return [];
+  return [
+    '',
+    `## Replay: \`sluice replay\` on an access log against ${replay.policies.map((p) => `\`${p}\``).join(', ')}`,
+    '',
+    ...table(
+      ['lines', 'seconds', 'CPU seconds', 'lines/s', 'peak RSS MB', 'limited (per policy)'],
+      ['r', 'r', 'r', 'r', 'r', 'l'],
+      replay.rows.map((row) => [
+        n(row.lines),
+        x(row.seconds),
+        x(row.cpuSeconds),
+        n(row.linesPerSecond),
+        x(row.maxRssMb, 1),
+        row.limited.map(n).join(' / '),
+      ]),
+    ),
+    ...notes(replay.notes),
+  ];
+}
+
 /** The Markdown report: machine, goals (met / not met), then one table per section. */
 export function markdown(results: Results): string {
   const minutes = Math.floor(results.durationSeconds / 60);
@@ -196,6 +219,7 @@ export function markdown(results: Results): string {
     ...memorySection(results),
     ...httpSection(results),
     ...redisSection(results),
+    ...replaySection(results),
   ];
   return `${lines.join('\n')}\n`;
 }

@@ -3,6 +3,7 @@ import type { Machine } from '../machine';
 import type { MemoryResult } from '../memory/memory';
 import type { MicroResult } from '../micro/micro';
 import type { RedisResult } from '../redis/redis';
+import type { ReplayResult } from '../replay/replay-bench';
 import type { Settings } from '../settings';
 
 /** One goal of issue 6, judged on this run. */
@@ -27,4 +28,5 @@ export interface Results {
   readonly memory?: MemoryResult;
   readonly http?: HttpResult;
   readonly redis?: RedisResult;
+  readonly replay?: ReplayResult;
 }

@@ -9,6 +9,7 @@ import express4 from 'express4';
 import type { NextFunction, Request, Response } from 'express';
 import fastify5, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import fastify4 from 'fastify4';
+import Router from '@koa/router';
 import Koa3 from 'koa';
 import Koa2 from 'koa2';
 import type { Context, Next } from 'koa';
@@ -54,6 +55,13 @@ export interface AdapterDriver {
     mount?: Mount,
     server?: ServerSettings,
   ): Promise<TestApp>;
+  /**
+   * Serves one GET route, `pattern` (`/sku/:id`) under `prefix` (Express router mount, Koa router
+   * prefix, Fastify plugin prefix), with the limits on the route itself: Express
+   * `router.get(pattern, rateLimit(…), handler)`, Koa `@koa/router` likewise, Fastify
+   * `config.rateLimit`. Other paths answer the framework's own 404.
+   */
+  serveRoute(pattern: string, options: ContractOptions, prefix?: string): Promise<TestApp>;
   /** A fallback in the framework's own terms: replies `status` with `{ handled: true, remaining }`. */
   fallbackHandler(status: number): unknown;
   /** A fallback in the framework's own terms that fails as `how` says. */
@@ -144,6 +152,17 @@ function expressDriver(name: string, express: typeof express5): AdapterDriver {
       }
       return listen(createServer(server, app), state);
     },
+    async serveRoute(pattern, options, prefix = '/') {
+      const app = express();
+      const state = { handled: 0 };
+      const router = express.Router();
+      router.get(pattern, rateLimit(options as unknown as Options), (_req: Request, res: Response) => {
+        state.handled++;
+        res.json(OK);
+      });
+      app.use(prefix, router);
+      return listen(createServer(app), state);
+    },
     fallbackHandler: (status) => (_req: Request, res: Response, d: Decision) =>
       res.status(status).json({ handled: true, remaining: d.remaining }),
     failingFallback: (how) => (_req: Request, res: Response) =>
@@ -186,6 +205,18 @@ function koaDriver(name: string, Koa: typeof Koa3): AdapterDriver {
         app.use((ctx, next) => controller.handle(ctx, next));
       }
       return listen(createServer(server, app.callback()), state);
+    },
+    async serveRoute(pattern, options, prefix = '') {
+      const app = new Koa();
+      app.silent = true;
+      const state = { handled: 0 };
+      const router = new Router({ prefix });
+      router.get(pattern, rateLimit(options as unknown as Options), (ctx) => {
+        state.handled++;
+        ctx.body = OK;
+      });
+      app.use(router.routes());
+      return listen(createServer(app.callback()), state);
     },
     fallbackHandler: (status) => (ctx: Context, d: Decision) => {
       ctx.status = status;
@@ -240,6 +271,22 @@ function fastifyDriver(name: string, fastify: typeof fastify5): AdapterDriver {
         const controller = new Controller();
         app.all('*', (request, reply) => controller.handle(request, reply));
       }
+      await app.listen({ port: 0, host: '::' });
+      return listen(app.server, state, () => app.close());
+    },
+    async serveRoute(pattern, options, prefix = '') {
+      const app: FastifyInstance = fastify();
+      const state = { handled: 0 };
+      await app.register(sluiceFastify);
+      await app.register(
+        async (scope) => {
+          scope.get(pattern, { config: { rateLimit: options as never } }, async () => {
+            state.handled++;
+            return OK;
+          });
+        },
+        { prefix },
+      );
       await app.listen({ port: 0, host: '::' });
       return listen(app.server, state, () => app.close());
     },

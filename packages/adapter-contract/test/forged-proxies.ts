@@ -60,7 +60,8 @@ export function describeForgedProxies(driver: AdapterDriver): void {
       const garbage = ['not-an-ip', '1.2.3.4, , ::1', fifty, ' , ,', '[::1]:80, unknown', '\u00ff\u00fe'];
       test.each<[string, unknown, string[]]>([
         ['false', false, garbage.map(() => '127.0.0.1')],
-        ['true', true, ['not-an-ip', '1.2.3.4', '198.51.100.1', '127.0.0.1', '[::1]:80', '\u00ff\u00fe']],
+        // '[::1]:80, unknown': the left-most entry without its port (issue #16, item 11).
+        ['true', true, ['not-an-ip', '1.2.3.4', '198.51.100.1', '127.0.0.1', '::/64', '\u00ff\u00fe']],
         ['1', 1, ['not-an-ip', '::/64', '198.51.100.50', '127.0.0.1', 'unknown', '\u00ff\u00fe']],
         [
           'loopback',

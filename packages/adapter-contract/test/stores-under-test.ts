@@ -16,6 +16,11 @@ export function storeOptions(
 ): (options: ContractOptions) => ContractOptions {
   return (options) => {
     const store = under.store();
-    return store === undefined ? options : { ...options, store, prefix: `${name}-${++prefixes}` };
+    // A loaded 2-core machine can keep a Redis reply past the default 50 ms: the contract is about
+    // what adapters do with decisions, so it gives Redis time instead of measuring the insurance
+    // store (timeouts have tests of their own in core).
+    return store === undefined
+      ? options
+      : { timeoutMs: 2000, ...options, store, prefix: `${name}-${++prefixes}` };
   };
 }

@@ -1,16 +1,6 @@
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
 import { createLimiter, MemoryStore } from '../src';
 import { fakeClock } from './contract/fake-clock';
-
-// A real gc() inside jest, so heap figures are measured, not guessed.
-setFlagsFromString('--expose-gc');
-const gc = runInNewContext('gc') as () => void;
-const heapUsed = (): number => {
-  gc();
-  gc();
-  return process.memoryUsage().heapUsed;
-};
+import { heapUsed, longKey, MB, slicedKey } from './harness/heap';
 
 describe('MemoryStore bounds', () => {
   test('1 000 000 distinct keys: never more than maxKeys held, heap under 16 MB', async () => {
@@ -87,5 +77,60 @@ describe('MemoryStore bounds', () => {
       expect(store.size).toBe(1);
     }
     expect((await limiter.consume('a')).allowed).toBe(false);
+  });
+
+  describe('long keys cost what short ones do (issue 16 item 6)', () => {
+    test('20 000 distinct 15 kB keys: the heap grows by under 256 bytes a key, each still limited', async () => {
+      const store = new MemoryStore();
+      const limiter = createLimiter({ rate: '1/1m', store, clock: fakeClock() });
+      const before = heapUsed();
+      for (let i = 0; i < 20_000; i++) await limiter.consume(longKey(i));
+      const grown = heapUsed() - before;
+      // The limiter is used after measuring, so it and its store are reachable while measured.
+      expect(await limiter.consume(longKey(7))).toMatchObject({ allowed: false, key: longKey(7) });
+      expect(store.size).toBe(20_000);
+      expect(grown / 20_000).toBeLessThan(256); // 15 kB a key before
+    });
+
+    test('20 000 distinct short keys cut out of 15 kB strings do not keep those strings alive', async () => {
+      const store = new MemoryStore();
+      const limiter = createLimiter({ rate: '1/1m', store, clock: fakeClock() });
+      const before = heapUsed();
+      for (let i = 0; i < 20_000; i++) await limiter.consume(slicedKey(i));
+      const grown = heapUsed() - before;
+      expect(await limiter.consume(slicedKey(7))).toMatchObject({ allowed: false, key: slicedKey(7) });
+      expect(store.size).toBe(20_000);
+      expect(grown / 20_000).toBeLessThan(256);
+    });
+
+    // The README's bounds of the default store, at the steady state of a flood (the index has
+    // grown for the keys evicted): 16 MB for Latin-1 keys, every key longer than 42 characters
+    // included (held by a 43-character digest); 20 MB whatever the keys.
+    const flood = (key: (i: number) => string): number => {
+      const store = new MemoryStore();
+      const { policy } = createLimiter({ rate: '10r/s' });
+      const before = heapUsed();
+      for (let i = 0; i < 300_000; i++)
+        store.consumeSync({ prefix: 'p', key: key(i), policy, cost: 1, nowMs: 1 });
+      const grown = heapUsed() - before;
+      expect(store.size).toBe(100_000);
+      return grown;
+    };
+
+    test('300 000 distinct 200-character keys: the default store stays under 16 MB', () => {
+      const pad = 'k'.repeat(190);
+      // One flat string each, as keys read from requests are.
+      expect(flood((i) => [pad, String(i).padStart(10, '0')].join(''))).toBeLessThan(16 * MB);
+    });
+
+    test('300 000 distinct 42-character keys beyond Latin-1, cut out of longer strings: under 20 MB', () => {
+      const pad = '\u0100'.repeat(1000);
+      expect(
+        flood((i) => {
+          const text = `${pad}${String(i).padStart(10, '0')}${'\u0101'.repeat(32)}`;
+          return text.slice(text.length - 42);
+        }),
+      ).toBeLessThan(20 * MB);
+    });
   });
 });

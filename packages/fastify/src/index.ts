@@ -1,4 +1,10 @@
-import { callFallback, createHttpLimiter, scopedOptions, SluiceConfigError } from '@sluice/core';
+import {
+  callFallback,
+  createHttpLimiter,
+  scopedOptions,
+  SluiceConfigError,
+  socketPeerAddress,
+} from '@sluice/core';
 import type { Decision, HttpOutcome, PartialRateLimitOptions, RateLimitOptions } from '@sluice/core';
 import type {
   FastifyInstance,
@@ -66,7 +72,13 @@ function createGate(options: Options | readonly Options[]): Gate {
   };
   return (request, reply) => {
     const { raw, url, headers } = request;
-    const http = { remoteAddress: raw.socket.remoteAddress, url, headers };
+    const http = {
+      remoteAddress: socketPeerAddress(raw.socket),
+      url,
+      headers,
+      query: () => request.query,
+      route: () => request.routeOptions.url,
+    };
     const outcome = limits.decideSync(request, http);
     return outcome !== undefined
       ? apply(request, reply, outcome)

@@ -108,6 +108,8 @@ export function createHttpLimiter<TRequest, THandler extends (...args: never[]) 
     limiters: limits.map((limit) => limit.limiter),
     decideSync(request, http) {
       if (syncLimit === undefined) return undefined;
+      // A client that is gone: refused on the general path.
+      if (http.remoteAddress === undefined && syncLimit.readsAddress) return undefined;
       const view = new RequestView(http);
       const key = (syncLimit.template as (view: RequestView) => string)(view);
       // A missing key (rare) takes the general path; the template is pure, so reading it twice is fine.
@@ -148,9 +150,13 @@ export function createHttpLimiter<TRequest, THandler extends (...args: never[]) 
       for (let i = 0; i < limits.length; i++) {
         const limit = limits[i] as ResolvedLimit<TRequest, THandler>;
         if (limit.skip !== undefined && (await skipOf(limit, request))) continue;
-        const key = await keyOf(limit, request, view);
-        if (key === '' && limit.onMissingKey === 'skip') continue;
-        if (key === '' && limit.onMissingKey === 'reject') {
+        // The connection is gone, so the client's address is unknown: keyed by it, the request
+        // would have the empty key and pass (or share one bucket). Refused, whatever onMissingKey says.
+        const gone = http.remoteAddress === undefined && limit.readsAddress;
+        const key = gone ? '' : await keyOf(limit, request, view);
+        const missing = gone ? 'reject' : key === '' ? limit.onMissingKey : undefined;
+        if (missing === 'skip') continue;
+        if (missing === 'reject') {
           if (limit.dryRun) {
             dryRunMissingKey = true;
             continue;

@@ -101,8 +101,11 @@ export interface CallbackErrorEvent<TRequest> {
 export interface HttpLimitOptions<TRequest, THandler extends (...args: never[]) => unknown> {
   /**
    * The key: nginx variables (`$binary_remote_addr` `$remote_addr` `$http_<name>` `$arg_<name>`
-   * `$cookie_<name>` `$server_name` `$uri`), composable (`'$http_user_id:$arg_sku_id'`), constant
-   * text (one bucket for all), or a function (`undefined`, `null` or `''`: the key is missing).
+   * `$cookie_<name>` `$server_name` `$uri` `$route`), composable (`'$http_user_id:$arg_sku_id'`),
+   * constant text (one bucket for all), or a function (`undefined`, `null` or `''`: the key is
+   * missing). `$arg_` is the value the framework's parsed query gives the app; `$uri` the
+   * normalized path; `$route` the matched route pattern (see `compileKeyTemplate`). A key reading
+   * the client address refuses a request whose connection is already gone.
    * @defaultValue `'$binary_remote_addr'`
    */
   key?: string | ((request: TRequest) => MaybePromise<string | undefined | null>);

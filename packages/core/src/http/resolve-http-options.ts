@@ -1,5 +1,5 @@
 import { validateHeaderName, validateHeaderValue } from 'node:http';
-import { compileKeyTemplate } from '../keys/key-template';
+import { compileKeyTemplate, readsClientAddress } from '../keys/key-template';
 import { resolveIpv6Subnet } from '../keys/client-address';
 import type { RequestView } from '../keys/http-request';
 import { compileTrustProxy } from '../keys/trust-proxy';
@@ -60,6 +60,8 @@ export interface ResolvedLimit<TRequest, THandler> {
   readonly key: (request: TRequest, view: RequestView) => MaybePromise<unknown>;
   /** The key template, compiled, when `key` is nginx variables (not a function): synchronous. */
   readonly template: ((view: RequestView) => string) | undefined;
+  /** Whether the key template reads the client address: a request whose connection is gone is then refused. */
+  readonly readsAddress: boolean;
   /** A fixed cost (`undefined`: the ready limiter's own default, taken as 1 when predicting) or a function. */
   readonly cost: number | undefined | ((request: TRequest) => MaybePromise<number>);
   readonly skip: ((request: TRequest) => MaybePromise<boolean>) | undefined;
@@ -197,10 +199,15 @@ export function resolveKey<TRequest>(
   key: HttpLimitOptions<TRequest, () => void>['key'],
   trust: ReturnType<typeof compileTrustProxy>,
   ipv6Subnet: number,
-): Pick<ResolvedLimit<TRequest, never>, 'key' | 'template'> {
+): Pick<ResolvedLimit<TRequest, never>, 'key' | 'template' | 'readsAddress'> {
   if (key === undefined || typeof key === 'string') {
-    const read = compileKeyTemplate(key ?? '$binary_remote_addr', { trust, ipv6Subnet });
-    return { key: (_request, view) => read(view), template: read };
+    const template = key ?? '$binary_remote_addr';
+    const read = compileKeyTemplate(template, { trust, ipv6Subnet });
+    return {
+      key: (_request, view) => read(view),
+      template: read,
+      readsAddress: readsClientAddress(template),
+    };
   }
   if (typeof key !== 'function') {
     throw new SluiceConfigError(
@@ -209,7 +216,7 @@ export function resolveKey<TRequest>(
       'expected nginx variables such as "$binary_remote_addr" or "$http_user_id:$arg_sku_id", or (req) => string | undefined',
     );
   }
-  return { key: (request) => key(request), template: undefined };
+  return { key: (request) => key(request), template: undefined, readsAddress: false };
 }
 
 export function resolveFallback<THandler>(fallback: unknown): ResolvedLimit<unknown, THandler>['fallback'] {

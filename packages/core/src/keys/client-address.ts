@@ -27,11 +27,43 @@ export function resolveIpv6Subnet(value: unknown): number {
   return value;
 }
 
+/** What the neutral request reads of a connection: Node's `net.Socket` (or a framework's stand-in). */
+export interface PeerSocket {
+  readonly remoteAddress?: string | undefined;
+  readonly localAddress?: string | undefined;
+  readonly destroyed?: boolean;
+}
+
+/**
+ * The client address of a connection, for the neutral request's `remoteAddress`. Node reads the
+ * peer's address from the operating system when asked, so once the client has reset the
+ * connection (`socket.resetAndDestroy()` right after writing its request) `remoteAddress` is
+ * `undefined`, though the request still reaches the app; no framework reads it earlier. Such a
+ * request must not pass a limit keyed by the address: this tells a connection that is gone from
+ * one that never had an IP peer.
+ *
+ * @param socket - `req.socket`
+ * @returns the peer's address; `undefined` when the connection is gone (the socket is destroyed,
+ *   or a TCP socket, which still knows its own address, no longer knows its peer's); `''` when
+ *   the transport has no IP peers (a Unix socket knows neither address)
+ * @example
+ * ```ts
+ * socketPeerAddress(req.socket); // '::ffff:203.0.113.9'
+ * ```
+ */
+export function socketPeerAddress(socket: PeerSocket | null | undefined): string | undefined {
+  const address = socket?.remoteAddress;
+  if (address !== undefined || socket === null || socket === undefined) return address;
+  return socket.destroyed === true || socket.localAddress !== undefined ? undefined : '';
+}
+
 /**
  * The key text of a client address:
  *
  * - IPv4 in its canonical dotted form; an IPv4-mapped IPv6 address (`::ffff:1.2.3.4`, as dual-stack
- *   sockets report IPv4 peers) is the IPv4 address, so one client never has two keys;
+ *   sockets report IPv4 peers) is the IPv4 address, so one client never has two keys; so is an
+ *   address of the NAT64 well-known prefix (`64:ff9b::1.2.3.4`, RFC 6052), through which a
+ *   translator shows IPv4 clients to an IPv6 server — grouped by /64, they would all share one key;
  * - IPv6 masked to its `/ipv6Subnet` network, written `2001:db8:1:2::/64` (the full address when 128);
  *   a zone id (`%eth0`) is dropped;
  * - anything else (an unparsable `X-Forwarded-For` entry from a trusted proxy) as received.
@@ -50,13 +82,21 @@ export function clientAddressKey(address: string, ipv6Subnet: number): string {
   if (address === '' || !ipaddr.isValid(address)) return address;
   const ip = ipaddr.process(address);
   if (ip.kind() === 'ipv4') return ip.toString();
-  if (ipv6Subnet === 128) return ipaddr.fromByteArray(ip.toByteArray()).toString();
   const bytes = ip.toByteArray();
+  if (isNat64(bytes)) return bytes.slice(12).join('.');
+  if (ipv6Subnet === 128) return ipaddr.fromByteArray(bytes).toString();
   for (let bit = ipv6Subnet; bit < 128; bit++) {
     const index = bit >> 3;
     bytes[index] = (bytes[index] as number) & ~(0x80 >> (bit & 7));
   }
   return `${ipaddr.fromByteArray(bytes).toString()}/${ipv6Subnet}`;
+}
+
+/** `64:ff9b::/96`, the NAT64 well-known prefix: the last 32 bits are the IPv4 client. */
+const NAT64_PREFIX = [0x00, 0x64, 0xff, 0x9b, 0, 0, 0, 0, 0, 0, 0, 0];
+
+function isNat64(bytes: readonly number[]): boolean {
+  return NAT64_PREFIX.every((byte, i) => bytes[i] === byte);
 }
 
 /**

@@ -2,17 +2,28 @@ import { decodeKeyText } from './key-text';
 
 /**
  * The framework-neutral request: the three facts every Node framework exposes unchanged from
- * `http.IncomingMessage`. Adapters build it; everything else (query, cookies, path, host,
- * content negotiation) is derived here in core, once, the same way for every framework.
+ * `http.IncomingMessage`, and two that only the framework knows, read lazily. Adapters build it;
+ * everything else (cookies, path, host, content negotiation) is derived here in core, once, the
+ * same way for every framework.
  *
  * @example
  * ```ts
  * // Express
- * const request: HttpRequest = { remoteAddress: req.socket.remoteAddress, url: req.originalUrl, headers: req.headers };
+ * const request: HttpRequest = {
+ *   remoteAddress: socketPeerAddress(req.socket),
+ *   url: req.originalUrl,
+ *   headers: req.headers,
+ *   query: () => req.query,
+ *   route: () => (req.route === undefined ? undefined : req.baseUrl + String(req.route.path)),
+ * };
  * ```
  */
 export interface HttpRequest {
-  /** The TCP peer (`req.socket.remoteAddress`); `undefined` once the socket is gone. */
+  /**
+   * The TCP peer, as `socketPeerAddress(req.socket)` gives it: `undefined` once the connection is
+   * gone (a key reading the client address then refuses the request), `''` on a transport without
+   * IP peers (a Unix socket: the address is missing, `onMissingKey` decides).
+   */
   readonly remoteAddress: string | undefined;
   /**
    * The request target as received, path and query: Express `req.originalUrl`, Koa
@@ -21,6 +32,17 @@ export interface HttpRequest {
   readonly url: string;
   /** Headers with lower-case names, as Node parses them (`req.headers`). */
   readonly headers: Readonly<Record<string, string | readonly string[] | undefined>>;
+  /**
+   * The query as the framework parsed it, what the app will read (Express `req.query`, Koa
+   * `ctx.query`, Fastify `request.query`). Called at most once per request, and only by a key
+   * using `$arg_`. Without it, `$arg_` parses {@link HttpRequest.url}.
+   */
+  readonly query?: () => unknown;
+  /**
+   * The route pattern the framework matched (`'/shop/sku/:id'`), `undefined` when it has matched
+   * none yet (Express app-level middleware runs before routing). Read only by `$route`.
+   */
+  readonly route?: () => string | undefined;
 }
 
 /**
@@ -46,14 +68,20 @@ export function headerValue(request: HttpRequest, name: string): string {
   return Array.isArray(value) ? value.filter((v) => typeof v === 'string').join(', ') : '';
 }
 
+/** Marks a part of the request not read yet (a framework's query may itself be `undefined`). */
+const UNREAD: unique symbol = Symbol('unread');
+/** The query is read from the URL: no framework gave one, or its parser threw. */
+const FROM_URL: unique symbol = Symbol('from-url');
+const PLUS_AS_SPACE = { plusAsSpace: true } as const;
+
 /**
- * The parts of a request keys and replies read, each parsed on first use and kept for the rest
- * of the request (a key reading two query arguments parses the query once).
+ * The parts of a request keys and replies read, each read on first use, and only the part a key
+ * uses: a key of `$arg_sku_id` decodes that one argument, never the rest of the query, so a
+ * hostile argument the key does not read costs nothing but the scan past it.
  */
 export class RequestView {
   readonly request: HttpRequest;
-  #query: Map<string, string> | undefined;
-  #cookies: Map<string, string> | undefined;
+  #query: unknown = UNREAD;
   #path: string | undefined;
 
   /** @param request - the neutral request the adapter built */
@@ -67,29 +95,43 @@ export class RequestView {
   }
 
   /**
-   * The first value of query argument `name`, percent-decoded (`+` is a space), `''` when absent.
-   * A repeated argument (`?sku_id=a&sku_id=b`) gives its first value, as nginx's `$arg_` does.
-   * Escapes that are not UTF-8, and a decoded `%`, stay encoded (see {@link decodeKeyText}), so
-   * distinct values never share a key.
+   * Query argument `name` as the app reads it, `''` when absent:
+   *
+   * - from the framework's parsed query when the adapter gives one: a string as is, an array
+   *   (`?a=1&a=2`, Express's `?a[]=1`) by its first element, anything else (an object such as
+   *   Express's `?a[b]=1`) as absent — a key is never `'[object Object]'`;
+   * - else (no framework, or its parser threw) from the URL: the first value of `name` (exact,
+   *   after decoding), percent-decoded (`+` is a space), as nginx's `$arg_`; escapes that are not
+   *   UTF-8, and a decoded `%`, stay encoded (see {@link decodeKeyText}), so distinct values never
+   *   share a key.
    */
   arg(name: string): string {
-    this.#query ??= parseQuery(this.request.url);
-    return this.#query.get(name) ?? '';
+    if (this.#query === UNREAD) this.#query = frameworkQuery(this.request);
+    return this.#query === FROM_URL ? urlArg(this.request.url, name) : parsedArg(this.#query, name);
   }
 
   /**
    * The first cookie called `name` (exact, case-sensitive, as RFC 6265 compares names), decoded
-   * like {@link RequestView.arg} but without `+` as space; `''` when absent.
+   * like {@link RequestView.arg} but without `+` as space; `''` when absent. Only its value is decoded.
    */
   cookie(name: string): string {
-    this.#cookies ??= parseCookies(this.header('cookie'));
-    return this.#cookies.get(name) ?? '';
+    return cookieValue(this.header('cookie'), name);
   }
 
-  /** nginx `$uri`: the path without the query, percent-decoded, slashes merged, `.` and `..` resolved. */
+  /**
+   * `$uri`, as nginx normalizes it: the path without query or fragment, each segment
+   * percent-decoded (escapes that are not UTF-8, a decoded `%` and `%2F` stay encoded), runs of
+   * `/` merged, `.` and `..` segments resolved. Case and a trailing slash are kept.
+   */
   uri(): string {
     if (this.#path === undefined) this.#path = normalizePath(this.request.url);
     return this.#path;
+  }
+
+  /** `$route`: the route pattern the framework matched, `undefined` when none has (yet). */
+  route(): string | undefined {
+    const route = this.request.route?.();
+    return typeof route === 'string' && route !== '' ? route : undefined;
   }
 
   /** The host name the client asked for (`Host`, or HTTP/2 `:authority`), lower-case and without port. */
@@ -103,34 +145,76 @@ export class RequestView {
   }
 }
 
-/** Query arguments by decoded name, first value kept; a Map, so `__proto__` is a name like any other. */
-function parseQuery(url: string): Map<string, string> {
-  const args = new Map<string, string>();
-  const mark = url.indexOf('?');
-  if (mark < 0) return args;
-  const hash = url.indexOf('#', mark);
-  for (const pair of url.slice(mark + 1, hash < 0 ? undefined : hash).split('&')) {
-    if (pair === '') continue;
-    const eq = pair.indexOf('=');
-    const name = decodeKeyText(eq < 0 ? pair : pair.slice(0, eq), { plusAsSpace: true });
-    if (!args.has(name))
-      args.set(name, eq < 0 ? '' : decodeKeyText(pair.slice(eq + 1), { plusAsSpace: true }));
+/**
+ * The framework's parsed query, or {@link FROM_URL}. A parser that throws (a framework's option,
+ * say a strict depth limit) would fail the app's own read too; the URL still gives the key, so
+ * such a request is limited as any other, never let through for want of a key.
+ */
+function frameworkQuery(request: HttpRequest): unknown {
+  if (request.query === undefined) return FROM_URL;
+  try {
+    return request.query();
+  } catch {
+    return FROM_URL;
   }
-  return args;
 }
 
-function parseCookies(header: string): Map<string, string> {
-  const cookies = new Map<string, string>();
-  for (const pair of header.split(';')) {
-    const eq = pair.indexOf('=');
-    if (eq < 0) continue;
-    const name = pair.slice(0, eq).trim();
-    if (name === '' || cookies.has(name)) continue;
-    let value = pair.slice(eq + 1).trim();
-    if (value.length >= 2 && value.startsWith('"') && value.endsWith('"')) value = value.slice(1, -1);
-    cookies.set(name, decodeKeyText(value));
+/** An argument of a framework's parsed query: own entries only (`__proto__` is a name like any other). */
+function parsedArg(query: unknown, name: string): string {
+  if (typeof query !== 'object' || query === null || !Object.hasOwn(query, name)) return '';
+  let value: unknown = (query as Record<string, unknown>)[name];
+  if (Array.isArray(value)) value = value[0];
+  return typeof value === 'string' ? value : '';
+}
+
+/**
+ * The first value of argument `name` in the URL's query (up to a `#`). One scan: each name is
+ * compared as sent, and decoded only when it holds an escape and could be `name`; only the
+ * matching value is decoded.
+ */
+function urlArg(url: string, name: string): string {
+  const mark = url.indexOf('?');
+  if (mark < 0) return '';
+  let end = url.indexOf('#', mark);
+  if (end < 0) end = url.length;
+  let start = mark + 1;
+  while (start < end) {
+    let stop = url.indexOf('&', start);
+    if (stop < 0 || stop > end) stop = end;
+    if (stop > start) {
+      // Bounded to this pair: a search for '=' never runs on into later pairs.
+      const pair = url.slice(start, stop);
+      const eq = pair.indexOf('=');
+      const raw = eq < 0 ? pair : pair.slice(0, eq);
+      if (raw === name || (isEncodedName(raw, name) && decodeKeyText(raw, PLUS_AS_SPACE) === name)) {
+        return eq < 0 ? '' : decodeKeyText(pair.slice(eq + 1), PLUS_AS_SPACE);
+      }
+    }
+    start = stop + 1;
   }
-  return cookies;
+  return '';
+}
+
+/** Whether `raw` could decode to `name` (word characters): it holds an escape, and decoding only shortens text. */
+function isEncodedName(raw: string, name: string): boolean {
+  return raw.length > name.length && raw.includes('%');
+}
+
+function cookieValue(header: string, name: string): string {
+  let start = 0;
+  while (start < header.length) {
+    let stop = header.indexOf(';', start);
+    if (stop < 0) stop = header.length;
+    const pair = header.slice(start, stop);
+    const eq = pair.indexOf('=');
+    if (eq >= 0 && pair.slice(0, eq).trim() === name) {
+      let value = pair.slice(eq + 1).trim();
+      if (value.length >= 2 && value.startsWith('"') && value.endsWith('"')) value = value.slice(1, -1);
+      return decodeKeyText(value);
+    }
+    start = stop + 1;
+  }
+  return '';
 }
 
 /**

@@ -24,6 +24,7 @@ export const KEY_VARIABLES = [
   '$cookie_<name>',
   '$server_name',
   '$uri',
+  '$route',
 ] as const;
 
 const ACCEPTED = `expected text with nginx variables (${KEY_VARIABLES.join(' ')}), e.g. "$http_user_id:$arg_sku_id", or (req) => string | undefined`;
@@ -38,11 +39,21 @@ const VARIABLE = /\$(?:\{([A-Za-z0-9_]+)\}|([A-Za-z0-9_]+))/g;
  *   by `ipv6Subnet`, `::ffff:a.b.c.d` as IPv4. Both give the same readable text: nginx's binary form
  *   saves shared memory, which a string key has no use for, and readable keys are easier to operate.
  * - `$http_user_id`: header `user-id` (lower-cased, `_` read as `-`, as nginx does).
- * - `$arg_sku_id`: the first `sku_id` query argument, percent-decoded, so `%61` and `a` share a bucket.
+ * - `$arg_sku_id`: query argument `sku_id` as the app reads it — from the framework's parsed query
+ *   (an array by its first element, an object as absent), else the first `sku_id` of the URL,
+ *   percent-decoded, so `%61` and `a` share a bucket (see {@link RequestView.arg}).
  * - `$cookie_session`: the first cookie named exactly `session`.
  * - `$server_name`: the host the client asked for (`Host`, without port). The client chooses it: for
  *   one bucket per server use a constant key such as `'server'`.
- * - `$uri`: the normalized path without query.
+ * - `$uri`: the path, normalized as nginx does (decoded, `.`/`..` and `//` resolved; case and a
+ *   trailing slash kept): not what a router matched, since routers ignore case or a trailing slash.
+ * - `$route`: the route pattern the framework matched (`/shop/sku/:id`), one bucket per route
+ *   whatever the spelling of the path. Where no route has matched yet (Express middleware
+ *   mounted with `app.use`, Koa middleware before the router), it is `$uri`, and a
+ *   `SluiceKeyWarning` says so once: mount such a limit on the route.
+ *
+ * A key reading the client address refuses a request whose connection is already gone (see
+ * {@link readsClientAddress}); the other variables are read only from what the request carries.
  *
  * As in nginx, the key is empty, and the request not limited by default, only when every variable
  * in it is empty; a key without variables (`'server'`) is a constant, one bucket for all.
@@ -128,6 +139,8 @@ function variableReader(name: string, template: string, client: ClientAddressOpt
       return (view) => view.host();
     case 'uri':
       return (view) => view.uri();
+    case 'route':
+      return routeReader(template);
   }
   const [, kind, field] = /^(http|arg|cookie)_(.+)$/.exec(name) ?? [];
   if (kind === 'http' && field !== undefined) {
@@ -137,6 +150,43 @@ function variableReader(name: string, template: string, client: ClientAddressOpt
   if (kind === 'arg' && field !== undefined) return (view) => view.arg(field);
   if (kind === 'cookie' && field !== undefined) return (view) => view.cookie(field);
   throw new SluiceConfigError('key', template, `unknown variable $${name}; ${ACCEPTED}`);
+}
+
+/**
+ * Whether a key template reads the client address (`$remote_addr`, `$binary_remote_addr`): such
+ * a limit refuses a request whose connection is gone (`remoteAddress` `undefined`), whatever
+ * `onMissingKey` says — the empty key would otherwise let it pass, and the client is not there
+ * to read a reply.
+ *
+ * @param template - a key template that compiles
+ * @example
+ * ```ts
+ * readsClientAddress('$http_user_id:$remote_addr'); // true
+ * ```
+ */
+export function readsClientAddress(template: string): boolean {
+  for (const match of template.matchAll(VARIABLE)) {
+    const name = match[1] ?? match[2];
+    if (name === 'remote_addr' || name === 'binary_remote_addr') return true;
+  }
+  return false;
+}
+
+/** `$route`, or `$uri` where no route has matched, with a warning the first time. */
+function routeReader(template: string): KeyReader {
+  let warned = false;
+  return (view) => {
+    const route = view.route();
+    if (route !== undefined) return route;
+    if (!warned) {
+      warned = true;
+      process.emitWarning(
+        `sluice key "${template}": no route has matched at this point (e.g. Express app.use, Koa middleware before the router), so $route is the path ($uri); mount the limit on the route to key by its pattern`,
+        'SluiceKeyWarning',
+      );
+    }
+    return view.uri();
+  };
 }
 
 /** Distinct addresses whose key an address reader remembers before it starts afresh. */

@@ -1,6 +1,11 @@
-/** Reads whole UTF-8 sequences only: a byte that starts none is written `%XX` instead of U+FFFD. */
-const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
-const HEX_PAIR = /^[0-9A-Fa-f]{2}$/;
+/** `%XX` of every byte, upper-case: escaping costs a table read. */
+const ESCAPED: readonly string[] = Array.from(
+  { length: 256 },
+  (_, byte) => `%${byte.toString(16).toUpperCase().padStart(2, '0')}`,
+);
+
+/** Each ASCII character by its code: a decoded byte costs a table read, not a new string. */
+const ASCII: readonly string[] = Array.from({ length: 0x80 }, (_, code) => String.fromCharCode(code));
 
 /** Options of {@link decodeKeyText}. */
 export interface DecodeKeyTextOptions {
@@ -22,7 +27,9 @@ export interface DecodeKeyTextOptions {
  *   the invalid byte `%FF`; a `%` that starts no escape is the character `%` itself (also `%25`);
  * - characters in `keep` stay encoded (a `%2F` inside a path segment is data, not a separator).
  *
- * Text without `%` (or `+` with `plusAsSpace`) is returned as is: the common case costs one scan.
+ * One pass, linear in the length of `text`, and no exception on any input: the text is read
+ * before a request is limited, so hostile input (thousands of invalid escapes) must cost no more
+ * than reading it. Text without `%` (or `+` with `plusAsSpace`) is returned as is.
  *
  * @param text - the component as received
  * @param options - `plusAsSpace`, `keep`
@@ -36,10 +43,11 @@ export interface DecodeKeyTextOptions {
  * ```
  */
 export function decodeKeyText(text: string, options: DecodeKeyTextOptions = {}): string {
-  const source = options.plusAsSpace === true ? text.replaceAll('+', ' ') : text;
+  const source = options.plusAsSpace === true && text.includes('+') ? text.replaceAll('+', ' ') : text;
   const first = source.indexOf('%');
   if (first < 0) return source;
   const keep = options.keep ?? '';
+  const bytes: number[] = [];
   let out = source.slice(0, first);
   let i = first;
   while (i < source.length) {
@@ -50,16 +58,17 @@ export function decodeKeyText(text: string, options: DecodeKeyTextOptions = {}):
     }
     out += source.slice(i, next);
     // A run of escapes is decoded as one byte sequence: UTF-8 characters span several escapes.
-    const bytes: number[] = [];
+    bytes.length = 0;
     i = next;
-    while (source[i] === '%') {
-      const hex = source.slice(i + 1, i + 3);
-      if (HEX_PAIR.test(hex)) {
-        bytes.push(Number.parseInt(hex, 16));
-        i += 3;
-      } else {
-        bytes.push(0x25);
+    while (i < source.length && source.charCodeAt(i) === 0x25) {
+      const high = hexValue(source.charCodeAt(i + 1));
+      const low = high < 0 ? -1 : hexValue(source.charCodeAt(i + 2));
+      if (low < 0) {
+        bytes.push(0x25); // a '%' that starts no escape is the character itself
         i += 1;
+      } else {
+        bytes.push((high << 4) | low);
+        i += 3;
       }
     }
     out += canonicalBytes(bytes, keep);
@@ -67,49 +76,69 @@ export function decodeKeyText(text: string, options: DecodeKeyTextOptions = {}):
   return out;
 }
 
+/** The value of one hex digit's character code, -1 for any other (NaN past the end included). */
+function hexValue(code: number): number {
+  if (code >= 0x30 && code <= 0x39) return code - 0x30;
+  const lower = code | 0x20;
+  if (lower >= 0x61 && lower <= 0x66) return lower - 0x61 + 10;
+  return -1;
+}
+
+/** Key text of a byte sequence: whole UTF-8 characters decoded, every other byte `%XX`. */
 function canonicalBytes(bytes: readonly number[], keep: string): string {
   let out = '';
   let i = 0;
   while (i < bytes.length) {
     const byte = bytes[i] as number;
     if (byte < 0x80) {
-      const char = String.fromCharCode(byte);
-      out += char === '%' || keep.includes(char) ? escapeByte(byte) : char;
+      const char = ASCII[byte] as string;
+      out += byte === 0x25 || (keep !== '' && keep.includes(char)) ? (ESCAPED[byte] as string) : char;
       i += 1;
       continue;
     }
-    // Lead bytes of 2-, 3- and 4-byte sequences (RFC 3629); the fatal decoder rejects overlong
-    // forms, surrogates and code points past U+10FFFF.
-    const length =
-      byte >= 0xc2 && byte <= 0xdf
-        ? 2
-        : byte >= 0xe0 && byte <= 0xef
-          ? 3
-          : byte >= 0xf0 && byte <= 0xf4
-            ? 4
-            : 0;
-    const char = length > 0 && i + length <= bytes.length ? utf8(bytes.slice(i, i + length)) : undefined;
-    if (char === undefined) {
-      out += escapeByte(byte);
+    const length = utf8SequenceLength(bytes, i);
+    if (length === 0) {
+      out += ESCAPED[byte] as string;
       i += 1;
-    } else {
-      out += char;
-      i += length;
+      continue;
     }
+    let codePoint = byte & (0xff >> (length + 1));
+    for (let k = 1; k < length; k++) codePoint = (codePoint << 6) | ((bytes[i + k] as number) & 0x3f);
+    out += String.fromCodePoint(codePoint);
+    i += length;
   }
   return out;
 }
 
-function utf8(bytes: readonly number[]): string | undefined {
-  try {
-    return UTF8.decode(Uint8Array.from(bytes));
-  } catch {
-    return undefined;
+/**
+ * The length of the well-formed UTF-8 sequence starting at `bytes[i]` (a byte >= 0x80), or 0 when
+ * none starts there. The ranges are RFC 3629's (Unicode table 3-7): no overlong forms, no
+ * surrogates (U+D800–U+DFFF), nothing past U+10FFFF.
+ */
+export function utf8SequenceLength(bytes: readonly number[], i: number): number {
+  const lead = bytes[i] as number;
+  let length: number;
+  // The range the second byte must fall in; later bytes are any continuation (0x80–0xBF).
+  let low = 0x80;
+  let high = 0xbf;
+  if (lead >= 0xc2 && lead <= 0xdf) length = 2;
+  else if (lead >= 0xe0 && lead <= 0xef) {
+    length = 3;
+    if (lead === 0xe0) low = 0xa0;
+    else if (lead === 0xed) high = 0x9f;
+  } else if (lead >= 0xf0 && lead <= 0xf4) {
+    length = 4;
+    if (lead === 0xf0) low = 0x90;
+    else if (lead === 0xf4) high = 0x8f;
+  } else return 0;
+  if (i + length > bytes.length) return 0;
+  const second = bytes[i + 1] as number;
+  if (second < low || second > high) return 0;
+  for (let k = 2; k < length; k++) {
+    const next = bytes[i + k] as number;
+    if (next < 0x80 || next > 0xbf) return 0;
   }
-}
-
-function escapeByte(byte: number): string {
-  return `%${byte.toString(16).toUpperCase().padStart(2, '0')}`;
+  return length;
 }
 
 /**
@@ -127,7 +156,7 @@ export function escaperFor(char: string): (value: string) => string {
   const special = new RegExp(`[%${char.replace(/[\\\]^-]/g, '\\$&')}]`, 'gu');
   const escape = (found: string): string => {
     let out = '';
-    for (const byte of Buffer.from(found, 'utf8')) out += escapeByte(byte);
+    for (const byte of Buffer.from(found, 'utf8')) out += ESCAPED[byte] as string;
     return out;
   };
   return (value) => value.replace(special, escape);

@@ -60,7 +60,10 @@ export function compileTrustProxy(value: unknown): TrustFunction | undefined {
 
 /**
  * The client address: the socket's peer, or, walking `X-Forwarded-For` from the nearest hop
- * outwards, the first address that is not a trusted proxy (as Express and proxy-addr do).
+ * outwards, the first address that is not a trusted proxy (as Express and proxy-addr do). An
+ * entry with a port, as some proxies write them (`203.0.113.9:51234`, `[2001:db8::1]:443`), is
+ * read without it: the port changes with every connection, so keyed with it each connection
+ * would have a bucket of its own.
  *
  * @param socketAddress - the TCP peer (`req.socket.remoteAddress`); `undefined` once the socket is gone
  * @param forwardedFor - the `X-Forwarded-For` header (repeated headers joined by commas)
@@ -79,7 +82,7 @@ export function forwardedClient(
     socketAddress,
     ...forwardedFor
       .split(',')
-      .map((s) => s.trim())
+      .map((s) => withoutPort(s.trim()))
       .filter((s) => s !== '')
       .reverse(),
   ];
@@ -87,4 +90,12 @@ export function forwardedClient(
     if (!trust(hops[i] as string, i)) return hops[i] as string;
   }
   return hops[hops.length - 1] as string;
+}
+
+/** `a.b.c.d:port` → `a.b.c.d`, `[v6]:port` and `[v6]` → `v6`; anything else (a bare IPv6 address included) as is. */
+const WITH_PORT = /^(?:(\d{1,3}(?:\.\d{1,3}){3})|\[([0-9A-Fa-f:.]+(?:%[\w.~-]+)?)\])(?::\d{1,5})?$/;
+
+function withoutPort(entry: string): string {
+  const found = WITH_PORT.exec(entry);
+  return found === null ? entry : ((found[1] ?? found[2]) as string);
 }

@@ -14,7 +14,13 @@ import { createOverrides, type OverrideBase } from './overrides';
 import { remotePath } from './remote-path';
 import { resolveRules } from './rules';
 
-export type { ConsumeOptions, Limiter, LimiterOptions, LimiterRulesOptions, PeekOptions } from './limiter-types';
+export type {
+  ConsumeOptions,
+  Limiter,
+  LimiterOptions,
+  LimiterRulesOptions,
+  PeekOptions,
+} from './limiter-types';
 
 /**
  * Creates a limiter from options validated once, here.

@@ -1,3 +1,4 @@
+import { heldKey, ownedKeyText } from '../stores/key-digest';
 import type { DecisionLimit, Policy } from '../types';
 
 /** What the block cache remembers of a rejection. */
@@ -35,7 +36,8 @@ export interface Rejection {
  * what the store would reject (a key's state cannot free a unit sooner than the store said, and a
  * request costing less than the rejected one still goes to the store), so it never admits more.
  *
- * Bounded: two generations of at most `maxKeys / 2` keys each (as `hashlru`), O(1) per call.
+ * Bounded: two generations of at most `maxKeys / 2` keys each (as `hashlru`), O(1) per call;
+ * keys are held as the store holds them (`heldKey`), so a long key costs what a short one does.
  */
 export class BlockCache {
   #recent = new Map<string, Block>();
@@ -47,20 +49,23 @@ export class BlockCache {
   }
 
   /** The block in force for a request of `cost` at `now` under `tag`, if any. */
-  find(key: string, cost: number, now: number, tag: object): Block | undefined {
+  find(given: string, cost: number, now: number, tag: object): Block | undefined {
+    const key = heldKey(given);
     const block = this.#recent.get(key) ?? this.#older.get(key);
     if (block === undefined) return undefined;
     if (block.until <= now || block.tag !== tag) {
-      this.forget(key);
+      this.#recent.delete(key);
+      this.#older.delete(key);
       return undefined;
     }
     return cost >= block.cost && cost > 0 ? block : undefined;
   }
 
   /** Records the store's rejection of `cost` under `tag` at `now` (local time), for its `retryAfterMs`. */
-  remember(key: string, cost: number, now: number, rejection: Rejection, tag: object): void {
+  remember(given: string, cost: number, now: number, rejection: Rejection, tag: object): void {
     const { limit, retryAfterMs, resetMs, policy, limits } = rejection;
     if (retryAfterMs <= 0 || cost <= 0) return;
+    const key = ownedKeyText(heldKey(given));
     if (this.#recent.size >= this.#generation) {
       this.#older = this.#recent;
       this.#recent = new Map();
@@ -77,7 +82,8 @@ export class BlockCache {
     });
   }
 
-  forget(key: string): void {
+  forget(given: string): void {
+    const key = heldKey(given);
     this.#recent.delete(key);
     this.#older.delete(key);
   }

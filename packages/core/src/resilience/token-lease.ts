@@ -1,4 +1,5 @@
 import { SluiceConfigError } from '../policy/config-error';
+import { heldKey, ownedKeyText } from '../stores/key-digest';
 import type { StoreRequest } from '../stores/store';
 import type { Policy } from '../types';
 import type { GuardedVerdict } from './store-guard';
@@ -30,7 +31,10 @@ interface Refusal {
 
 type Remote = (request: StoreRequest) => Promise<GuardedVerdict>;
 
-/** Most keys with a lease or a remembered refusal at once: a flood of keys cannot grow them. */
+/**
+ * Most keys with a lease or a remembered refusal at once: a flood of keys cannot grow them, and
+ * keys are held as the store holds them (`heldKey`), so neither can long keys.
+ */
 const MAX_KEYS = 10_000;
 
 /**
@@ -53,11 +57,12 @@ export function leasing(remote: Remote, size: number, maxStaleMs: number, now: (
   const refusals = new Map<string, Refusal>();
   const fetching = new Map<string, Promise<unknown>>();
 
-  const refused = (request: StoreRequest, at: number): GuardedVerdict | undefined => {
-    const refusal = refusals.get(request.key);
+  // `key` below is the request's key as held (`heldKey`), worked out once per request.
+  const refused = (request: StoreRequest, key: string, at: number): GuardedVerdict | undefined => {
+    const refusal = refusals.get(key);
     if (refusal === undefined) return undefined;
     if (at >= refusal.until) {
-      refusals.delete(request.key);
+      refusals.delete(key);
       return undefined;
     }
     if (request.cost < refusal.cost) return undefined;
@@ -68,10 +73,15 @@ export function leasing(remote: Remote, size: number, maxStaleMs: number, now: (
     };
   };
 
-  const remember = (request: StoreRequest, at: number, verdict: GuardedVerdict): GuardedVerdict => {
+  const remember = (
+    request: StoreRequest,
+    key: string,
+    at: number,
+    verdict: GuardedVerdict,
+  ): GuardedVerdict => {
     if (!verdict.allowed && verdict.degraded === undefined && verdict.reason === 'limited') {
       if (refusals.size >= MAX_KEYS) refusals.clear();
-      refusals.set(request.key, {
+      refusals.set(ownedKeyText(key), {
         verdict,
         cost: request.cost,
         until: at + verdict.retryAfterMs,
@@ -81,11 +91,11 @@ export function leasing(remote: Remote, size: number, maxStaleMs: number, now: (
     return verdict;
   };
 
-  const fromLease = (request: StoreRequest, at: number): GuardedVerdict | undefined => {
-    const lease = leases.get(request.key);
+  const fromLease = (request: StoreRequest, key: string, at: number): GuardedVerdict | undefined => {
+    const lease = leases.get(key);
     if (lease === undefined || at >= lease.expiresAt || lease.units < request.cost) return undefined;
     lease.units -= request.cost;
-    if (lease.units === 0) leases.delete(request.key);
+    if (lease.units === 0) leases.delete(key);
     const resetMs = Math.max(0, lease.resetAt - at);
     return {
       allowed: true,
@@ -98,11 +108,17 @@ export function leasing(remote: Remote, size: number, maxStaleMs: number, now: (
   };
 
   /** The request spends `units` just taken from the store; the rest become the key's local lease. */
-  const keep = (request: StoreRequest, at: number, units: number, taken: GuardedVerdict): GuardedVerdict => {
-    refusals.delete(request.key);
+  const keep = (
+    request: StoreRequest,
+    key: string,
+    at: number,
+    units: number,
+    taken: GuardedVerdict,
+  ): GuardedVerdict => {
+    refusals.delete(key);
     if (units > request.cost) {
       if (leases.size >= MAX_KEYS) leases.clear();
-      leases.set(request.key, {
+      leases.set(ownedKeyText(key), {
         units: units - request.cost,
         expiresAt: at + maxStaleMs,
         limit: taken.limit,
@@ -112,10 +128,10 @@ export function leasing(remote: Remote, size: number, maxStaleMs: number, now: (
     return { ...taken, remaining: taken.remaining + units - request.cost };
   };
 
-  const lease = async (request: StoreRequest, at: number): Promise<GuardedVerdict> => {
+  const lease = async (request: StoreRequest, key: string, at: number): Promise<GuardedVerdict> => {
     const taken = await remote({ ...request, cost: size });
     if (taken.degraded !== undefined) return taken; // the store is away: its fallback decided
-    if (taken.allowed) return keep(request, at, size, taken);
+    if (taken.allowed) return keep(request, key, at, size, taken);
     // Fewer than `size` units left: what is left becomes a smaller lease, so the last units
     // cost one call, not one each (another instance may take them first: then this one asks
     // for its own cost).
@@ -123,30 +139,31 @@ export function leasing(remote: Remote, size: number, maxStaleMs: number, now: (
     if (left > request.cost) {
       const rest = await remote({ ...request, cost: left });
       if (rest.degraded !== undefined) return rest;
-      if (rest.allowed) return keep(request, at, left, rest);
+      if (rest.allowed) return keep(request, key, at, left, rest);
     }
-    return remember(request, at, await remote(request));
+    return remember(request, key, at, await remote(request));
   };
 
   const consume: Remote = async (request) => {
     if (request.cost === 0) return remote(request);
+    const key = heldKey(request.key);
     for (;;) {
       const at = now();
-      const local = fromLease(request, at) ?? refused(request, at);
+      const local = fromLease(request, key, at) ?? refused(request, key, at);
       if (local !== undefined) return local;
-      const pending = fetching.get(request.key);
+      const pending = fetching.get(key);
       if (pending === undefined) break;
       await pending; // another request is fetching this key's lease: share it
     }
     const at = now();
-    const result = lease(request, at);
+    const result = lease(request, key, at);
     const settled = result.then(
       () => undefined,
       () => undefined,
     );
-    fetching.set(request.key, settled);
+    fetching.set(ownedKeyText(key), settled);
     void settled.then(() => {
-      if (fetching.get(request.key) === settled) fetching.delete(request.key);
+      if (fetching.get(key) === settled) fetching.delete(key);
     });
     return result;
   };

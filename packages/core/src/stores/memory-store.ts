@@ -3,6 +3,7 @@ import { giveBackOf } from '../algorithms/give-back';
 import { Frame } from '../algorithms/step';
 import { SluiceConfigError } from '../policy/config-error';
 import type { AlgorithmName, Policy, Verdict } from '../types';
+import { heldKey } from './key-digest';
 import { SlotTable } from './memory/slot-table';
 import { codecOf, decideOf, namespaceOf, type Decide } from './memory/state-columns';
 import type { RulesRequest, Store, StoreRequest } from './store';
@@ -29,8 +30,12 @@ const OPTIONS = new Set(['maxKeys']);
  * ignored once expired, and its slot is reused.
  *
  * Memory: about 45 bytes per key plus the key text (measured with `--expose-gc` over 1 000 000
- * keys; a plain `Map` of `{ tokens, last }` objects takes about 100). The default store
- * (`maxKeys: 100 000`) stays under 16 MB of heap whatever the flood, keys included.
+ * keys; a plain `Map` of `{ tokens, last }` objects takes about 100). Key text is bounded: a key
+ * over 42 characters is held by its SHA-256 (43 characters), a shorter one as its own copy, so a
+ * key's text costs at most 64 bytes (104 beyond Latin-1). The default store (`maxKeys: 100 000`)
+ * stays under 16 MB of heap for keys such as addresses and ids or longer than 42 characters, and
+ * under 20 MB whatever the keys. Verdicts never carry the held text: decisions report the key as
+ * given.
  *
  * @example
  * ```ts
@@ -96,7 +101,15 @@ export class MemoryStore implements Store {
       this.#lastScope = scope;
     }
     const decide = this.#lastDecide as Decide;
-    return decide(this.#table, this.#lastIndex as Map<string, number>, key, policy, now, cost, this.#frame);
+    return decide(
+      this.#table,
+      this.#lastIndex as Map<string, number>,
+      heldKey(key),
+      policy,
+      now,
+      cost,
+      this.#frame,
+    );
   }
 
   consumeRules(request: RulesRequest): Promise<Verdict[]> {
@@ -108,8 +121,9 @@ export class MemoryStore implements Store {
    * written: all or nothing, in one synchronous step (nothing can run in between). When a rule
    * rejects, the rules that would have admitted report their state as it stays (a peek).
    */
-  consumeRulesSync({ prefix, key, policies, cost, nowMs, scope = '' }: RulesRequest): Verdict[] {
+  consumeRulesSync({ prefix, key: given, policies, cost, nowMs, scope = '' }: RulesRequest): Verdict[] {
     const now = nowMs ?? Date.now();
+    const key = heldKey(given);
     const table = this.#table;
     const indexes: Array<Map<string, number>> = [];
     const states: unknown[] = [];
@@ -149,13 +163,20 @@ export class MemoryStore implements Store {
    * nothing for the algorithms that never delay.
    */
   giveBack({ prefix, key, policy, cost, nowMs, scope = '' }: StoreRequest): Promise<void> {
-    this.#giveBack(this.#lookup(namespaceOf(policy), prefix, scope), key, policy, nowMs ?? Date.now(), cost);
+    this.#giveBack(
+      this.#lookup(namespaceOf(policy), prefix, scope),
+      heldKey(key),
+      policy,
+      nowMs ?? Date.now(),
+      cost,
+    );
     return Promise.resolve();
   }
 
   /** {@link MemoryStore.giveBack} for every rule of a limiter with several. */
-  giveBackRules({ prefix, key, policies, cost, nowMs, scope = '' }: RulesRequest): Promise<void> {
+  giveBackRules({ prefix, key: given, policies, cost, nowMs, scope = '' }: RulesRequest): Promise<void> {
     const now = nowMs ?? Date.now();
+    const key = heldKey(given);
     policies.forEach((policy, i) =>
       this.#giveBack(this.#lookup(ruleNamespace(policy.algorithm, i), prefix, scope), key, policy, now, cost),
     );
@@ -175,11 +196,12 @@ export class MemoryStore implements Store {
   }
 
   reset({ prefix, key, policy, scope }: Omit<StoreRequest, 'cost'>): Promise<void> {
-    this.#table.release(this.#lookup(namespaceOf(policy), prefix, scope ?? ''), key);
+    this.#table.release(this.#lookup(namespaceOf(policy), prefix, scope ?? ''), heldKey(key));
     return Promise.resolve();
   }
 
-  resetRules({ prefix, key, policies, scope = '' }: Omit<RulesRequest, 'cost'>): Promise<void> {
+  resetRules({ prefix, key: given, policies, scope = '' }: Omit<RulesRequest, 'cost'>): Promise<void> {
+    const key = heldKey(given);
     policies.forEach((policy, i) =>
       this.#table.release(this.#lookup(ruleNamespace(policy.algorithm, i), prefix, scope), key),
     );

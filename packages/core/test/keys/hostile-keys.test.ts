@@ -71,6 +71,95 @@ describe('decodeKeyText', () => {
   });
 });
 
+/**
+ * The decoder before issue #16 (item 3), kept as the reference: a fatal TextDecoder tried on each
+ * candidate sequence, an exception caught per invalid byte. Same keys, at a cost that grew with
+ * every invalid escape; the hand-written validator must agree with it on every input.
+ */
+function referenceDecode(text: string): string {
+  const fatal = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+  const hex = (b: number) => `%${b.toString(16).toUpperCase().padStart(2, '0')}`;
+  return text.replace(/(?:%[0-9A-Fa-f]{2}|%)+/g, (run) => {
+    const bytes: number[] = [];
+    for (let i = 0; i < run.length;) {
+      const pair = run.slice(i + 1, i + 3);
+      if (/^[0-9A-Fa-f]{2}$/.test(pair)) {
+        bytes.push(Number.parseInt(pair, 16));
+        i += 3;
+      } else {
+        bytes.push(0x25);
+        i += 1;
+      }
+    }
+    let out = '';
+    for (let i = 0; i < bytes.length;) {
+      const byte = bytes[i] as number;
+      if (byte < 0x80) {
+        out += byte === 0x25 ? '%25' : String.fromCharCode(byte);
+        i += 1;
+        continue;
+      }
+      const length =
+        byte >= 0xc2 && byte <= 0xdf
+          ? 2
+          : byte >= 0xe0 && byte <= 0xef
+            ? 3
+            : byte >= 0xf0 && byte <= 0xf4
+              ? 4
+              : 0;
+      let char: string | undefined;
+      try {
+        char =
+          length > 0 && i + length <= bytes.length
+            ? fatal.decode(Uint8Array.from(bytes.slice(i, i + length)))
+            : undefined;
+      } catch {
+        char = undefined;
+      }
+      out += char ?? hex(byte);
+      i += char === undefined ? 1 : length;
+    }
+    return out;
+  });
+}
+
+describe('decodeKeyText agrees with the decoder it replaced (issue #16, item 3)', () => {
+  test('property: every byte sequence, escaped, decodes to the same key', () => {
+    // Every lead byte class, every continuation range edge, ASCII, '%' and stray '%'.
+    const edges = [0x00, 0x25, 0x41, 0x7f, 0x80, 0x8f, 0x90, 0x9f, 0xa0, 0xbf, 0xc0, 0xc1, 0xc2, 0xdf];
+    const leads = [0xe0, 0xe1, 0xec, 0xed, 0xee, 0xef, 0xf0, 0xf1, 0xf3, 0xf4, 0xf5, 0xff];
+    const byte = fc.oneof(fc.constantFrom(...edges, ...leads), fc.integer({ min: 0, max: 255 }));
+    const piece = fc.oneof(
+      fc.array(byte, { maxLength: 8 }).map((bytes) => escaped(bytes)),
+      fc.constantFrom('%', '%4', '%zz', 'a', '+', '%%41'),
+    );
+    fc.assert(
+      fc.property(fc.array(piece, { maxLength: 6 }), (pieces) => {
+        const text = pieces.join('');
+        expect(decodeKeyText(text)).toBe(referenceDecode(text));
+      }),
+      { numRuns: 5000 },
+    );
+  });
+
+  test('every sequence of up to 3 UTF-8 edge bytes, and 4 after F0 and F4, decodes as the fatal TextDecoder reads it', () => {
+    const bytes = [
+      0x7f, 0x80, 0x8f, 0x90, 0x9f, 0xa0, 0xbf, 0xc1, 0xc2, 0xdf, 0xe0, 0xed, 0xef, 0xf0, 0xf4, 0xf5,
+    ];
+    const sequences: number[][] = [[]];
+    for (let length = 1; length <= 4; length++) {
+      const prefixes = sequences.filter(
+        (s) => s.length === length - 1 && (length < 4 || s[0] === 0xf0 || s[0] === 0xf4),
+      );
+      for (const prefix of prefixes) for (const b of bytes) sequences.push([...prefix, b]);
+    }
+    for (const sequence of sequences) {
+      const text = escaped(sequence);
+      expect([text, decodeKeyText(text)]).toEqual([text, referenceDecode(text)]);
+    }
+  });
+});
+
 describe('escaperFor', () => {
   test('escapes the separator and %, one to one', () => {
     expect(escaperFor(':')('a:b%3A')).toBe('a%3Ab%253A');

@@ -29,6 +29,7 @@ const PACKAGES: Record<string, { dir: string; names: string[] }> = {
     dir: 'packages/fastify',
     names: ['default', 'sluice', 'RateLimit', 'concurrencyLimit'],
   },
+  '@sluice/cli': { dir: 'packages/cli', names: ['replay', 'main'] },
 };
 
 const run = (cmd: string, args: string[], cwd: string): string =>
@@ -162,4 +163,20 @@ describe('@sluice/core end to end from the tarball', () => {
       expect(() => run('node', [tsc, '-p', dir], dir)).not.toThrow();
     },
   );
+});
+
+describe('@sluice/cli: the sluice command from the tarball', () => {
+  test('its bin runs as npx would run it, through its hashbang', () => {
+    const dir = join(project, 'node_modules', '@sluice/cli');
+    const manifest = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as {
+      bin: Record<string, string>;
+      version: string;
+    };
+    const bin = join(dir, manifest.bin.sluice as string);
+    const out = run(bin, ['replay', '--pattern', 'steady', '--policy', 'gcra 5r/s', '--json'], project);
+    const summary = JSON.parse(out) as { requests: number; policies: Array<{ admitted: number }> };
+    expect(summary.requests).toBe(600);
+    expect(summary.policies[0]?.admitted).toBe(300);
+    expect(run(bin, ['--version'], project).trim()).toBe(manifest.version);
+  });
 });

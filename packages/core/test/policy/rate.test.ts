@@ -1,15 +1,10 @@
 import fc from 'fast-check';
 import { SluiceConfigError, parseDuration, parseRate } from '../../src';
+import { errorOf } from '../contract/config-error-of';
 
 const expectConfigError = (fn: () => unknown, message?: RegExp): void => {
-  let error: unknown;
-  try {
-    fn();
-  } catch (e) {
-    error = e;
-  }
-  expect(error).toBeInstanceOf(SluiceConfigError);
-  if (message) expect((error as Error).message).toMatch(message);
+  const error = errorOf(fn);
+  if (message) expect(error.message).toMatch(message);
 };
 
 describe('parseRate', () => {
@@ -74,17 +69,14 @@ describe('parseRate', () => {
   });
 
   test('the error names the option, the value and what is accepted', () => {
-    try {
-      parseRate('rate', { limit: -3, window: '1s' });
-    } catch (e) {
-      expect(e).toMatchObject({
-        name: 'SluiceConfigError',
-        option: 'rate.limit',
-        value: -3,
-        code: 'SLUICE_INVALID_OPTION',
-      });
-      expect((e as Error).message).toBe('rate.limit -3: must be a whole number from 1 to 1000000000');
-    }
+    const error = errorOf(() => parseRate('rate', { limit: -3, window: '1s' }));
+    expect(error).toMatchObject({
+      name: 'SluiceConfigError',
+      option: 'rate.limit',
+      value: -3,
+      code: 'SLUICE_INVALID_OPTION',
+    });
+    expect(error.message).toBe('rate.limit -3: must be a whole number from 1 to 1000000000');
   });
 
   test('property: every nginx rate round-trips to the same requests per ms', () => {

@@ -1,4 +1,18 @@
-import type { StateColumns } from './state-columns';
+import { ownedKeyText } from '../key-digest';
+
+/**
+ * Every key's state as numbers in typed arrays, one column per field, indexed by slot: no
+ * object per key (a plain object costs a header and a boxed number per field). Three columns
+ * fit every algorithm (`state-columns.ts` maps each one's fields onto them); the sliding log's
+ * timestamps live beside them, per slot. The table owns them: it creates and grows them.
+ */
+export interface StateColumns {
+  a: Float64Array;
+  b: Float64Array;
+  c: Float64Array;
+  /** sliding-log only: the admitted units' times, by slot. */
+  readonly logs: Map<number, readonly number[]>;
+}
 
 /** Slots the table starts with; it doubles up to `maxKeys` as keys arrive. */
 const INITIAL_SLOTS = 1024;
@@ -71,8 +85,10 @@ export class SlotTable {
     let slot = found;
     if (slot < 0) {
       slot = this.#allocate(now);
-      index.set(key, slot);
-      this.#keys[slot] = key;
+      // Held for as long as the slot: its own copy, never a slice keeping a larger string alive.
+      const text = ownedKeyText(key);
+      index.set(text, slot);
+      this.#keys[slot] = text;
       this.#owners[slot] = index;
       this.#size++;
       // Not marked used: a key seen once (a flood of rotating addresses) goes before any key

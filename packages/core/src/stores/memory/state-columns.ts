@@ -8,20 +8,7 @@ import { verdictOf, type Frame, type NumericAlgorithm } from '../../algorithms/s
 import { tokenBucket } from '../../algorithms/token-bucket';
 import { warmUp, type WarmUpState } from '../../algorithms/warm-up';
 import type { AlgorithmName, Policy, Verdict } from '../../types';
-import type { SlotTable } from './slot-table';
-
-/**
- * Every key's state as numbers in typed arrays, one column per field, indexed by slot: no
- * object per key (a plain object costs a header and a boxed number per field). Three columns
- * fit every algorithm; the sliding log's timestamps live beside them, per slot.
- */
-export interface StateColumns {
-  a: Float64Array;
-  b: Float64Array;
-  c: Float64Array;
-  /** sliding-log only: the admitted units' times, by slot. */
-  readonly logs: Map<number, readonly number[]>;
-}
+import type { SlotTable, StateColumns } from './slot-table';
 
 /** Reads an algorithm's state from a slot and writes it back. */
 export interface StateCodec<S> {

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { keyDigest } from '../key-digest';
 import type { StateKind } from './scripts';
 
 /**
@@ -18,8 +18,8 @@ export const MAX_VERBATIM_KEY_LENGTH = 256;
  * - `%` → `%25`, `{` → `%7B`, `}` → `%7D`, a lone surrogate → `%u` + 4 hex digits;
  * - the empty text → `%` alone, which no escape produces (every `%` written is followed by hex
  *   or `u`): an empty hash tag `{}` would not count as a tag on Cluster;
- * - a result longer than {@link MAX_VERBATIM_KEY_LENGTH} → `%h` + its SHA-256 in hex, a form
- *   escaping never produces either.
+ * - a result longer than {@link MAX_VERBATIM_KEY_LENGTH} → `%h` + its SHA-256 in hex
+ *   ({@link keyDigest}, shared with the in-process stores), a form escaping never produces either.
  *
  * Everything else (`:`, spaces, CR/LF, NUL, any Unicode) is kept: Redis keys are binary-safe.
  */
@@ -31,7 +31,7 @@ export function escapeKeyText(text: string): string {
       : `%u${ch.charCodeAt(0).toString(16).toUpperCase()}`,
   );
   if (escaped.length <= MAX_VERBATIM_KEY_LENGTH) return escaped;
-  return `%h${createHash('sha256').update(escaped).digest('hex')}`;
+  return `%h${keyDigest(escaped)}`;
 }
 
 /**

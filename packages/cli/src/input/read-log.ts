@@ -1,0 +1,142 @@
+import { compileKeyTemplate, compileTrustProxy, resolveIpv6Subnet, SluiceConfigError } from '@sluice/core';
+import { ReplayInputError } from '../errors';
+import { forEachLine, openLog } from './lines';
+import { detectFormat, lineParser, type KeyChoice, type LineParser, type LogFormat } from './log-formats';
+import { Sequencer, type RequestSink } from './sequencer';
+
+/** Replay an access log. */
+export interface LogInput {
+  readonly kind: 'log';
+  /** The file (`.gz` is decompressed), or `-` for standard input. */
+  readonly path: string;
+  /** @defaultValue `'auto'`: guessed from the first line */
+  readonly format?: 'auto' | LogFormat;
+  /** nginx key template (`$remote_addr`, `$arg_sku_id`, `$http_user_id:$arg_sku_id`). @defaultValue `'$remote_addr'` */
+  readonly key?: string;
+  /** JSON and CSV: the key is this field's value, as it is (instead of `key`). */
+  readonly keyField?: string;
+  /** JSON and CSV: the field holding the time. @defaultValue the first of `time`, `timestamp`, `@timestamp`, `ts`, `time_iso8601`, `time_local`, `msec`, `date` */
+  readonly timeField?: string;
+  /**
+   * `$remote_addr` reads the client from `X-Forwarded-For` (combined logs in nginx's `main`
+   * format, a JSON/CSV `http_x_forwarded_for` field) behind these proxies, as the adapters'
+   * `trustProxy` option: `true`, a hop count, addresses or subnets (`'10.0.0.0/8'`, `'loopback'`).
+   * @defaultValue none: the logged client address
+   */
+  readonly trustProxy?: boolean | number | string;
+  /** IPv6 clients are keyed by this prefix, as the adapters do. @defaultValue 64 */
+  readonly ipv6Subnet?: number;
+  /** Space the requests of a whole-second time evenly across their second. @defaultValue true */
+  readonly spread?: boolean;
+}
+
+/** A line of the log that could not be read. */
+export interface LineError {
+  readonly line: number;
+  readonly reason: string;
+  /** The line's start, for the report. */
+  readonly text: string;
+}
+
+/** Line errors kept for the report; the rest are only counted. */
+export const MAX_LINE_ERRORS = 20;
+
+/** What reading a log found, besides the requests it sent. */
+export interface LogRead {
+  /** The log in words: `access.log (combined, key $remote_addr)`. */
+  readonly source: string;
+  readonly format: LogFormat | undefined;
+  readonly lines: number;
+  readonly unparsed: number;
+  readonly lineErrors: LineError[];
+  readonly outOfOrder: number;
+}
+
+/**
+ * Streams the log of `input` into `sink`, line by line: detects the format from the first line
+ * (unless given), parses each line, counts and keeps the first {@link MAX_LINE_ERRORS} lines
+ * that do not parse, and puts the rest in time order ({@link Sequencer}).
+ *
+ * @throws {@link ReplayInputError} for a log that cannot be read at all: unreadable, an unknown
+ *   format, a CSV header without a time, an invalid key
+ */
+export async function readLog(input: LogInput, sink: RequestSink): Promise<LogRead> {
+  const key = keyChoice(input);
+  const requested = input.format ?? 'auto';
+  if (requested !== 'auto' && !(['combined', 'json', 'csv'] as const).includes(requested)) {
+    throw new ReplayInputError(`--format ${JSON.stringify(requested)}: expected auto, combined, json or csv`);
+  }
+  const stream = await openLog(input.path);
+  const sequencer = new Sequencer(sink, input.spread ?? true);
+  const lineErrors: LineError[] = [];
+  let format: LogFormat | undefined;
+  let parser: LineParser | undefined;
+  let lines = 0;
+  let unparsed = 0;
+  const parserOptions = { key, ...(input.timeField === undefined ? {} : { timeField: input.timeField }) };
+  try {
+    await forEachLine(stream, (line, lineNumber) => {
+      lines = lineNumber;
+      if (line.trim() === '') return;
+      if (parser === undefined) {
+        format = requested === 'auto' ? detectFormat(line, input.timeField) : requested;
+        if (format === undefined) {
+          throw new ReplayInputError(
+            `${input.path}: unknown log format: line ${lineNumber} (${snippet(line)}) is not a combined or common log line, a JSON object, or a CSV header naming a time field; pass --format combined|json|csv`,
+          );
+        }
+        parser = lineParser(format, parserOptions, line);
+        if (format === 'csv') return;
+      }
+      const entry = parser(line);
+      if (typeof entry === 'string') {
+        unparsed++;
+        if (lineErrors.length < MAX_LINE_ERRORS)
+          lineErrors.push({ line: lineNumber, reason: entry, text: snippet(line) });
+        return;
+      }
+      sequencer.push(entry.time, entry.key);
+    });
+  } catch (error) {
+    if (error instanceof ReplayInputError) throw error;
+    // Not `instanceof Error`: errors from Node's streams may come from another realm (a test VM).
+    const message = (error as { message?: unknown } | null)?.message;
+    throw new ReplayInputError(
+      `cannot read ${input.path}: ${typeof message === 'string' ? message : String(error)}`,
+    );
+  }
+  sequencer.flush();
+  const keyText = key.kind === 'field' ? `key field ${key.field}` : `key ${key.text}`;
+  return {
+    source: `${input.path} (${format ?? requested}, ${keyText})`,
+    format,
+    lines,
+    unparsed,
+    lineErrors,
+    outOfOrder: sequencer.outOfOrder,
+  };
+}
+
+function keyChoice(input: LogInput): KeyChoice {
+  if (input.keyField !== undefined) {
+    if (input.key !== undefined) throw new ReplayInputError('--key and --key-field: give one of them');
+    if (input.keyField === '') throw new ReplayInputError('--key-field "": name a field');
+    return { kind: 'field', field: input.keyField };
+  }
+  const template = input.key ?? '$remote_addr';
+  try {
+    const ipv6Subnet = resolveIpv6Subnet(input.ipv6Subnet);
+    const trust = compileTrustProxy(input.trustProxy);
+    return { kind: 'template', read: compileKeyTemplate(template, { trust, ipv6Subnet }), text: template };
+  } catch (error) {
+    if (error instanceof SluiceConfigError) {
+      const option = { key: 'key', trustProxy: 'trust-proxy' }[error.option] ?? 'ipv6-subnet';
+      throw new ReplayInputError(`--${option}: ${error.message}`);
+    }
+    throw error;
+  }
+}
+
+function snippet(line: string): string {
+  return JSON.stringify(line.length > 80 ? `${line.slice(0, 77)}...` : line);
+}

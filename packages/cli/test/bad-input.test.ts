@@ -1,0 +1,118 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { EXIT } from '../src/main';
+import { runCli } from './run-cli';
+
+const POLICY = ['--policy', 'gcra 10r/s burst=20'];
+let dir: string;
+
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), 'sluice-cli-bad-'));
+});
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+function file(name: string, text: string): string {
+  const path = join(dir, name);
+  writeFileSync(path, text);
+  return path;
+}
+
+describe('bad input: a clear message, and a non-zero exit when nothing could be replayed', () => {
+  test('a missing file', async () => {
+    const run = await runCli(['replay', 'no-such.log', ...POLICY], dir);
+    expect(run.code).toBe(EXIT.usage);
+    expect(run.stderr).toBe(`sluice: cannot read ${join(dir, 'no-such.log')}: no such file (ENOENT)\n`);
+    expect(run.stdout).toBe('');
+  });
+
+  test('a directory', async () => {
+    const run = await runCli(['replay', '.', ...POLICY], dir);
+    expect(run.code).toBe(EXIT.usage);
+    expect(run.stderr).toContain('it is a directory (EISDIR)');
+  });
+
+  test('a log in no format it knows', async () => {
+    const path = file('weird.log', 'Nov 24 12:00:00 host sshd[42]: Accepted publickey for root\n');
+    const run = await runCli(['replay', path, ...POLICY], dir);
+    expect(run.code).toBe(EXIT.usage);
+    expect(run.stderr).toContain(`${path}: unknown log format: line 1 ("Nov 24 12:00:00 host sshd[42]`);
+    expect(run.stderr).toContain('pass --format combined|json|csv');
+  });
+
+  test('an unknown --format', async () => {
+    const run = await runCli(['replay', 'access.log', '--format', 'xml', ...POLICY]);
+    expect(run.code).toBe(EXIT.usage);
+    expect(run.stderr).toBe('sluice: --format "xml": expected auto, combined, json, csv\n');
+  });
+
+  test('a CSV whose header names no time', async () => {
+    const path = file('no-time.csv', 'when,remote_addr\n1714564800,192.0.2.1\n');
+    const run = await runCli(['replay', path, '--format', 'csv', ...POLICY], dir);
+    expect(run.code).toBe(EXIT.usage);
+    expect(run.stderr).toContain('names no time field');
+    const named = await runCli(['replay', path, '--time-field', 'when', ...POLICY], dir);
+    expect(named.code).toBe(EXIT.ok);
+  });
+
+  test('lines that do not parse are counted and listed with their numbers; the rest is replayed', async () => {
+    const lines = ['{"time": 1714564800, "remote_addr": "192.0.2.1"}'];
+    for (let i = 0; i < 30; i++)
+      lines.push(i % 2 === 0 ? 'garbage' : '{"time": 1714564801, "remote_addr": "192.0.2.1"}');
+    const run = await runCli(['replay', file('mixed.jsonl', lines.join('\n')), ...POLICY], dir);
+    expect(run.code).toBe(EXIT.ok);
+    expect(run.stdout).toContain('16 requests');
+    expect(run.stdout).toContain('15 of 31 lines could not be read and were skipped');
+    expect(run.stdout).toContain('  line 2: not JSON: "garbage"');
+    expect(run.stdout).toContain('  line 30: not JSON: "garbage"');
+    expect(run.stdout).not.toContain('line 32:');
+    // 20 listed at most, the rest counted.
+    expect(run.stdout).not.toContain('  line 31:');
+  });
+
+  test('a policy the core refuses: its SluiceConfigError message', async () => {
+    const run = await runCli(['replay', 'access.log', '--policy', 'gcra 10r/x']);
+    expect(run.code).toBe(EXIT.usage);
+    expect(run.stderr).toBe('sluice: --policy "gcra 10r/x": rate "10r/x": unit must be r/s or r/m\n');
+    const burst = await runCli(['replay', 'access.log', '--policy', 'fixed-window 600/1m nodelay']);
+    expect(burst.stderr).toBe(
+      "sluice: --policy \"fixed-window 600/1m nodelay\": nodelay true: only applies to algorithm 'leaky-bucket' (got 'fixed-window')\n",
+    );
+  });
+
+  test('a policy with a word that means nothing', async () => {
+    const run = await runCli(['replay', 'access.log', '--policy', 'gcra 10r/s burts=20']);
+    expect(run.code).toBe(EXIT.usage);
+    expect(run.stderr).toContain(
+      '--policy "gcra 10r/s burts=20": unknown word "burts=20"; expected an algorithm (gcra,',
+    );
+  });
+
+  test('no policy, an unknown option, a bad key', async () => {
+    expect((await runCli(['replay', 'access.log'])).stderr).toContain('give at least one --policy');
+    const unknown = await runCli(['replay', 'access.log', '--polcy', 'gcra 1r/s']);
+    expect(unknown.code).toBe(EXIT.usage);
+    expect(unknown.stderr).toContain("Unknown option '--polcy'");
+    const key = await runCli(['replay', 'access.log', '--key', '$remote_adr', ...POLICY]);
+    expect(key.code).toBe(EXIT.usage);
+    expect(key.stderr).toContain('--key: key "$remote_adr": unknown variable $remote_adr');
+  });
+
+  test('nothing replayed: every line bad, or every key empty, or an empty log: exit 1', async () => {
+    const bad = await runCli(['replay', 'access.log', '--format', 'json', ...POLICY]);
+    expect(bad.code).toBe(EXIT.nothingReplayed);
+    expect(bad.stderr).toContain('nothing could be replayed: none of the 15 lines could be read as json');
+    const noKey = await runCli(['replay', 'access.log', '--key', '$http_user_id', ...POLICY]);
+    expect(noKey.code).toBe(EXIT.nothingReplayed);
+    expect(noKey.stderr).toContain('every request had an empty key ($http_user_id)');
+    const empty = await runCli(['replay', file('empty.log', '\n\n'), ...POLICY], dir);
+    expect(empty.code).toBe(EXIT.nothingReplayed);
+    expect(empty.stderr).toContain('the log is empty');
+  });
+
+  test('a corrupt .gz', async () => {
+    const run = await runCli(['replay', file('access.log.gz', 'not gzip at all'), ...POLICY], dir);
+    expect(run.code).toBe(EXIT.usage);
+    expect(run.stderr).toMatch(/cannot read .*access\.log\.gz: incorrect header check/);
+  });
+});
