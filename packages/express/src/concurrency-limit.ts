@@ -7,6 +7,7 @@ import {
   type MaybePromise,
 } from '@sluice/core';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import { httpRequestOf } from './http-request';
 
 /** A fallback handler for {@link concurrencyLimit}: replies in place of the refusal, with the decision at hand. */
 export type ExpressConcurrencyFallback = (
@@ -62,11 +63,7 @@ function apply(
 export function concurrencyLimit(options: ConcurrencyLimitOptions): RequestHandler {
   const limit = createHttpConcurrencyLimiter<Request, ExpressConcurrencyFallback>(options);
   return function sluiceConcurrencyLimit(req: Request, res: Response, next: NextFunction): void {
-    const http = {
-      remoteAddress: req.socket.remoteAddress,
-      url: req.originalUrl ?? req.url,
-      headers: req.headers,
-    };
+    const http = httpRequestOf(req);
     let pass: boolean | Promise<boolean>;
     try {
       const outcome = limit.decideSync(req, http, res);

@@ -6,6 +6,7 @@ import {
   type ConcurrencyOutcome,
 } from '@sluice/core';
 import type { FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
+import { httpRequestOf } from './http-request';
 
 /** A fallback handler for {@link concurrencyLimit}: sends a reply in place of the refusal. */
 export type FastifyConcurrencyFallback = (
@@ -66,8 +67,7 @@ function apply(
 export function concurrencyLimit(options: ConcurrencyLimitOptions): onRequestHookHandler {
   const limit = createHttpConcurrencyLimiter<FastifyRequest, FastifyConcurrencyFallback>(options);
   return function sluiceConcurrencyLimit(request, reply, done) {
-    const { raw, url, headers } = request;
-    const http = { remoteAddress: raw.socket.remoteAddress, url, headers };
+    const http = httpRequestOf(request);
     const outcome = limit.decideSync(request, http, reply.raw);
     const pass =
       outcome !== undefined

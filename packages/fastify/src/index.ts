@@ -1,10 +1,4 @@
-import {
-  callFallback,
-  createHttpLimiter,
-  scopedOptions,
-  SluiceConfigError,
-  socketPeerAddress,
-} from '@sluice/core';
+import { callFallback, createHttpLimiter, scopedOptions, SluiceConfigError } from '@sluice/core';
 import type { Decision, HttpOutcome, PartialRateLimitOptions, RateLimitOptions } from '@sluice/core';
 import type {
   FastifyInstance,
@@ -14,6 +8,7 @@ import type {
   RouteOptions,
 } from 'fastify';
 import fp from 'fastify-plugin';
+import { httpRequestOf } from './http-request';
 
 /** A fallback handler: sends a reply in place of the rejection, with the decision at hand. */
 export type FastifyFallback = (request: FastifyRequest, reply: FastifyReply, decision: Decision) => unknown;
@@ -71,14 +66,7 @@ function createGate(options: Options | readonly Options[]): Gate {
     }
   };
   return (request, reply) => {
-    const { raw, url, headers } = request;
-    const http = {
-      remoteAddress: socketPeerAddress(raw.socket),
-      url,
-      headers,
-      query: () => request.query,
-      route: () => request.routeOptions.url,
-    };
+    const http = httpRequestOf(request);
     const outcome = limits.decideSync(request, http);
     return outcome !== undefined
       ? apply(request, reply, outcome)

@@ -7,6 +7,7 @@ import {
   type MaybePromise,
 } from '@sluice/core';
 import type { Context, Middleware, Next } from 'koa';
+import { httpRequestOf } from './http-request';
 
 /** A fallback handler for {@link concurrencyLimit}: replies in place of the refusal (sets `ctx.status` and `ctx.body`). */
 export type KoaConcurrencyFallback = (ctx: Context, decision: ConcurrencyDecision) => MaybePromise<unknown>;
@@ -61,8 +62,8 @@ function apply(
 export function concurrencyLimit(options: ConcurrencyLimitOptions): Middleware {
   const limit = createHttpConcurrencyLimiter<Context, KoaConcurrencyFallback>(options);
   return function sluiceConcurrencyLimit(ctx: Context, next: Next): Promise<void> {
-    const { req, res } = ctx;
-    const http = { remoteAddress: req.socket.remoteAddress, url: ctx.originalUrl, headers: req.headers };
+    const { res } = ctx;
+    const http = httpRequestOf(ctx);
     const outcome = limit.decideSync(ctx, http, res);
     const pass =
       outcome !== undefined ? apply(ctx, outcome) : limit.decide(ctx, http, res).then((o) => apply(ctx, o));

@@ -101,6 +101,8 @@ export function createHttpConcurrencyLimiter<TRequest, THandler extends (...args
     limiter,
     decideSync(request, http, response) {
       if (!syncable) return undefined;
+      // A client that is gone: refused on the general path.
+      if (http.remoteAddress === undefined && limit.readsAddress) return undefined;
       const view = new RequestView(http);
       const key = (template as (view: RequestView) => string)(view);
       if (key === '' && limit.onMissingKey !== 'shared') return undefined; // rare: the general path
@@ -112,9 +114,13 @@ export function createHttpConcurrencyLimiter<TRequest, THandler extends (...args
     async decide(request, http, response) {
       const view = new RequestView(http);
       if (limit.skip !== undefined && (await skipOf(limit, request))) return NEXT;
-      const key = await keyOf(limit, request, view);
-      if (key === '' && limit.onMissingKey === 'skip') return NEXT;
-      if (key === '' && limit.onMissingKey === 'reject') {
+      // The connection is gone, so the client's address is unknown: keyed by it, the request would
+      // have the empty key and pass (or share one count). Refused, whatever onMissingKey says.
+      const gone = http.remoteAddress === undefined && limit.readsAddress;
+      const key = gone ? '' : await keyOf(limit, request, view);
+      const missing = gone ? 'reject' : key === '' ? limit.onMissingKey : undefined;
+      if (missing === 'skip') return NEXT;
+      if (missing === 'reject') {
         if (limit.dryRun) return DRY_RUN_NEXT;
         const { type, body } = rejectionBody(undefined, view.header('accept'));
         return { kind: 'reply', headers: [], status: limit.status, type, body };

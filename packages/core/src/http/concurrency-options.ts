@@ -110,6 +110,8 @@ export interface ResolvedConcurrencyLimit<TRequest, THandler> {
   readonly limiter: ConcurrencyLimiter;
   readonly key: (request: TRequest, view: RequestView) => MaybePromise<unknown>;
   readonly template: ((view: RequestView) => string) | undefined;
+  /** Whether the key template reads the client address: a request whose connection is gone is then refused. */
+  readonly readsAddress: boolean;
   readonly skip: ((request: TRequest) => MaybePromise<boolean>) | undefined;
   readonly status: number;
   readonly fallback: ResolvedLimit<TRequest, THandler>['fallback'];

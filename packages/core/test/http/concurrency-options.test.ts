@@ -1,3 +1,5 @@
+import { IncomingMessage, ServerResponse } from 'node:http';
+import { Socket } from 'node:net';
 import { createConcurrencyLimiter, createHttpConcurrencyLimiter } from '../../src';
 import { errorOf } from '../contract/config-error-of';
 
@@ -33,5 +35,32 @@ describe('concurrencyLimit options', () => {
     const limiter = createConcurrencyLimiter({ max: 1 });
     expect(createHttpConcurrencyLimiter({ limiter }).limiter).toBe(limiter);
     expect(errorOf(() => createHttpConcurrencyLimiter({ limiter, max: 2 } as never)).option).toBe('max');
+  });
+});
+
+describe('concurrencyLimit and a client whose connection is gone', () => {
+  /** A request whose connection is gone: `socketPeerAddress` gave `undefined`. */
+  const gone = { remoteAddress: undefined, url: '/checkout', headers: { 'user-id': 'u1' } };
+  const response = new ServerResponse(new IncomingMessage(new Socket()));
+
+  test.each([{}, { onMissingKey: 'shared' as const }])(
+    'keyed by its address, it is refused with the status and takes no permit (%j)',
+    async (options) => {
+      const limit = createHttpConcurrencyLimiter<object, () => void>({ max: 1, status: 503, ...options });
+      expect(limit.decideSync({}, gone, response)).toBeUndefined();
+      expect(await limit.decide({}, gone, response)).toMatchObject({ kind: 'reply', status: 503 });
+      expect(limit.limiter.stats().inFlight).toBe(0);
+    },
+  );
+
+  test('dryRun lets it through, reported; a key that reads no address is not affected', async () => {
+    const dry = createHttpConcurrencyLimiter<object, () => void>({ max: 1, dryRun: true });
+    expect(await dry.decide({}, gone, response)).toEqual({
+      kind: 'next',
+      headers: [['Sluice-Dry-Run', 'rejected']],
+    });
+    const byUser = createHttpConcurrencyLimiter<object, () => void>({ max: 1, key: '$http_user_id' });
+    expect(byUser.decideSync({}, gone, response)).toEqual({ kind: 'next', headers: [] });
+    expect(byUser.limiter.stats().inFlight).toBe(1);
   });
 });
