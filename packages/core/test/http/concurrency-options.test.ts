@@ -38,6 +38,13 @@ describe('concurrencyLimit options', () => {
   });
 });
 
+test("nginx's limit_conn_zone $binary_remote_addr: by default the key is the client address", async () => {
+  const limit = createHttpConcurrencyLimiter<object, () => void>({ max: 10 });
+  const response = new ServerResponse(new IncomingMessage(new Socket()));
+  limit.decideSync({}, { remoteAddress: '::ffff:203.0.113.9', url: '/', headers: {} }, response);
+  expect(await limit.limiter.inFlight('203.0.113.9')).toBe(1);
+});
+
 describe('concurrencyLimit and a client whose connection is gone', () => {
   /** A request whose connection is gone: `socketPeerAddress` gave `undefined`. */
   const gone = { remoteAddress: undefined, url: '/checkout', headers: { 'user-id': 'u1' } };
