@@ -120,7 +120,11 @@ export interface ConcurrencyStats {
 export interface ConcurrencyEvents {
   /** A request got no permit. */
   limited: ConcurrencyDecision;
-  /** The store failed or was slower than `timeoutMs`; `mode` says how the request was decided instead. */
+  /**
+   * The store failed or was slower than `timeoutMs`; `mode` says how the request was decided
+   * instead (for a failed release or renewal: how acquires are decided meanwhile — the release is
+   * retried at the next renewal, and the lease expires by itself after `leaseMs` anyway).
+   */
   storeError: StoreErrorEvent;
   /** The store answered again after failing. */
   storeRecovered: { readonly downMs: number; readonly failures: number };
