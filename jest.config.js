@@ -9,7 +9,7 @@ module.exports = {
     '^.+\\.ts$': ['ts-jest', { tsconfig: '<rootDir>/tsconfig.json', diagnostics: false }],
   },
   moduleNameMapper: {
-    '^@sluice/(core|express|koa|fastify)$': '<rootDir>/packages/$1/src/index.ts',
+    '^@sluice/(core|express|koa|fastify|metrics)$': '<rootDir>/packages/$1/src/index.ts',
   },
   testTimeout: 30000,
   reporters: ['default', '<rootDir>/jest.summary-reporter.js'],

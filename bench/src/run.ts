@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { runHttp, type HttpResult } from './http/http';
 import { describeMachine, machineLine } from './machine';
 import { runMemory, type MemoryResult } from './memory/memory';
+import { runMetrics, type MetricsResult } from './metrics/metrics';
 import { runMicro, type MicroResult } from './micro/micro';
 import { progress } from './progress';
 import { runRedisApart, type RedisResult } from './redis/redis';
@@ -36,6 +37,7 @@ export async function runBench(
     http?: HttpResult;
     redis?: RedisResult;
     replay?: ReplayResult;
+    metrics?: MetricsResult;
   } = {};
   if (wants('micro')) sections.micro = await runMicro(settings);
   if (wants('memory')) sections.memory = await runMemory(settings);
@@ -50,6 +52,7 @@ export async function runBench(
     }
   }
   if (wants('replay')) sections.replay = await runReplayBench(settings);
+  if (wants('metrics')) sections.metrics = await runMetrics(settings, machine.pinning);
   const results: Results = {
     machine,
     date: new Date().toISOString(),

@@ -1,5 +1,5 @@
 /** The sections of the bench, in the order they run. */
-export const SECTIONS = ['micro', 'memory', 'http', 'redis', 'replay'] as const;
+export const SECTIONS = ['micro', 'memory', 'http', 'redis', 'replay', 'metrics'] as const;
 export type SectionName = (typeof SECTIONS)[number];
 
 /** Every knob of a run. The full run's values keep `pnpm bench` under 10 minutes on 2 cores. */

@@ -92,6 +92,17 @@ describe('bench smoke (tiny sizes, no thresholds)', () => {
     }
   });
 
+  it('measures the cost of metrics: each framework with and without, the scrape, the hot keys', () => {
+    const metrics = results.metrics;
+    expect(metrics?.http.map((row) => row.framework)).toEqual(['express', 'koa', 'fastify']);
+    for (const row of metrics?.http ?? []) expect(row.ratio).toBeGreaterThan(0);
+    expect(metrics?.scrape.limiters).toBe(50);
+    expect(metrics?.scrape.bytes).toBeGreaterThan(0);
+    expect(Object.keys(metrics?.decideNs ?? {})).toHaveLength(4);
+    expect(metrics?.hotKeys.manyKeys).toBe(TINY.memoryKeys);
+    expect(report).toContain('## Metrics (`@sluice/metrics`)');
+  });
+
   it('counts Redis commands per decision for every candidate', () => {
     expect(results.redis?.rows.length).toBe(18);
     for (const row of results.redis?.rows ?? []) expect(row.perSecond).toBeGreaterThan(0);

@@ -5,12 +5,14 @@ import { createConcurrencyLimiter, MemoryStore, RedisStore, type ConcurrencyLimi
 import { concurrencyLimit as expressConcurrency, rateLimit as sluiceExpress } from '@sluice/express';
 import sluiceFastify, { concurrencyLimit as fastifyConcurrency } from '@sluice/fastify';
 import { concurrencyLimit as koaConcurrency, rateLimit as sluiceKoa } from '@sluice/koa';
+import { prometheus } from '@sluice/metrics';
 import express, { type RequestHandler } from 'express';
 import { rateLimit as expressRateLimit } from 'express-rate-limit';
 import Fastify from 'fastify';
 import type Redis from 'ioredis';
 import Koa, { type Middleware } from 'koa';
 import koaRateLimit from 'koa-ratelimit';
+import { Registry } from 'prom-client';
 import { RedisStore as RateLimitRedisStore, type RedisReply } from 'rate-limit-redis';
 import { countedLimiter, SHARED_STORE_TIMEOUT_MS } from '../sluice-limiter';
 import { ADMIT_ALL, WINDOW_MS } from '../limits';
@@ -30,8 +32,11 @@ export const USUAL_LIMITER: Record<Framework, { memory: string; redis: string }>
 
 /** One limited variant of the app: who limits, with which store, on which path. */
 export interface Variant {
-  /** sluice's `rateLimit`, the framework's usual limiter, or sluice's `concurrencyLimit`. */
-  readonly limiter: 'sluice' | 'usual' | 'concurrency';
+  /**
+   * sluice's `rateLimit`, the framework's usual limiter, or sluice's `concurrencyLimit`;
+   * `sluice-metrics`: sluice reporting to `prometheus()` (the metrics section's comparison).
+   */
+  readonly limiter: 'sluice' | 'sluice-metrics' | 'usual' | 'concurrency';
   readonly store: 'memory' | 'redis';
   /** `admitted`: the limit is never reached; `429`: the only client is over its limit. */
   readonly path: 'admitted' | '429';
@@ -50,6 +55,15 @@ export const VARIANTS: readonly Variant[] = [
   { limiter: 'concurrency', store: 'memory', path: 'admitted' },
   { limiter: 'concurrency', store: 'redis', path: 'admitted' },
 ];
+
+/** The metrics section's pair: the in-memory admitted path without and with `metrics`. */
+export const METRICS_VARIANTS: readonly Variant[] = (['sluice', 'sluice-metrics'] as const).map(
+  (limiter) => ({
+    limiter,
+    store: 'memory',
+    path: 'admitted',
+  }),
+);
 
 export function variantId(variant: Variant): VariantId {
   return `${variant.limiter}:${variant.store}:${variant.path}`;
@@ -97,6 +111,9 @@ function sluiceLimiter(variant: Variant, context: Context): ReturnType<typeof co
       rate: variant.path === 'admitted' ? { limit: LIMIT.admitted, window: WINDOW_MS } : '1r/m',
       store: variant.store === 'memory' ? new MemoryStore() : new RedisStore({ client: context.redis }),
       prefix: prefixOf(variant, context),
+      ...(variant.limiter === 'sluice-metrics'
+        ? { name: 'bench', metrics: prometheus({ registry: new Registry() }) }
+        : {}),
     },
     { shared: variant.store === 'redis' },
   );
@@ -107,8 +124,7 @@ function sluiceLimiter(variant: Variant, context: Context): ReturnType<typeof co
 function expressMiddleware(variant: Variant, context: Context): RequestHandler {
   if (variant.limiter === 'concurrency')
     return expressConcurrency({ limiter: concurrencyLimiter(variant, context) });
-  if (variant.limiter === 'sluice')
-    return sluiceExpress({ limiter: sluiceLimiter(variant, context).limiter });
+  if (variant.limiter !== 'usual') return sluiceExpress({ limiter: sluiceLimiter(variant, context).limiter });
   return expressRateLimit({
     windowMs: WINDOW_MS,
     limit: LIMIT[variant.path],
@@ -127,7 +143,7 @@ function expressMiddleware(variant: Variant, context: Context): RequestHandler {
 function koaMiddleware(variant: Variant, context: Context): Middleware {
   if (variant.limiter === 'concurrency')
     return koaConcurrency({ limiter: concurrencyLimiter(variant, context) });
-  if (variant.limiter === 'sluice') return sluiceKoa({ limiter: sluiceLimiter(variant, context).limiter });
+  if (variant.limiter !== 'usual') return sluiceKoa({ limiter: sluiceLimiter(variant, context).limiter });
   return koaRateLimit({
     driver: variant.store,
     db: variant.store === 'memory' ? new Map() : context.redis,
@@ -163,10 +179,10 @@ export async function startApp(
   if (framework === 'fastify') {
     const app = Fastify();
     if (variant !== 'bare') {
-      if (variant.limiter === 'sluice') {
-        await app.register(sluiceFastify, { limiter: sluiceLimiter(variant, context).limiter });
-      } else if (variant.limiter === 'concurrency') {
+      if (variant.limiter === 'concurrency') {
         app.addHook('onRequest', fastifyConcurrency({ limiter: concurrencyLimiter(variant, context) }));
+      } else if (variant.limiter !== 'usual') {
+        await app.register(sluiceFastify, { limiter: sluiceLimiter(variant, context).limiter });
       } else {
         await app.register(fastifyRateLimit, {
           max: LIMIT[variant.path],

@@ -217,11 +217,11 @@ export async function runFramework(
         framework,
         id,
         name:
-          variant.limiter === 'sluice'
-            ? 'sluice'
+          variant.limiter === 'usual'
+            ? USUAL_LIMITER[framework][variant.store]
             : variant.limiter === 'concurrency'
               ? CONCURRENCY_LIMITER
-              : USUAL_LIMITER[framework][variant.store],
+              : variant.limiter,
         ratio: round(median(ratios), 3),
         cpuRatio: round(median(mine.map(({ run, bareCpu }) => bareCpu / (run.serverCpu / run.rps))), 3),
         ratios: ratios.map((ratio) => round(ratio, 3)),

@@ -4,6 +4,7 @@ import Redis from 'ioredis';
 import { serveRequests } from '../child';
 import {
   FRAMEWORKS,
+  METRICS_VARIANTS,
   VARIANTS,
   startApp,
   variantId,
@@ -17,7 +18,9 @@ async function main(): Promise<void> {
   if (!FRAMEWORKS.includes(framework)) throw new Error(`BENCH_FRAMEWORK: unknown framework ${framework}`);
   // BENCH_HTTP_VARIANTS: the variant ids to start (all by default); memory ones need no Redis.
   const only = process.env.BENCH_HTTP_VARIANTS?.split(',');
-  const variants = VARIANTS.filter((variant) => only === undefined || only.includes(variantId(variant)));
+  const variants = [...VARIANTS, ...METRICS_VARIANTS.slice(1)].filter(
+    (variant) => only === undefined || only.includes(variantId(variant)),
+  );
   const redis = new Redis({
     host: '127.0.0.1',
     port: Number(process.env.BENCH_REDIS_PORT ?? 6379),

@@ -36,6 +36,10 @@ export async function countCommands(
   pass: () => Promise<void>,
 ): Promise<CommandCount> {
   const admin = new Redis({ host: '127.0.0.1', port });
+  // `admin` is ready (its ready-check INFO answered) before MONITOR starts: a command line that
+  // reaches the monitor in the same packet as MONITOR's +OK arrives before ioredis has switched
+  // that connection to monitoring, and it fails with "Command queue state error".
+  await admin.ping();
   // monitor() opens a connection of its own beside `admin`.
   const monitor = await admin.monitor();
   try {

@@ -2,6 +2,7 @@ import { FRAMEWORKS, type Framework, type Variant } from '../http/apps';
 import type { HttpResult, HttpRow } from '../http/http';
 import { median } from '../measure';
 import type { MemoryResult } from '../memory/memory';
+import type { MetricsResult } from '../metrics/metrics';
 import type { MicroResult } from '../micro/micro';
 import type { RedisResult } from '../redis/redis';
 import type { ReplayResult } from '../replay/replay-bench';
@@ -14,6 +15,7 @@ type Sections = {
   http?: HttpResult;
   redis?: RedisResult;
   replay?: ReplayResult;
+  metrics?: MetricsResult;
 };
 
 const NOT_MEASURED = { measured: 'not measured (section not run)', met: null } as const;
@@ -229,5 +231,48 @@ export function judgeGoals(sections: Sections): Goal[] {
     ...httpGoals(sections.http),
     ...redisGoals(sections.redis),
     ...replayGoals(sections.replay),
+    ...metricsGoals(sections.metrics),
+  ];
+}
+
+/** Issue 13's goals for `@sluice/metrics`. */
+function metricsGoals(metrics: MetricsResult | undefined): Goal[] {
+  const http = FRAMEWORKS.map((framework): Goal => {
+    const row = metrics?.http.find((r) => r.framework === framework);
+    return {
+      id: `metrics-http-${framework}`,
+      goal: `issue 13: ${framework}, in-memory admitted path with metrics: prometheus() vs without`,
+      target: '≥ 0.97 × without',
+      ...(row === undefined
+        ? NOT_MEASURED
+        : {
+            measured: `${fmt(row.ratio, 3)} × without (cpu ${fmt(row.cpuRatio, 3)})`,
+            met: row.ratio >= 0.97,
+          }),
+    };
+  });
+  const scrape = metrics?.scrape;
+  const hot = metrics?.hotKeys;
+  return [
+    ...http,
+    {
+      id: 'metrics-scrape',
+      goal: `issue 13: registry.metrics() with ${scrape?.limiters ?? 50} limiters`,
+      target: '< 5 ms',
+      ...(scrape === undefined
+        ? NOT_MEASURED
+        : { measured: `${fmt(scrape.medianMs)} ms (p99 ${fmt(scrape.p99Ms)} ms)`, met: scrape.medianMs < 5 }),
+    },
+    {
+      id: 'metrics-hot-keys-flat',
+      goal: `issue 13: hot-key heap after ${hot?.manyKeys.toLocaleString('en') ?? '1 000 000'} distinct keys vs 10 000`,
+      target: 'flat: ≤ 10 000 keys’ + 64 kB',
+      ...(hot === undefined
+        ? NOT_MEASURED
+        : {
+            measured: `${fmt(hot.manyBytes / 1024, 1)} kB vs ${fmt(hot.fewBytes / 1024, 1)} kB (sliced keys: ${fmt(hot.slicedBytes / 1024, 1)} kB)`,
+            met: hot.manyBytes <= hot.fewBytes + 64 * 1024 && hot.slicedBytes <= hot.fewBytes + 64 * 1024,
+          }),
+    },
   ];
 }

@@ -121,6 +121,47 @@ function httpSection(results: Results): string[] {
   ];
 }
 
+function metricsSection(results: Results): string[] {
+  const metrics = results.metrics;
+  if (metrics === undefined) return [];
+  const { scrape, hotKeys } = metrics;
+  return [
+    '',
+    '## Metrics (`@sluice/metrics`): the cost of counting',
+    '',
+    ...table(
+      [
+        'framework',
+        'with metrics ÷ without (req/s)',
+        'per round',
+        'cpu ratio',
+        'req/s with',
+        'req/s without',
+      ],
+      ['l', 'r', 'l', 'r', 'r', 'r'],
+      metrics.http.map((row) => [
+        row.framework,
+        `**${x(row.ratio, 3)}**`,
+        row.ratios.map((r) => x(r, 3)).join(', '),
+        x(row.cpuRatio, 3),
+        String(row.rps),
+        String(row.rpsWithout),
+      ]),
+    ),
+    '',
+    `In process, ns per admission (createHttpLimiter().decideSync): ${Object.entries(metrics.decideNs)
+      .map(([name, ns]) => `${name} ${ns}`)
+      .join(', ')}.`,
+    '',
+    `registry.metrics() with ${scrape.limiters} limiters: median ${x(scrape.medianMs)} ms, p99 ${x(scrape.p99Ms)} ms (${scrape.bytes} bytes).`,
+    `Hot keys of one limiter: ${x(hotKeys.fewBytes / 1024, 1)} kB of heap after ${hotKeys.fewKeys.toLocaleString('en')} distinct keys, ` +
+      `${x(hotKeys.manyBytes / 1024, 1)} kB after ${hotKeys.manyKeys.toLocaleString('en')}, ` +
+      `${x(hotKeys.slicedBytes / 1024, 1)} kB after ${hotKeys.fewKeys.toLocaleString('en')} keys each sliced from a 4 kB line.`,
+    '',
+    ...metrics.notes.map((note) => `- ${note}`),
+  ];
+}
+
 function redisSection(results: Results): string[] {
   const redis = results.redis;
   if (redis === undefined) return [];
@@ -203,7 +244,7 @@ export function markdown(results: Results): string {
     '',
     `Machine: ${machineLine(results.machine)}. Run ${results.date}, ${minutes} min ${seconds} s.`,
     '',
-    `## Goals of issue 6: ${met} of ${judged} met`,
+    `## Goals (issues 6 and 13): ${met} of ${judged} met`,
     '',
     ...table(
       ['goal', 'measured', 'target', ''],
@@ -220,6 +261,7 @@ export function markdown(results: Results): string {
     ...httpSection(results),
     ...redisSection(results),
     ...replaySection(results),
+    ...metricsSection(results),
   ];
   return `${lines.join('\n')}\n`;
 }

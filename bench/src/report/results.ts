@@ -1,6 +1,7 @@
 import type { HttpResult } from '../http/http';
 import type { Machine } from '../machine';
 import type { MemoryResult } from '../memory/memory';
+import type { MetricsResult } from '../metrics/metrics';
 import type { MicroResult } from '../micro/micro';
 import type { RedisResult } from '../redis/redis';
 import type { ReplayResult } from '../replay/replay-bench';
@@ -29,4 +30,5 @@ export interface Results {
   readonly http?: HttpResult;
   readonly redis?: RedisResult;
   readonly replay?: ReplayResult;
+  readonly metrics?: MetricsResult;
 }

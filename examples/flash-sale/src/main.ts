@@ -13,6 +13,12 @@ async function main(): Promise<void> {
   console.log(
     `  # limited: 2 requests a minute per user-id, then 429 with Retry-After\n  ${shop.curls[2]}\n`,
   );
+  console.log(
+    `Watch it: the dashboard at ${shop.dashboardUrl} (live), Prometheus metrics at ${shop.metricsUrl}`,
+  );
+  console.log(
+    `  # a flash sale, live on the dashboard: 3 000 orders over 10 s\n  pnpm --filter @sluice/example-flash-sale replay ${shop.url}\n`,
+  );
   console.log('Ctrl-C stops it.');
 
   let stopping = false;

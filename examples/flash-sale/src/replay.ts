@@ -67,7 +67,58 @@ export async function replay(shots: readonly Shot[] = sale(), store?: Store): Pr
   return counts;
 }
 
+/** Requests in flight at once when driving a running shop. */
+const IN_FLIGHT = 64;
+
+/**
+ * Sends the sale to a shop already running at `baseUrl` (`pnpm start`), at the sale's own pace
+ * in real time, so its dashboard shows the sale as it happens; counts the replies as
+ * {@link replay} does.
+ */
+export async function drive(baseUrl: string, shots: readonly Shot[] = sale()): Promise<ReplayCounts> {
+  const counts: ReplayCounts = {};
+  const started = Date.now();
+  const inFlight = new Set<Promise<void>>();
+  for (const shot of shots) {
+    const wait = started + shot.atMs - Date.now();
+    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+    if (inFlight.size >= IN_FLIGHT) await Promise.race(inFlight);
+    const sent: Promise<void> = fetch(new URL(`/seckill/${shot.sku}`, baseUrl), {
+      method: 'POST',
+      headers: { 'user-id': shot.user, 'x-forwarded-for': shot.ip, accept: 'application/json' },
+    })
+      .then(
+        async (response) => {
+          const body = (await response.json().catch(() => ({}))) as { order?: string };
+          const row = (counts[shot.sku] ??= { placed: 0, busy: 0, refused: 0 });
+          if (response.status === 200 && body.order === 'placed') row.placed++;
+          else if (response.status === 200 && body.order === 'busy') row.busy++;
+          else row.refused++;
+        },
+        () => {
+          (counts[shot.sku] ??= { placed: 0, busy: 0, refused: 0 }).refused++;
+        },
+      )
+      .finally(() => inFlight.delete(sent));
+    inFlight.add(sent);
+  }
+  await Promise.all(inFlight);
+  return counts;
+}
+
 async function main(): Promise<void> {
+  // `replay <url> [seconds]`: drive the running demo (watch its dashboard); without a URL, replay
+  // against a shop of its own on a driven clock.
+  const target = process.argv.slice(2).find((arg) => /^https?:\/\//.test(arg));
+  const seconds = Number(process.argv.slice(2).find((arg) => /^\d+$/.test(arg)) ?? 10);
+  if (target !== undefined) {
+    const shots = sale(seconds);
+    console.log(
+      `driving the shop at ${target}: ${shots.length} requests over ${seconds} s, 80 % on ${HOT_SKU}\n`,
+    );
+    print(await drive(target, shots));
+    return;
+  }
   const shots = sale();
   const url = process.env.REDIS_URL;
   const client = url === undefined || url === '' ? undefined : new Redis(url, { maxRetriesPerRequest: 1 });
@@ -77,7 +128,10 @@ async function main(): Promise<void> {
     `replaying a flash sale: ${shots.length} requests over 10 s, 80 % on ${HOT_SKU}, a third from two bots, ` +
       `limits in ${client === undefined ? 'memory' : `Redis at ${url}`}\n`,
   );
-  const counts = await replay(shots, store).finally(() => client?.quit());
+  print(await replay(shots, store).finally(() => client?.quit()));
+}
+
+function print(counts: ReplayCounts): void {
   console.log('sku              placed   busy (degraded 200)   refused (429)');
   for (const [sku, row] of Object.entries(counts)) {
     console.log(

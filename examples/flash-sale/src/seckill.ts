@@ -1,4 +1,4 @@
-import type { Decision, Store } from '@sluice/core';
+import type { Decision, MetricsSink, Store } from '@sluice/core';
 import { rateLimit } from '@sluice/express';
 import type { Express, Request, Response } from 'express';
 
@@ -13,7 +13,10 @@ export const SECKILL_STOCK: Record<string, string> = {
 export interface ZoneOptions {
   prefix: string;
   policyName: string;
+  /** The zone's name in metrics and on the dashboard. */
+  name: string;
   store?: Store;
+  metrics?: MetricsSink;
   clock?: () => number;
 }
 

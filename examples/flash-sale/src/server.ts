@@ -1,7 +1,10 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { RedisStore, type Store } from '@sluice/core';
+import { dashboard, prometheus } from '@sluice/metrics';
+import type { Express } from 'express';
 import Redis from 'ioredis';
+import { Registry } from 'prom-client';
 import { createShop } from './shop';
 
 /** How to start the demo. */
@@ -21,6 +24,10 @@ export interface RunningShop {
   readonly storeName: string;
   /** Three commands that show an admitted, a degraded and a limited reply. */
   readonly curls: readonly string[];
+  /** Prometheus metrics of every zone (`sluice_decisions_total{limiter="seckill-sku"}`, …). */
+  readonly metricsUrl: string;
+  /** The live dashboard: each zone's admitted / delayed / limited per second, store health, hot keys. */
+  readonly dashboardUrl: string;
   /** Stops accepting requests, closes open connections and the Redis client. */
   close(): Promise<void>;
 }
@@ -45,7 +52,17 @@ export async function start({ port, redisUrl, clock }: StartOptions = {}): Promi
     redis.on('error', () => undefined);
     store = new RedisStore({ client: redis });
   }
-  const app = createShop({ store, clock });
+  // Every zone reports to one set of metrics: scraped at /metrics, watched live at /_sluice.
+  const registry = new Registry();
+  const metrics = prometheus({ registry });
+  const board = dashboard({ metrics });
+  const unlimited = (app: Express): void => {
+    app.get('/metrics', async (_req, res) => {
+      res.type(registry.contentType).send(await registry.metrics());
+    });
+    app.use('/_sluice', board);
+  };
+  const app = createShop({ store, clock, metrics, unlimited });
   const server = await listen(app, port);
   const url = `http://localhost:${(server.address() as AddressInfo).port}`;
   const show = `-w '  -> HTTP %{http_code}\\n'`;
@@ -57,7 +74,10 @@ export async function start({ port, redisUrl, clock }: StartOptions = {}): Promi
       `for i in 1 2 3 4 5 6 7; do curl -s ${show} '${url}/ratelimit/sku?sku_id=switch-2'; done`,
       `for i in 1 2 3; do curl -s ${show} -H 'user-id: alice' '${url}/ratelimit/demo'; done`,
     ],
+    metricsUrl: `${url}/metrics`,
+    dashboardUrl: `${url}/_sluice/`,
     async close() {
+      board.close();
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeAllConnections();

@@ -1,4 +1,4 @@
-import type { Decision, Store } from '@sluice/core';
+import type { Decision, MetricsSink, Store } from '@sluice/core';
 import { rateLimit } from '@sluice/express';
 import express, { type Express, type Request, type Response } from 'express';
 import { mountSeckill } from './seckill';
@@ -9,6 +9,10 @@ export interface ShopOptions {
   store?: Store;
   /** Epoch ms; tests inject one. */
   clock?: () => number;
+  /** Where every zone reports its decisions (`prometheus()` from `@sluice/metrics`), under the zone's name. */
+  metrics?: MetricsSink;
+  /** Routes mounted before any limit, so no limit counts them: `/metrics` and the dashboard. */
+  unlimited?: (app: Express) => void;
 }
 
 interface Product {
@@ -38,15 +42,18 @@ const CATALOG: Record<string, Product> = {
  * createShop().listen(3000);
  * ```
  */
-export function createShop({ store, clock }: ShopOptions = {}): Express {
+export function createShop({ store, clock, metrics, unlimited }: ShopOptions = {}): Express {
   // One namespace per zone: in a shared Redis, zones must not see each other's keys.
   const zone = (prefix: string) => ({
     prefix: `flash:${prefix}`,
     policyName: prefix,
+    name: prefix,
     ...(store && { store }),
     ...(clock && { clock }),
+    ...(metrics && { metrics }),
   });
   const app = express();
+  unlimited?.(app);
 
   // The flash-sale endpoint keeps its own zones (address, user, SKU): mounted first, it answers
   // before the shop-wide limits below.

@@ -2,6 +2,7 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import request from 'supertest';
 import { useRedisServer } from '../../../packages/core/test/harness/redis-fixtures';
+import { drive, sale } from '../src/replay';
 import { start, type RunningShop } from '../src/server';
 import { createShop } from '../src/shop';
 
@@ -38,6 +39,34 @@ describe('flash-sale demo', () => {
     shop = await start({ port: 0 });
     expect(shop.storeName).toBe('memory');
     await expectPrintedCurlsWork(shop);
+  });
+
+  test('metrics and the dashboard: every zone counted by name; the replay drives the running shop', async () => {
+    shop = await start({ port: 0 });
+    expect(shop.dashboardUrl).toBe(`${shop.url}/_sluice/`);
+    const page = await fetch(shop.dashboardUrl);
+    expect([page.status, page.headers.get('content-type')]).toEqual([200, 'text/html; charset=utf-8']);
+    // One second of sale, in real time.
+    const counts = await drive(shop.url, sale(1, 100));
+    const served = Object.values(counts).reduce((sum, row) => sum + row.placed + row.busy + row.refused, 0);
+    expect(served).toBe(100);
+    const text = await (await fetch(shop.metricsUrl)).text();
+    const decisions = (zone: string, outcome: string) =>
+      Number(
+        new RegExp(`sluice_decisions_total\\{limiter="${zone}",outcome="${outcome}"\\} (\\d+)`).exec(
+          text,
+        )?.[1],
+      );
+    // Each refusal is counted by the one zone that refused: the SKU zone's become the busy page,
+    // the address and user zones' the 429s.
+    const total = (column: 'placed' | 'busy' | 'refused') =>
+      Object.values(counts).reduce((sum, row) => sum + row[column], 0);
+    expect(total('busy')).toBeGreaterThan(0);
+    expect(decisions('seckill-sku', 'limited')).toBe(total('busy'));
+    expect(decisions('seckill-ip', 'limited') + decisions('seckill-user', 'limited')).toBe(total('refused'));
+    expect(decisions('seckill-sku', 'admitted')).toBeGreaterThanOrEqual(total('placed'));
+    // The scrape and the page went around the limits: the shop-wide zones saw neither.
+    expect(decisions('server', 'admitted') + decisions('server', 'limited')).toBe(0);
   });
 
   describe('with REDIS_URL', () => {

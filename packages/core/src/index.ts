@@ -6,7 +6,10 @@ export type {
   LimiterRulesOptions,
   PeekOptions,
 } from './limiter/create-limiter';
+export { consumeAll } from './limiter/consume-all';
+export type { LimitRequest } from './limiter/consume-all';
 export type { RuleOptions } from './limiter/rules';
+export type { LimiterInfo, LimiterMetrics, MetricsSink } from './limiter/metrics-sink';
 export type { OverrideRate, Overrides } from './limiter/overrides';
 export { SluiceConfigError } from './policy/config-error';
 export type { SluiceConfigErrorCode } from './policy/config-error';
@@ -19,11 +22,18 @@ export { MemoryStore } from './stores/memory-store';
 export type { MemoryStoreOptions } from './stores/memory-store';
 export { RedisStore, type RedisStoreClient, type RedisStoreOptions } from './stores/redis/redis-store';
 export type { RedisPermits } from './stores/redis/redis-permits';
-export type { RulesRequest, Store, StoreRequest } from './stores/store';
+export type {
+  JointPart,
+  JointVerdicts,
+  PreparedJoint,
+  RulesRequest,
+  Store,
+  StoreRequest,
+} from './stores/store';
 export { algorithms, runStep } from './algorithms';
 export type { Algorithm, AlgorithmStates, Step } from './algorithms';
 export { ALGORITHMS } from './types';
-export type { AlgorithmName, Decision, DecisionLimit, Policy, RejectReason, Verdict } from './types';
+export type { AlgorithmName, Decision, DecisionLimit, Policy, Receipt, RejectReason, Verdict } from './types';
 export type {
   DegradedMode,
   LimiterEventName,

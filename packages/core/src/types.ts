@@ -104,3 +104,15 @@ export interface DecisionLimit {
   /** Milliseconds until the rule is back to its full limit. */
   readonly resetMs: number;
 }
+
+/**
+ * What one rule's admission took, so that it can be given back exactly when a later limit of the
+ * same request refuses (several limits on a route, decided in order). `at` (epoch ms) is the
+ * start of the window it counted in (fixed and sliding window) or the time of its entries
+ * (sliding log), else 0; `member` is the index of its first sliding-log entry on Redis (entries
+ * are named `<at>:<index>`), else 0. The bucket algorithms give back without one.
+ */
+export interface Receipt {
+  readonly at: number;
+  readonly member: number;
+}

@@ -1,6 +1,10 @@
-import type { Policy } from '../types';
+import type { Policy, Receipt } from '../types';
+import type { FixedWindowState } from './fixed-window';
 import type { GcraState } from './gcra';
 import { elapsedSince, MILLI, type LeakyBucketState } from './leaky-bucket';
+import type { SlidingLogState } from './sliding-log';
+import type { SlidingWindowState } from './sliding-window';
+import type { Step } from './step';
 import type { TokenBucketState } from './token-bucket';
 import { curve, type WarmUpState } from './warm-up';
 
@@ -11,18 +15,37 @@ import { curve, type WarmUpState } from './warm-up';
 export type GiveBackStep<S> = { readonly state: S; readonly ttlMs: number } | 'delete' | undefined;
 
 /**
- * Gives back `cost` units of an admission that will not be served (a queued or delayed request
- * whose client left), so that later requests may use its turn. Only the algorithms that delay
- * admissions have one (a queue on `gcra` or `token-bucket`, the leaky bucket without `nodelay`,
- * `warmup`); a window counts every admitted arrival and gives nothing back.
+ * Gives back `cost` units of an admission that will not be served: a queued or delayed request
+ * whose client left (`limiter.cancel`), or a request a later limit refused (several limits on a
+ * route). The buckets and warm-up move their state back; the windows and the sliding log need
+ * the admission's {@link Receipt} (without one they give nothing back): a window gives back its
+ * count only in the window it counted in, the sliding log removes the entries it added.
  *
  * Each never gives back more than the state still holds: a turn already past is not returned.
  */
-export type GiveBack<S> = (state: S, policy: Policy, nowMs: number, cost: number) => GiveBackStep<S>;
+export type GiveBack<S> = (
+  state: S,
+  policy: Policy,
+  nowMs: number,
+  cost: number,
+  receipt?: Receipt,
+) => GiveBackStep<S>;
 
-/** GCRA: the TAT moves back by `cost` emission intervals, never before now. */
+/**
+ * GCRA: the TAT moves back by `cost` emission intervals, never before now. With a clock behind
+ * the one that wrote the state, it moves back in the state's own frame, never before its last
+ * admission: the debt then stays within what a step writes.
+ */
 export const gcraGiveBack: GiveBack<GcraState> = (state, policy, nowMs, cost) => {
   const { limit: perWindow, windowMs } = policy;
+  if (nowMs < state.last) {
+    if (state.debt === 0) return undefined;
+    const left = Math.max(0, state.debt - cost * windowMs);
+    return {
+      state: { last: state.last, debt: left },
+      ttlMs: state.last - nowMs + Math.ceil(left / perWindow),
+    };
+  }
   const current = Math.max(0, state.debt - (nowMs - state.last) * perWindow);
   if (current === 0) return undefined;
   const debt = Math.max(0, current - cost * windowMs);
@@ -68,6 +91,53 @@ export const warmUpGiveBack: GiveBack<WarmUpState> = (state, policy, nowMs, cost
   return { state: { stored: state.stored, next }, ttlMs };
 };
 
+/** Fixed window: the count goes down in the window the admission counted in, while it is open. */
+export const fixedWindowGiveBack: GiveBack<FixedWindowState> = (state, policy, nowMs, cost, receipt) => {
+  const { windowMs } = policy;
+  if (receipt === undefined || state.start !== receipt.at || nowMs >= state.start + windowMs)
+    return undefined;
+  const count = state.count - cost;
+  // No unit left in the window: as if none had come, the next request opens a new one.
+  if (count <= 0) return 'delete';
+  return { state: { start: state.start, count }, ttlMs: state.start + windowMs - nowMs };
+};
+
+/**
+ * Sliding window: the counter of the window the admission counted in goes down — `current`
+ * while that window lasts, `previous` in the next one; later, that window no longer counts.
+ */
+export const slidingWindowGiveBack: GiveBack<SlidingWindowState> = (state, policy, nowMs, cost, receipt) => {
+  const { windowMs } = policy;
+  if (receipt === undefined) return undefined;
+  let { previous, current } = state;
+  if (state.start === receipt.at) current = Math.max(0, current - cost);
+  else if (state.start === receipt.at + windowMs) previous = Math.max(0, previous - cost);
+  else return undefined;
+  // As the step's TTL: a window's count matters until two windows after its start.
+  const ttlMs = (current > 0 ? 2 * windowMs : previous > 0 ? windowMs : 0) - Math.max(0, nowMs - state.start);
+  if (ttlMs <= 0) return 'delete';
+  return { state: { start: state.start, previous, current }, ttlMs };
+};
+
+/**
+ * Sliding log: the admission's entries (time `receipt.at`) leave the log while they still
+ * count; the log is trimmed as a write trims it.
+ */
+export const slidingLogGiveBack: GiveBack<SlidingLogState> = (state, policy, nowMs, cost, receipt) => {
+  const cutoff = nowMs - policy.windowMs;
+  if (receipt === undefined || receipt.at <= cutoff) return undefined;
+  const times: number[] = [];
+  let removed = 0;
+  for (const time of state.times) {
+    if (time <= cutoff) continue;
+    if (time === receipt.at && removed < cost) removed++;
+    else times.push(time);
+  }
+  if (removed === 0) return undefined;
+  if (times.length === 0) return 'delete';
+  return { state: { times }, ttlMs: (times[times.length - 1] as number) + policy.windowMs - nowMs };
+};
+
 /** The give-back of a policy's state, or `undefined` for the algorithms that never delay. */
 export function giveBackOf(policy: Policy): GiveBack<unknown> | undefined {
   if (policy.warmupMs > 0) return warmUpGiveBack as GiveBack<unknown>;
@@ -80,5 +150,43 @@ export function giveBackOf(policy: Policy): GiveBack<unknown> | undefined {
       return leakyBucketGiveBack as GiveBack<unknown>;
     default:
       return undefined;
+  }
+}
+
+/**
+ * The give-back of any policy's state, given the admission's {@link Receipt}: the windows and
+ * the sliding log need it, the others ignore it.
+ */
+export function giveBackTakenOf(policy: Policy): GiveBack<unknown> {
+  const delaying = giveBackOf(policy);
+  if (delaying !== undefined) return delaying;
+  switch (policy.algorithm) {
+    case 'fixed-window':
+      return fixedWindowGiveBack as GiveBack<unknown>;
+    case 'sliding-window':
+      return slidingWindowGiveBack as GiveBack<unknown>;
+    default:
+      return slidingLogGiveBack as GiveBack<unknown>;
+  }
+}
+
+const NO_RECEIPT: Receipt = { at: 0, member: 0 };
+
+/**
+ * The receipt of an admission that wrote `step.state` at `nowMs`: the window's start (fixed and
+ * sliding window), the time of the entries (sliding log); none needed by the other algorithms.
+ * The memory store names no entries, so `member` is 0 here.
+ */
+export function receiptOf(policy: Policy, step: Step<unknown>, nowMs: number): Receipt {
+  if (step.state === undefined || policy.warmupMs > 0) return NO_RECEIPT;
+  switch (policy.algorithm) {
+    case 'fixed-window':
+      return { at: (step.state as FixedWindowState).start, member: 0 };
+    case 'sliding-window':
+      return { at: (step.state as SlidingWindowState).start, member: 0 };
+    case 'sliding-log':
+      return { at: nowMs, member: 0 };
+    default:
+      return NO_RECEIPT;
   }
 }

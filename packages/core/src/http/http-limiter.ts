@@ -1,4 +1,5 @@
 import { RequestView, type HttpRequest } from '../keys/http-request';
+import { consumeAll } from '../limiter/consume-all';
 import type { ConsumeOptions, Limiter } from '../limiter/create-limiter';
 import { SluiceConfigError } from '../policy/config-error';
 import type { Decision } from '../types';
@@ -55,14 +56,16 @@ interface Result<TRequest, THandler> {
  * Builds the framework-neutral limiter behind every adapter from one limit's options, or from an
  * array of them: several limits on one route (say per IP, then per SKU), applied in order.
  *
- * **What several limits guarantee.** Every limit's key is resolved first, then each limit is
- * peeked (cost 0, changes nothing). If a limit cannot admit the request's cost, only that limit
- * is asked, the rejection leaves its state as it was, and no unit of any other limit is used.
- * Otherwise the limits consume in order and stop at the first rejection, so later limits are
- * never touched. One case remains, without atomic multi-key scripts: requests racing between the
- * peek and the consume can drain a later limit, and then the earlier ones have used a unit for a
- * rejected request (`limiter.cancel` gives back only delayed admissions). A single limit needs
- * no peek: one store call per request.
+ * **What several limits guarantee.** Every limit's key is resolved first, then the limits are
+ * decided together by core's `consumeAll`: every limit takes the request's cost, or none does,
+ * however many requests race — a rejection by one limit uses no unit of another (a dry-run limit
+ * is counted with the others, never refuses). In-process stores decide all limits in one
+ * synchronous step; limits on one Redis node (standalone, Sentinel, or on Cluster keys with the
+ * same hash tag) in one script call. Elsewhere (Cluster keys in different slots, limits on
+ * different stores, `lease`, a store that failed) the limits are taken in order and, when one
+ * refuses, the earlier ones get back exactly what they took: meanwhile a concurrent request may
+ * find those units taken, and a refund the store fails (down, slower than `timeoutMs`) is lost
+ * (reported as `storeError`). A single limit is one store call per request.
  *
  * The reply reports the most restrictive decision: the rejecting one, else the one with the
  * fewest requests left (on a tie, the longest reset). A delay is the longest any limit asks.
@@ -172,7 +175,7 @@ export function createHttpLimiter<TRequest, THandler extends (...args: never[]) 
           cost: await costOf(limit, request, key),
         });
       }
-      const results = await consumeAll(entries, request);
+      const results = await decideAll(entries, request);
       return outcomeOf(request, view, results, dryRunMissingKey);
     },
   };
@@ -184,7 +187,7 @@ function consume<TRequest, THandler>(entry: Entry<TRequest, THandler>, request: 
   return limit.limiter.consume(key, cost === undefined ? undefined : { cost });
 }
 
-async function consumeAll<TRequest, THandler>(
+async function decideAll<TRequest, THandler>(
   entries: Array<Entry<TRequest, THandler>>,
   request: TRequest,
 ): Promise<Array<Result<TRequest, THandler>>> {
@@ -193,31 +196,20 @@ async function consumeAll<TRequest, THandler>(
     const entry = entries[0] as Entry<TRequest, THandler>;
     return [{ entry, decision: await consume(entry, request) }];
   }
-  // The look-ahead sees the request as the consume will: an `overrides` function reading it
-  // must give the same rate here, or a limit would be predicted at the wrong one.
-  const peeks = await Promise.all(
-    entries.map(({ limit, key }) =>
-      limit.passRequest ? limit.limiter.peek(key, { context: request }) : limit.limiter.peek(key),
-    ),
-  );
-  // A dry-run limit never refuses, so only enforcing limits are predicted.
-  const doomed = entries.findIndex(
-    (entry, i) => !entry.limit.dryRun && (peeks[i] as Decision).remaining < (entry.cost ?? 1),
+  // Every limit takes its cost or none does (see `consumeAll`); a limit not asked has no result.
+  const decisions = await consumeAll(
+    entries.map(({ limit, key, cost }) => ({
+      limiter: limit.limiter,
+      key,
+      cost,
+      context: limit.passRequest ? request : undefined,
+      dryRun: limit.dryRun,
+    })),
   );
   const results: Array<Result<TRequest, THandler>> = [];
-  let taken: Result<TRequest, THandler> | undefined;
-  if (doomed >= 0) {
-    const entry = entries[doomed] as Entry<TRequest, THandler>;
-    const decision = await consume(entry, request);
-    // A rejection changes no state: the other limits were never asked.
-    if (!decision.allowed) return [{ entry, decision }];
-    taken = { entry, decision };
-  }
-  for (const entry of entries) {
-    const result = taken?.entry === entry ? taken : { entry, decision: await consume(entry, request) };
-    results.push(result);
-    if (!result.decision.allowed && !entry.limit.dryRun) break;
-  }
+  decisions.forEach((decision, i) => {
+    if (decision !== undefined) results.push({ entry: entries[i] as Entry<TRequest, THandler>, decision });
+  });
   return results;
 }
 

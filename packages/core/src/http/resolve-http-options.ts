@@ -4,6 +4,7 @@ import { resolveIpv6Subnet } from '../keys/client-address';
 import type { RequestView } from '../keys/http-request';
 import { compileTrustProxy } from '../keys/trust-proxy';
 import { createLimiter, type Limiter, type LimiterOptions } from '../limiter/create-limiter';
+import { dryRunMetrics } from '../limiter/metrics-sink';
 import { describeValue, SluiceConfigError } from '../policy/config-error';
 import { MAX_LIMIT } from '../policy/rate';
 import { HoldSlots, resolveMaxHeld } from './delay-outcome';
@@ -127,6 +128,9 @@ export function resolveHttpLimit<TRequest, THandler extends (...args: never[]) =
       onCallbackError as ((event: CallbackErrorEvent<unknown>) => void) | undefined,
     );
   }
+  // A dry-run limit's rejections and delays are let through: its metrics say so (`dry_run="true"`).
+  if (http.dryRun === true && limiterOptions.metrics !== undefined)
+    limiterOptions.metrics = dryRunMetrics(limiterOptions.metrics);
   const limiter = resolveLimiter(http.limiter, limiterOptions, typeof cost === 'number' ? cost : undefined);
 
   const trust = compileTrustProxy(http.trustProxy);

@@ -9,7 +9,9 @@ import type { Decision, Policy } from '../types';
 import { cancelling } from './cancel';
 import { decisionMaker, type Target } from './decisions';
 import { checkCost, OPTION_NAMES, resolveBlockCache, supportsRules } from './limiter-options';
+import { partDecision, registerSide } from './limiter-side';
 import type { Limiter, LimiterOptions, LimiterRulesOptions } from './limiter-types';
+import { reported, resolveMetrics } from './metrics-sink';
 import { createOverrides, type OverrideBase } from './overrides';
 import { remotePath } from './remote-path';
 import { resolveRules } from './rules';
@@ -81,6 +83,7 @@ export function createLimiter(options: LimiterOptions | LimiterRulesOptions): Li
       'must be a whole number of milliseconds from 1 to 60000',
     );
   }
+  const metrics = resolveMetrics(options, prefix, store);
   const onStoreError = resolveOnStoreError(options.onStoreError);
   const blockCacheKeys = resolveBlockCache(options.blockCache);
   const events = new LimiterEmitter();
@@ -141,6 +144,7 @@ export function createLimiter(options: LimiterOptions | LimiterRulesOptions): Li
           blockCacheKeys,
           lease,
           decisions,
+          metrics,
         })
       : undefined;
   // The in-process path reuses one request object: consumeSync neither keeps it nor yields, so
@@ -164,30 +168,32 @@ export function createLimiter(options: LimiterOptions | LimiterRulesOptions): Li
     scratch.key = key;
     scratch.cost = cost;
     scratch.nowMs = now();
-    return decisionOf(
+    const decision = decisionOf(
       (store.consumeSync as NonNullable<Store['consumeSync']>)(scratch),
       key,
       policy,
       undefined,
     );
+    return reported(metrics, decision, cost);
   };
   const decideSync = (key: string, cost: number, target: Target): Decision => {
     if (target.policies.length > 1) {
       const request = { prefix, key, policies: target.policies, cost, nowMs: now(), scope: target.scope };
       const verdicts = (store.consumeRulesSync as NonNullable<Store['consumeRulesSync']>)(request);
-      return decisions.ofRules(verdicts, target, key, undefined);
+      return reported(metrics, decisions.ofRules(verdicts, target, key, undefined), cost);
     }
     scratch.key = key;
     scratch.cost = cost;
     scratch.nowMs = now();
     scratch.policy = target.policies[0] as Policy;
     scratch.scope = target.scope;
-    return decisionOf(
+    const decision = decisionOf(
       (store.consumeSync as NonNullable<Store['consumeSync']>)(scratch),
       key,
       scratch.policy,
       undefined,
     );
+    return reported(metrics, decision, cost);
   };
 
   // Not async: a bad key or clock is a programming error, thrown at the call, not a rejection.
@@ -260,5 +266,19 @@ export function createLimiter(options: LimiterOptions | LimiterRulesOptions): Li
       return limiter;
     },
   };
+  // What `consumeAll` (several limits on one request) needs of this limiter.
+  registerSide(limiter, {
+    store,
+    part(key, cost, context, dryRun) {
+      checkKey(key);
+      const units = cost === undefined ? defaultCost : checkCost('cost', cost);
+      const target = targetOf(key, context);
+      const { policies: rules, scope } = target;
+      return { part: { prefix, key, policies: rules, cost: units, nowMs: now(), scope, dryRun }, target };
+    },
+    decision: (verdicts, target, { key, cost }, degraded) =>
+      reported(metrics, partDecision(decisions, verdicts, target, key, degraded), cost),
+    remote: remote?.side,
+  });
   return limiter;
 }

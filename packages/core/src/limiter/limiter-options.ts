@@ -21,6 +21,8 @@ export const OPTION_NAMES = new Set([
   'overrides',
   'warmup',
   'lease',
+  'name',
+  'metrics',
 ]);
 
 /**

@@ -4,6 +4,7 @@ import type { LimiterEventName, LimiterListener } from '../resilience/events';
 import type { OnStoreError } from '../resilience/on-store-error';
 import type { LeaseOption } from '../resilience/token-lease';
 import type { Store } from '../stores/store';
+import type { MetricsSink } from './metrics-sink';
 import type { Decision, Policy } from '../types';
 import type { Overrides } from './overrides';
 import type { RuleOptions } from './rules';
@@ -75,6 +76,19 @@ export interface LimiterOptions extends Omit<PolicyOptions, 'rate'> {
    * @defaultValue none
    */
   lease?: LeaseOption;
+  /**
+   * Labels everything this limiter reports to `metrics` (the `limiter` label in Prometheus, the
+   * title on the dashboard). Printable ASCII, 1 to 128 characters. Limiters with the same name
+   * share their counters, by design (one name for one limit spread over several middlewares).
+   * @defaultValue the `prefix`
+   */
+  name?: string;
+  /**
+   * Where this limiter reports its decisions, store calls and store health: `prometheus()` from
+   * `@sluice/metrics`, or any {@link MetricsSink}. A decision costs it a few increments.
+   * @defaultValue none (nothing is counted)
+   */
+  metrics?: MetricsSink;
 }
 
 /**

@@ -8,6 +8,8 @@ import { leasing, resolveLease } from '../resilience/token-lease';
 import type { Store } from '../stores/store';
 import type { Decision, Policy } from '../types';
 import type { DecisionMaker, Target } from './decisions';
+import { partDecision, type RemoteSide } from './limiter-side';
+import { reported, type LimiterMetrics } from './metrics-sink';
 
 /** What the remote path needs of its limiter, its options validated. */
 export interface RemotePathOptions {
@@ -26,6 +28,8 @@ export interface RemotePathOptions {
   /** The `lease` option as given. */
   readonly lease: unknown;
   readonly decisions: DecisionMaker;
+  /** Where the limiter reports (`metrics` option); `undefined` without one. */
+  readonly metrics: LimiterMetrics | undefined;
 }
 
 /** A remote store's decisions, guarded, with the block cache and leasing in front. */
@@ -33,6 +37,8 @@ export interface RemotePath {
   decide(key: string, cost: number, target: Target): Promise<Decision>;
   /** Forgets what the block cache knows of a key (after a reset or a cancel). */
   forget(key: string): void;
+  /** What a request with several limits needs of this path (see `consumeAll`). */
+  readonly side: RemoteSide;
 }
 
 /**
@@ -43,23 +49,33 @@ export interface RemotePath {
  * @throws {@link SluiceConfigError} when `lease` is invalid or asked with several rules
  */
 export function remotePath(options: RemotePathOptions): RemotePath {
-  const { store, prefix, policies, now, decisions } = options;
+  const { store, prefix, policies, now, decisions, metrics } = options;
   const guard = guardStore({
     store,
     onStoreError: options.onStoreError,
     timeoutMs: options.timeoutMs,
     events: options.events,
     now: options.clock ?? Date.now,
+    metrics,
   });
   const localNow = options.clock ?? Date.now;
   const blocks = options.blockCacheKeys > 0 ? new BlockCache(options.blockCacheKeys) : undefined;
   const lease = resolveLease(options.lease, policies[0] as Policy, parseDuration);
   if (lease !== undefined && policies.length > 1)
     throw new SluiceConfigError('lease', options.lease, 'takes one rule, not several');
-  const consumeOne =
+  const leased =
     lease === undefined
-      ? (request: Parameters<typeof guard.consume>[0]) => guard.consume(request)
-      : leasing((request) => guard.consume(request), lease[0], lease[1], localNow);
+      ? undefined
+      : leasing(
+          (request) => {
+            metrics?.leaseCall();
+            return guard.consume(request);
+          },
+          lease[0],
+          lease[1],
+          localNow,
+        );
+  const consumeOne = leased ?? ((request: Parameters<typeof guard.consume>[0]) => guard.consume(request));
 
   const blockedDecision = (block: Block, key: string, at: number): Decision => {
     const retryAfterMs = block.until - at;
@@ -80,29 +96,74 @@ export function remotePath(options: RemotePathOptions): RemotePath {
     );
   };
 
+  const blocked: RemoteSide['blocked'] = (key, cost, target, at) => {
+    const block = blocks?.find(key, cost, at, target.policies);
+    if (block === undefined) return undefined;
+    metrics?.blockCacheHit();
+    return reported(metrics, blockedDecision(block, key, at), cost);
+  };
+  // Only the store's own answer is remembered, from the time the request left: T is never overstated.
+  const remember: RemoteSide['remember'] = (key, cost, at, decision, target) => {
+    if (blocks !== undefined && decision.reason === 'limited' && decision.degraded === undefined)
+      blocks.remember(key, cost, at, decision, target.policies);
+  };
+
+  const decide: RemotePath['decide'] = (key, cost, target) => {
+    const startedAt = blocks === undefined ? 0 : localNow();
+    const block = blocks === undefined ? undefined : blocked(key, cost, target, startedAt);
+    if (block !== undefined) return Promise.resolve(block);
+    const remembered = (decision: Decision): Decision => {
+      remember(key, cost, startedAt, decision, target);
+      return reported(metrics, decision, cost);
+    };
+    const { scope } = target;
+    if (target.policies.length > 1) {
+      return guard
+        .consumeRules({ prefix, key, policies: target.policies, cost, nowMs: now(), scope })
+        .then(({ verdicts, degraded }) => remembered(decisions.ofRules(verdicts, target, key, degraded)));
+    }
+    const decidedBy = target.policies[0] as Policy;
+    return consumeOne({ prefix, key, policy: decidedBy, cost, nowMs: now(), scope }).then((verdict) =>
+      remembered(decisions.of(verdict, key, decidedBy, undefined)),
+    );
+  };
+
+  const take: RemoteSide['take'] = async (part, target) => {
+    const { key, cost } = part;
+    const joint = store.consumeAll !== undefined || store.prepareAllSync !== undefined;
+    if (leased !== undefined || !joint) {
+      const decision = await decide(key, cost, target);
+      const taken = decision.allowed && decision.degraded === undefined && cost > 0;
+      // Leased units go back to the key's local lease; a custom store's cannot be given back.
+      if (!taken || leased === undefined) return { decision };
+      return { decision, giveBack: async () => leased.giveBack(key, cost, decision) };
+    }
+    const at = localNow();
+    const block = blocked(key, cost, target, at);
+    if (block !== undefined) return { decision: block };
+    const { verdicts, degraded, giveBack } = await guard.takePart(part);
+    const decision = reported(metrics, partDecision(decisions, verdicts, target, key, degraded), cost);
+    remember(key, cost, at, decision, target);
+    if (giveBack === undefined) return { decision };
+    return {
+      decision,
+      giveBack: () => {
+        blocks?.forget(key);
+        return giveBack();
+      },
+    };
+  };
+
   return {
-    decide(key, cost, target) {
-      const startedAt = blocks === undefined ? 0 : localNow();
-      if (blocks !== undefined) {
-        const block = blocks.find(key, cost, startedAt, target.policies);
-        if (block !== undefined) return Promise.resolve(blockedDecision(block, key, startedAt));
-      }
-      // Only the store's own answer is remembered, from the time the request left: T is never overstated.
-      const remembered = (decision: Decision): Decision => {
-        if (blocks !== undefined && decision.reason === 'limited' && decision.degraded === undefined)
-          blocks.remember(key, cost, startedAt, decision, target.policies);
-        return decision;
-      };
-      const { scope } = target;
-      if (target.policies.length > 1) {
-        return guard
-          .consumeRules({ prefix, key, policies: target.policies, cost, nowMs: now(), scope })
-          .then(({ verdicts, degraded }) => remembered(decisions.ofRules(verdicts, target, key, degraded)));
-      }
-      const decidedBy = target.policies[0] as Policy;
-      return consumeOne({ prefix, key, policy: decidedBy, cost, nowMs: now(), scope }).then((verdict) =>
-        remembered(decisions.of(verdict, key, decidedBy, undefined)),
-      );
+    decide,
+    side: {
+      timeoutMs: options.timeoutMs,
+      joinable: leased === undefined,
+      guard,
+      localNow,
+      blocked,
+      remember,
+      take,
     },
     forget(key) {
       blocks?.forget(key);

@@ -30,6 +30,11 @@ export class CircuitBreaker {
     return true;
   }
 
+  /** Whether the circuit is closed: every request goes to the store, no probe is pending. */
+  allowsAll(): boolean {
+    return this.#failures < this.threshold;
+  }
+
   /** Ms until the store will be tried again (0 when closed). */
   retryInMs(): number {
     return this.#failures < this.threshold ? 0 : Math.max(0, this.#openUntil - this.now());

@@ -1,6 +1,8 @@
+import type { LimiterMetrics } from '../limiter/metrics-sink';
 import { capacityOf } from '../policy/resolve-policy';
-import type { RulesRequest, Store, StoreRequest } from '../stores/store';
-import type { Policy, Verdict } from '../types';
+import type { JointPart, RulesRequest, Store, StoreRequest } from '../stores/store';
+import { takeAlone } from '../stores/take-part';
+import type { Policy, Receipt, Verdict } from '../types';
 import { CircuitBreaker } from './circuit-breaker';
 import type { DegradedMode, LimiterEmitter, StoreErrorEvent } from './events';
 import type { ResolvedOnStoreError } from './on-store-error';
@@ -35,13 +37,29 @@ export interface StoreGuardOptions {
   readonly events: LimiterEmitter;
   /** Time for the circuit: the limiter's clock when it has one (tests), else `Date.now`. */
   readonly now: () => number;
+  /** Where store calls, errors and health are reported; `undefined` without `metrics`. */
+  readonly metrics?: LimiterMetrics | undefined;
 }
 
-/** A remote store's calls, bounded and guarded; both share one circuit. */
+/** One limiter's part of a request taken alone, guarded, and how to give it back exactly. */
+export interface GuardedPart extends GuardedVerdicts {
+  /** Gives back what the part took, where it was taken (the store, or the insurance store); absent when nothing can be. */
+  readonly giveBack?: () => Promise<unknown>;
+}
+
+/** A remote store's calls, bounded and guarded; all share one circuit. */
 export interface StoreGuard {
   consume(request: StoreRequest): Promise<GuardedVerdict>;
   /** Several rules at once; the store must have `consumeRules` (and the insurance store too). */
   consumeRules(request: RulesRequest): Promise<GuardedVerdicts>;
+  /** Whether the circuit is closed: a call made for several limiters at once needs no probe's turn. */
+  closed(): boolean;
+  /** Records the outcome of a call made for this limiter with others': `error` when it failed. */
+  record(key: string, error?: unknown): void;
+  /** One part of a request with several limits, taken alone with its receipts (see `takeAlone`). */
+  takePart(part: JointPart): Promise<GuardedPart>;
+  /** A part decided by `onStoreError` (the store just failed a call made for it). */
+  degradePart(part: JointPart): Promise<GuardedPart>;
 }
 
 /**
@@ -56,7 +74,7 @@ export interface StoreGuard {
  * it is no failure at all (see `withTimeout`).
  */
 export function guardStore(options: StoreGuardOptions): StoreGuard {
-  const { store, onStoreError, timeoutMs, events, now } = options;
+  const { store, onStoreError, timeoutMs, events, now, metrics } = options;
   const circuit = new CircuitBreaker(FAILURE_THRESHOLD, COOLDOWN_MS, now);
   const instances = onStoreError.mode === 'insurance' ? onStoreError.instances : 1;
   const divided = new WeakMap<Policy, Policy>();
@@ -109,7 +127,9 @@ export function guardStore(options: StoreGuardOptions): StoreGuard {
   // The store answered (a verdict, or an error about one key's data): any outage is over.
   const answered = (): void => {
     const outage = circuit.succeeded();
-    if (outage !== undefined && events.has('storeRecovered')) events.emit('storeRecovered', outage);
+    if (outage === undefined) return;
+    metrics?.storeUp(true);
+    if (events.has('storeRecovered')) events.emit('storeRecovered', outage);
   };
   const storeErrorOf = (error: unknown, key: string, scope: StoreErrorScope): StoreErrorEvent => {
     const payload = { error: asError(error), key, mode: onStoreError.mode, scope };
@@ -119,22 +139,88 @@ export function guardStore(options: StoreGuardOptions): StoreGuard {
       : payload;
   };
 
+  // The outcome of a store call: an error about one key's data is an answer too.
+  const record = (key: string, error?: unknown): void => {
+    if (error === undefined) return answered();
+    const scope = storeErrorScope(error);
+    if (scope === 'store') {
+      circuit.failed();
+      if (metrics !== undefined && circuit.retryInMs() > 0) metrics.storeUp(false);
+    } else answered();
+    if (events.has('storeError')) events.emit('storeError', storeErrorOf(error, key, scope));
+  };
+
   const guarded = async <R, T>(
     request: R & { readonly key: string },
     call: (request: R) => Promise<T>,
     fallback: (request: R) => Promise<T>,
   ): Promise<T> => {
     if (!circuit.allow()) return fallback(request);
+    const startedAt = metrics === undefined ? 0 : performance.now();
     try {
       const result = await withTimeout(call(request), timeoutMs);
+      metrics?.storeCall((performance.now() - startedAt) / 1000);
       answered();
       return result;
     } catch (error) {
-      const scope = storeErrorScope(error);
-      if (scope === 'store') circuit.failed();
-      else answered();
-      if (events.has('storeError')) events.emit('storeError', storeErrorOf(error, request.key, scope));
+      if (metrics !== undefined) reportFailure(metrics, error, startedAt);
+      record(request.key, error);
       return fallback(request);
+    }
+  };
+
+  // A part given back where it was taken: the store (guarded: a refund that fails is reported
+  // and lost, never retried), or the insurance store.
+  const giveBackTo = (
+    target: Store,
+    part: JointPart,
+    taken: { receipts?: readonly Receipt[] | undefined },
+  ) => {
+    const { receipts } = taken;
+    if (receipts === undefined || target.giveBackTaken === undefined) return undefined;
+    const giveBack = target.giveBackTaken.bind(target);
+    if (target !== store) return () => giveBack(part, receipts);
+    return () =>
+      circuit.allow()
+        ? withTimeout(giveBack(part, receipts), timeoutMs).then(
+            () => record(part.key),
+            (error: unknown) => record(part.key, error),
+          )
+        : Promise.resolve();
+  };
+  const degradePart = async (part: JointPart): Promise<GuardedPart> => {
+    const { mode } = onStoreError;
+    if (mode === 'fail-open') return { verdicts: part.policies.map(failOpen), degraded: mode };
+    if (mode === 'fail-closed') return { verdicts: part.policies.map(failClosed), degraded: mode };
+    const local = { ...part, policies: part.policies.map(insured) };
+    const taken = takeAlone(onStoreError.store, local);
+    // An insurance store without joint methods decides as usual, with nothing to give back.
+    if (taken === undefined && part.policies.length > 1) return degradeRules(part);
+    if (taken === undefined)
+      return { verdicts: [await degrade({ ...part, policy: part.policies[0] as Policy })], degraded: mode };
+    const alone = await taken;
+    return {
+      verdicts: alone.verdicts,
+      degraded: mode,
+      giveBack: giveBackTo(onStoreError.store, local, alone),
+    };
+  };
+  const takePart = async (part: JointPart): Promise<GuardedPart> => {
+    if (!circuit.allow()) return degradePart(part);
+    const startedAt = metrics === undefined ? 0 : performance.now();
+    try {
+      // A store that throws instead of rejecting is a failure like any other.
+      const alone = await withTimeout(
+        Promise.resolve().then(() => takeAlone(store, part) as NonNullable<ReturnType<typeof takeAlone>>),
+        timeoutMs,
+      );
+      metrics?.storeCall((performance.now() - startedAt) / 1000);
+      record(part.key);
+      return { verdicts: alone.verdicts, giveBack: giveBackTo(store, part, alone) };
+    } catch (error) {
+      if (metrics !== undefined) reportFailure(metrics, error, startedAt);
+      record(part.key, error);
+      return degradePart(part);
     }
   };
 
@@ -147,7 +233,16 @@ export function guardStore(options: StoreGuardOptions): StoreGuard {
   return {
     consume: (request) => guarded(request, consume, degrade),
     consumeRules: (request) => guarded(request, consumeRules, degradeRules),
+    closed: () => circuit.allowsAll(),
+    record,
+    takePart,
+    degradePart,
   };
+}
+
+function reportFailure(metrics: LimiterMetrics, error: unknown, startedAt: number): void {
+  metrics.storeCall((performance.now() - startedAt) / 1000);
+  metrics.storeError(error instanceof StoreTimeoutError ? 'timeout' : 'error');
 }
 
 /** The policy each of `instances` app instances enforces on its own while insured. */

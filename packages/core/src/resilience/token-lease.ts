@@ -31,6 +31,15 @@ interface Refusal {
 
 type Remote = (request: StoreRequest) => Promise<GuardedVerdict>;
 
+/** A leasing path: its decisions, and the give-back of units it admitted. */
+export type Leasing = Remote & {
+  /**
+   * Gives back `cost` units an admission took (a later limit of the request refused it): they
+   * join the key's local lease, spent here or dropped after `maxStaleMs` like any leased unit.
+   */
+  giveBack(key: string, cost: number, taken: GuardedVerdict): void;
+};
+
 /**
  * Most keys with a lease or a remembered refusal at once: a flood of keys cannot grow them, and
  * keys are held as the store holds them (`heldKey`), so neither can long keys.
@@ -52,7 +61,7 @@ const MAX_KEYS = 10_000;
  * the requests still waiting for it are refused here until T: a flood queued behind a spent
  * limit costs no more store calls (later arrivals meet the limiter's block cache first).
  */
-export function leasing(remote: Remote, size: number, maxStaleMs: number, now: () => number): Remote {
+export function leasing(remote: Remote, size: number, maxStaleMs: number, now: () => number): Leasing {
   const leases = new Map<string, Lease>();
   const refusals = new Map<string, Refusal>();
   const fetching = new Map<string, Promise<unknown>>();
@@ -167,7 +176,23 @@ export function leasing(remote: Remote, size: number, maxStaleMs: number, now: (
     });
     return result;
   };
-  return consume;
+  const giveBack: Leasing['giveBack'] = (given, cost, taken) => {
+    const at = now();
+    const key = heldKey(given);
+    const lease = leases.get(key);
+    if (lease !== undefined && at < lease.expiresAt) {
+      lease.units += cost;
+      return;
+    }
+    if (leases.size >= MAX_KEYS) leases.clear();
+    leases.set(ownedKeyText(key), {
+      units: cost,
+      expiresAt: at + maxStaleMs,
+      limit: taken.limit,
+      resetAt: at + taken.resetMs,
+    });
+  };
+  return Object.assign(consume, { giveBack });
 }
 
 /** Validates `lease` for a policy: `[size, maxStaleMs]`, or undefined without leasing. */

@@ -2,11 +2,12 @@ import { runStep, type Step } from '../algorithms';
 import { giveBackOf } from '../algorithms/give-back';
 import { Frame } from '../algorithms/step';
 import { SluiceConfigError } from '../policy/config-error';
-import type { AlgorithmName, Policy, Verdict } from '../types';
+import type { AlgorithmName, Policy, Receipt, Verdict } from '../types';
 import { heldKey } from './key-digest';
+import { giveBackTaken, prepareJoint } from './memory/joint-steps';
 import { SlotTable } from './memory/slot-table';
 import { codecOf, decideOf, namespaceOf, type Decide } from './memory/state-columns';
-import type { RulesRequest, Store, StoreRequest } from './store';
+import type { JointPart, PreparedJoint, RulesRequest, Store, StoreRequest } from './store';
 
 /** Options of {@link MemoryStore}. */
 export interface MemoryStoreOptions {
@@ -194,6 +195,24 @@ export class MemoryStore implements Store {
     else if (step !== undefined)
       codec.encode(step.state, table.columns, table.claim(index, key, now, now + step.ttlMs));
   }
+
+  /** Several limiters' parts of one request, checked without writing (see `Store.prepareAllSync`). */
+  prepareAllSync(parts: readonly JointPart[]): PreparedJoint {
+    return prepareJoint(this.#table, parts, this.#partIndex);
+  }
+
+  /** Gives back exactly what a part took, with its receipts (see `Store.giveBackTaken`). */
+  giveBackTaken(part: RulesRequest, receipts: readonly Receipt[]): Promise<void> {
+    giveBackTaken(this.#table, part, receipts, this.#partIndex);
+    return Promise.resolve();
+  }
+
+  /** A part's rule keeps its state where `consume` (one rule) or `consumeRules` (several) keeps it. */
+  readonly #partIndex = (part: RulesRequest, rule: number): Map<string, number> => {
+    const policy = part.policies[rule] as Policy;
+    const namespace = part.policies.length > 1 ? ruleNamespace(policy.algorithm, rule) : namespaceOf(policy);
+    return this.#lookup(namespace, part.prefix, part.scope ?? '');
+  };
 
   reset({ prefix, key, policy, scope }: Omit<StoreRequest, 'cost'>): Promise<void> {
     this.#table.release(this.#lookup(namespaceOf(policy), prefix, scope ?? ''), heldKey(key));

@@ -1,4 +1,4 @@
-import type { Policy, Verdict } from '../types';
+import type { Policy, Receipt, Verdict } from '../types';
 import type { PermitStore } from './permit-store';
 
 /** One decision asked of a store. */
@@ -34,6 +34,37 @@ export interface RulesRequest {
 }
 
 /**
+ * One limiter's part of a joint decision (several limits on one route): its rules — one policy
+ * or several, with the keys each has in {@link Store.consume} or {@link Store.consumeRules} —
+ * and whether it only counts.
+ */
+export interface JointPart extends RulesRequest {
+  /** A dry-run limit: counted when the request is admitted, but its refusal refuses nothing. */
+  readonly dryRun?: boolean;
+}
+
+/** A store's answer to a joint decision, part by part. */
+export interface JointVerdicts {
+  /** Per part, one verdict per policy, in order. */
+  readonly verdicts: Verdict[][];
+  /** Per part, one receipt per policy when the part was written, to give it back exactly; else `undefined`. */
+  readonly receipts: Array<Receipt[] | undefined>;
+}
+
+/** A joint decision of an in-process store, computed but not yet written ({@link Store.prepareAllSync}). */
+export interface PreparedJoint {
+  /** Per part, one verdict per policy at the part's cost, each part as if it were written. */
+  readonly verdicts: readonly (readonly Verdict[])[];
+  /**
+   * Writes the parts marked `true` (each only if it admits) and returns their receipts; call it
+   * at once, in the same synchronous step, or not at all.
+   */
+  commit(write: readonly boolean[]): Array<Receipt[] | undefined>;
+  /** A part's verdicts when nothing is written: the rules that would admit report a peek. */
+  unchanged(part: number): Verdict[];
+}
+
+/**
  * Where limiter state lives. A store runs the policy's algorithm atomically per key and resolves
  * a {@link Verdict}; being limited is a normal answer. A store rejects only on a real failure.
  */
@@ -65,6 +96,28 @@ export interface Store {
   giveBack?(request: StoreRequest): Promise<void>;
   /** Optional: {@link Store.giveBack} for every rule of a limiter with several. */
   giveBackRules?(request: RulesRequest): Promise<void>;
+  /**
+   * Optional, remote stores: decides several limiters' parts of one request in one atomic call,
+   * all or none — every part's rules checked, then every admitted part written only when every
+   * part that is not a dry run admits. Only for parts {@link Store.canJoin} accepts.
+   */
+  consumeAll?(parts: readonly JointPart[]): Promise<JointVerdicts>;
+  /**
+   * Optional, with {@link Store.consumeAll}: whether these parts can be decided in one call
+   * (Redis: every key on one node — standalone, or one Cluster slot — and no key twice).
+   */
+  canJoin?(parts: readonly JointPart[]): boolean;
+  /**
+   * Optional, in-process stores: computes a joint decision without writing anything, so that
+   * several in-process stores can decide one request together in one synchronous step.
+   */
+  prepareAllSync?(parts: readonly JointPart[]): PreparedJoint;
+  /**
+   * Optional: gives back exactly what an admitted part took, with the receipts its joint
+   * decision returned (the windows and the sliding log need them). Used when several limits on
+   * a route are decided in order and a later one refuses.
+   */
+  giveBackTaken?(part: RulesRequest, receipts: readonly Receipt[]): Promise<void>;
   /**
    * Optional, needed by concurrency limits (`createConcurrencyLimiter`) on a store that is not
    * in-process: where their permits live, as leases (RedisStore has it). In-process stores need

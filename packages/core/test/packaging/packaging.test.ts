@@ -30,6 +30,10 @@ const PACKAGES: Record<string, { dir: string; names: string[] }> = {
     names: ['default', 'sluice', 'RateLimit', 'concurrencyLimit'],
   },
   '@sluice/cli': { dir: 'packages/cli', names: ['replay', 'main'] },
+  '@sluice/metrics': {
+    dir: 'packages/metrics',
+    names: ['prometheus', 'dashboard', 'openTelemetry', 'isLoopbackRequest', 'SluiceMetrics'],
+  },
 };
 
 const run = (cmd: string, args: string[], cwd: string): string =>

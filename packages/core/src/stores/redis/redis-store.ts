@@ -1,6 +1,6 @@
 import { SluiceConfigError } from '../../policy/config-error';
-import type { Policy, Verdict } from '../../types';
-import type { RulesRequest, Store, StoreRequest } from '../store';
+import type { Policy, Receipt, Verdict } from '../../types';
+import type { JointPart, JointVerdicts, RulesRequest, Store, StoreRequest } from '../store';
 import type { RedisStoreClient, ScriptCommand } from './redis-client';
 import {
   COMMAND_NAMES,
@@ -13,6 +13,7 @@ import {
   toVerdict,
   toVerdicts,
 } from './redis-command';
+import { canJoin, consumeJoint, giveBackJoint } from './redis-joint';
 import { redisKey } from './redis-keys';
 import { RedisPermits } from './redis-permits';
 import {
@@ -62,7 +63,8 @@ const registered = new WeakSet<RedisStoreClient>();
  * the source, so a request sends no argument but the key (15 % less work inside Redis; past
  * {@link MAX_POLICY_SCRIPTS} policies per client, its kind's shared script takes the numbers as
  * arguments). A limiter with several rules sends one `EVALSHA` for all of them
- * ({@link RedisStore.consumeRules}). ioredis (`defineCommand`) sends the script text itself with
+ * ({@link RedisStore.consumeRules}), and several limiters' parts of one request on one node do
+ * too ({@link RedisStore.consumeAll}). ioredis (`defineCommand`) sends the script text itself with
  * `EVAL` on a connection's first use, and again only when the server answers `NOSCRIPT` (after a
  * restart, a failover or `SCRIPT FLUSH`); any other error rejects, unretried.
  *
@@ -194,6 +196,30 @@ export class RedisStore implements Store {
     if (invalid !== undefined) return Promise.reject(invalid);
     return this.#giveBack(String(keys.length), ...keys, ...rulesArgs(request));
   }
+
+  /** Several limiters' parts of one request in one script call, all or none (see `Store.consumeAll`). */
+  consumeAll(parts: readonly JointPart[]): Promise<JointVerdicts> {
+    const invalid = parts.map((part) => invalidTime(part.nowMs)).find((error) => error !== undefined);
+    if (invalid !== undefined) return Promise.reject(invalid);
+    return consumeJoint(this.#client, parts, this.#partKeys);
+  }
+
+  /** Whether {@link RedisStore.consumeAll} can take these parts: one node (or Cluster slot), no key twice. */
+  canJoin(parts: readonly JointPart[]): boolean {
+    return canJoin(this.#client, parts.flatMap(this.#partKeys));
+  }
+
+  /** Gives back exactly what a part took (see `Store.giveBackTaken`): one script call. */
+  giveBackTaken(part: RulesRequest, receipts: readonly Receipt[]): Promise<void> {
+    const invalid = invalidTime(part.nowMs);
+    if (invalid !== undefined) return Promise.reject(invalid);
+    return giveBackJoint(this.#client, part, receipts, this.#partKeys);
+  }
+
+  readonly #partKeys = (part: RulesRequest): string[] =>
+    part.policies.length > 1
+      ? this.rulesKeysOf(part)
+      : [this.keyOf({ ...part, policy: part.policies[0] as Policy })];
 
   /** Deletes the key's state for the policy's algorithm: its next request starts fresh. */
   async reset(request: Omit<StoreRequest, 'cost'>): Promise<void> {

@@ -1,20 +1,28 @@
 /**
- * Giving back, the Lua twin of `algorithms/give-back.ts` (placed after the scripts of the kinds
- * that give back, whose `<name>_state` readers and `warm_curve` it uses): `cost` units of an
- * admission that will not be served (a queued or delayed request whose client left) return to
- * each key's state. State that cannot be read is deleted, as the steps do: nothing to give back.
- * Each function has the shape of its algorithm's step and returns `ttl_ms, value` to write,
- * `0` to delete the key (back to its initial state), or nothing to leave it as it is.
+ * Giving back, the Lua twin of `algorithms/give-back.ts` (placed after every kind's script, whose
+ * `<name>_state` readers and `warm_curve` it uses): `cost` units of an admission that will not be
+ * served (a queued or delayed request whose client left, or a request a later limit refused)
+ * return to each key's state. State that cannot be read is deleted, as the steps do: nothing to
+ * give back. Each function takes `key, now, cost`, the admission's receipt `at, member` (nil
+ * without one: the windows and the sliding log then give nothing back), then its step's policy
+ * numbers, and returns `ttl_ms, value` to write, `ttl_ms` alone when it changed the key itself
+ * (the sliding log's set: only the expiry is left to set), `0` to delete the key (back to its
+ * initial state), or nothing to leave it as it is.
  *
  * KEYS: one per rule. ARGV: `now` ('' for the server's TIME), `cost`, then per key the number of
  * its kind of state (from 1, in `STATE_KINDS` order) and the policy's numbers, padded to a fixed
- * stride, as the several-rules script reads them. Kinds that never delay give nothing back.
- * Replies the number of keys changed.
+ * stride, as the several-rules script reads them, and optionally the receipt's `at` and `member`
+ * (stride 8 instead of 6). Replies the number of keys changed.
  */
 export const giveBackLua = `
-local function gcra_back(key, now, cost, per_window, window, burst, max_wait)
+local function gcra_back(key, now, cost, _at, _member, per_window, window, burst, max_wait)
   local last, debt = gcra_state(key, now, window * (burst + 1) + max_wait * per_window)
   if not last then return end
+  if now < last then
+    if debt == 0 then return end
+    local kept = max(0, debt - cost * window)
+    return last - now + ceil(kept / per_window), format('%d %d', last, kept)
+  end
   local current = max(0, debt - (now - last) * per_window)
   if current == 0 then return end
   local left = max(0, current - cost * window)
@@ -22,7 +30,7 @@ local function gcra_back(key, now, cost, per_window, window, burst, max_wait)
   return ceil(left / per_window), format('%d %d', now, left)
 end
 
-local function token_bucket_back(key, now, cost, per_window, window, burst, max_wait)
+local function token_bucket_back(key, now, cost, _at, _member, per_window, window, burst, max_wait)
   local capacity = (burst + 1) * window
   local tokens, last = token_bucket_state(key, now, capacity, max_wait * per_window)
   if not tokens then return end
@@ -33,7 +41,7 @@ local function token_bucket_back(key, now, cost, per_window, window, burst, max_
   return ceil((capacity - back) / per_window), format('%d %d', back, now)
 end
 
-local function leaky_bucket_back(key, now, cost, per_window, window, burst)
+local function leaky_bucket_back(key, now, cost, _at, _member, per_window, window, burst)
   local MILLI = 1000
   local excess, last = leaky_bucket_state(key, now, burst * MILLI)
   if not excess then return end
@@ -52,31 +60,87 @@ local function leaky_bucket_back(key, now, cost, per_window, window, burst)
   return ceil(((left + MILLI) * window) / rate) + max(0, last - now), format('%d %d', left, last)
 end
 
-local function warm_up_back(key, now, cost, per_window, window, max_wait, warmup)
+local function warm_up_back(key, now, cost, _at, _member, per_window, window, max_wait, warmup)
   local stable, _, max_permits, _, cool_down = warm_curve(per_window, window, warmup)
   local stored, next_free = warm_up_state(key, now, max_permits, AHEAD_MS + max_wait + 3 * stable)
   if not stored or next_free <= now then return end
   local back = max(now, next_free - stable * cost)
   return ceil(back - now + (max_permits - stored) * cool_down) + 1, format('%.17g %.17g', stored, back)
 end
+
+local function fixed_window_back(key, now, cost, at, _, limit, window)
+  if not at then return end
+  local opened, taken = fixed_window_state(key, now, limit)
+  if not opened or opened ~= at or now >= opened + window then return end
+  local left = taken - cost
+  if left <= 0 then return 0 end
+  return opened + window - now, format('%d %d', opened, left)
+end
+
+local function sliding_window_back(key, now, cost, at, _, limit, window)
+  if not at then return end
+  local opened, before, taken = sliding_window_state(key, now, limit)
+  if not opened then return end
+  if opened == at then
+    taken = max(0, taken - cost)
+  elseif opened == at + window then
+    before = max(0, before - cost)
+  else
+    return
+  end
+  local span = 0
+  if taken > 0 then
+    span = 2 * window
+  elseif before > 0 then
+    span = window
+  end
+  local ttl_ms = span - max(0, now - opened)
+  if ttl_ms <= 0 then return 0 end
+  return ttl_ms, format('%d %d %d', opened, before, taken)
+end
+
+-- Removes exactly the members the admission added (<at>:<member + i>), while they still count.
+local function sliding_log_back(key, now, cost, at, member, limit, window)
+  local cutoff = now - window
+  if not at or at <= cutoff then return end
+  local live = sliding_log_state(key, now, limit, '(' .. format('%d', cutoff))
+  if live == 0 then return end
+  local removed = 0
+  local BATCH = 1000
+  for first = 0, cost - 1, BATCH do
+    local names = {}
+    for i = first, min(cost, first + BATCH) - 1 do names[#names + 1] = format('%d:%d', at, member + i) end
+    removed = removed + redis.call('ZREM', key, unpack(names))
+  end
+  if removed == 0 then return end
+  redis.call('ZREMRANGEBYSCORE', key, '-inf', format('%d', cutoff))
+  if live == removed then return 0 end
+  return tonumber(redis.call('ZRANGE', key, -1, -1, 'WITHSCORES')[2]) + window - now
+end
 `;
 
 /** The driver: `BACKS` lists each kind's give-back (or `false`), in `STATE_KINDS` order. */
 export const giveBackDriverLua = `
 local cost = tonumber(ARGV[2])
-local STRIDE = 6
+-- 6 values per key, or 8 with the admissions' receipts.
+local STRIDE = (#ARGV - 2) / #KEYS
 local changed = 0
 for i = 1, #KEYS do
   local at = 2 + (i - 1) * STRIDE
   local back = BACKS[tonumber(ARGV[at + 1])]
   if back then
-    local ttl_ms, value = back(KEYS[i], now, cost, tonumber(ARGV[at + 2]), tonumber(ARGV[at + 3]),
-      tonumber(ARGV[at + 4]), tonumber(ARGV[at + 5]), tonumber(ARGV[at + 6]))
+    local taken_at, member
+    if STRIDE == 8 then taken_at, member = tonumber(ARGV[at + 7]), tonumber(ARGV[at + 8]) end
+    local ttl_ms, value = back(KEYS[i], now, cost, taken_at, member, tonumber(ARGV[at + 2]),
+      tonumber(ARGV[at + 3]), tonumber(ARGV[at + 4]), tonumber(ARGV[at + 5]), tonumber(ARGV[at + 6]))
     if ttl_ms == 0 then
       redis.call('DEL', KEYS[i])
       changed = changed + 1
-    elseif ttl_ms then
+    elseif value then
       redis.call('SET', KEYS[i], value, 'PX', ttl_ms)
+      changed = changed + 1
+    elseif ttl_ms then
+      redis.call('PEXPIRE', KEYS[i], ttl_ms)
       changed = changed + 1
     end
   end

@@ -2,6 +2,7 @@ import { ALGORITHMS, type Policy } from '../../../types';
 import { fixedWindowLua } from './fixed-window.lua';
 import { gcraLua } from './gcra.lua';
 import { giveBackDriverLua, giveBackLua } from './give-back.lua';
+import { jointDriverLua } from './joint.lua';
 import { leakyBucketLua } from './leaky-bucket.lua';
 import { multiDriverLua } from './multi.lua';
 import { nowLua, preludeLua, setStateLua } from './prelude.lua';
@@ -27,6 +28,10 @@ interface AlgorithmLua {
   readonly optional: readonly PolicyParam[];
   /** Name of the function of `give-back.lua.ts` for kinds that delay admissions. */
   readonly back?: string;
+  /** Name of the function of `give-back.lua.ts` for kinds that give back only with a receipt. */
+  readonly backTaken?: string;
+  /** What an admission's receipt holds: the window's start (`start`), or the log's member (`log`). */
+  readonly receipt?: 'start' | 'log';
 }
 
 type PolicyParam = 'limit' | 'windowMs' | 'burst' | 'nodelay' | 'delay' | 'maxWaitMs' | 'warmupMs';
@@ -81,6 +86,8 @@ const LUA: Readonly<Record<StateKind, AlgorithmLua>> = {
     write: 'set_state',
     params: window,
     optional: [],
+    backTaken: 'fixed_window_back',
+    receipt: 'start',
   },
   'sliding-window': {
     source: slidingWindowLua,
@@ -88,6 +95,8 @@ const LUA: Readonly<Record<StateKind, AlgorithmLua>> = {
     write: 'set_state',
     params: window,
     optional: [],
+    backTaken: 'sliding_window_back',
+    receipt: 'start',
   },
   'sliding-log': {
     source: slidingLogLua,
@@ -95,6 +104,8 @@ const LUA: Readonly<Record<StateKind, AlgorithmLua>> = {
     write: 'log_write',
     params: window,
     optional: [],
+    backTaken: 'sliding_log_back',
+    receipt: 'log',
   },
   'warm-up': {
     source: warmUpLua,
@@ -172,15 +183,31 @@ export const MULTI_SCRIPT: string = [
 
 /**
  * The script that gives back an unserved admission's units to every rule's key (see
- * `give-back.lua.ts`); its arguments are those of the several-rules script.
+ * `give-back.lua.ts`); its arguments are those of the several-rules script, each key's followed
+ * by its admission's receipt when there is one.
  */
 export const GIVE_BACK_SCRIPT: string = [
   preludeLua,
-  ...STATE_KINDS.filter((kind) => LUA[kind].back !== undefined).map((kind) => LUA[kind].source),
+  ...STATE_KINDS.map((kind) => LUA[kind].source),
   giveBackLua,
   nowLua('ARGV[1]'),
-  `local BACKS = { ${STATE_KINDS.map((kind) => LUA[kind].back ?? 'false').join(', ')} }`,
+  `local BACKS = { ${STATE_KINDS.map((kind) => LUA[kind].back ?? LUA[kind].backTaken ?? 'false').join(', ')} }`,
   giveBackDriverLua,
+].join('\n');
+
+/**
+ * The script that decides several limiters' parts of one request at once, all or none (see
+ * `joint.lua.ts`): every step function, then the driver.
+ */
+export const JOINT_SCRIPT: string = [
+  preludeLua,
+  setStateLua,
+  ...STATE_KINDS.map((kind) => LUA[kind].source),
+  nowLua('ARGV[1]'),
+  `local STEPS = { ${STATE_KINDS.map((kind) => LUA[kind].fn).join(', ')} }`,
+  `local WRITES = { ${STATE_KINDS.map((kind) => LUA[kind].write).join(', ')} }`,
+  `local RECEIPTS = { ${STATE_KINDS.map((kind) => (LUA[kind].receipt === undefined ? 'false' : `'${LUA[kind].receipt}'`)).join(', ')} }`,
+  jointDriverLua,
 ].join('\n');
 
 /** Whether a policy's kind of state has anything to give back (it may delay admissions). */

@@ -1,8 +1,9 @@
 /**
  * Sliding log, the Lua twin of `algorithms/sliding-log.ts`. State: a sorted set with one member
  * per admitted unit, scored by its time (ms). Members with score t are named `t:0`, `t:1`, …:
- * the units of one millisecond stay distinct (ten requests in one ms count as ten), and since
- * trimming removes whole scores, the names in use at t are always `t:0` to `t:(n-1)`.
+ * the units of one millisecond stay distinct (ten requests in one ms count as ten). Trimming
+ * removes whole scores, so the names in use at t are `t:0` to `t:(n-1)` unless a give-back
+ * removed an admission's members (`log_write` then numbers after the highest in use).
  *
  * The write is `log_write`, not `set_state`: `value` is the cutoff below which entries are trimmed.
  *
@@ -48,10 +49,19 @@ local function sliding_log(key, now, cost, limit, window)
 end
 
 -- Trims only when writing: a rejection leaves the log exactly as it was, as the reference does.
+-- Returns the index of the first member added, the admission's receipt for a give-back.
 local function log_write(key, ttl_ms, cutoff, now, cost)
   redis.call('ZREMRANGEBYSCORE', key, '-inf', format('%d', cutoff))
   local at = format('%d', now)
   local taken = redis.call('ZCOUNT', key, at, at)
+  if taken > 0 then
+    -- A give-back may have removed members of this millisecond below the highest: number after
+    -- the highest in use, so that a name is never reused while it is in the log.
+    for _, name in ipairs(redis.call('ZRANGEBYSCORE', key, at, at)) do
+      local index = tonumber(match(name, ':(%d+)$'))
+      if index and index >= taken then taken = index + 1 end
+    end
+  end
   -- ZADD in batches: Lua's unpack fails past a few thousand values.
   local BATCH = 1000
   for first = 0, cost - 1, BATCH do
@@ -63,5 +73,6 @@ local function log_write(key, ttl_ms, cutoff, now, cost)
     redis.call('ZADD', key, unpack(entries))
   end
   redis.call('PEXPIRE', key, ttl_ms)
+  return taken
 end
 `;

@@ -1,0 +1,124 @@
+import { SluiceConfigError } from '../policy/config-error';
+import { MemoryStore } from '../stores/memory-store';
+import { RedisStore } from '../stores/redis/redis-store';
+import type { Store } from '../stores/store';
+import type { Decision } from '../types';
+
+/** What a limiter tells its metrics about itself, once, when it is created. */
+export interface LimiterInfo {
+  /** The `name` option (default: the `prefix`): labels everything the limiter reports. */
+  readonly name: string;
+  /** The kind of store: `'memory'`, `'redis'`, or `'custom'` for any other. */
+  readonly store: 'memory' | 'redis' | 'custom';
+  /** Whether the store is remote (no `consumeSync`): only then are store calls, errors and health reported. */
+  readonly remote: boolean;
+  /** Whether the HTTP layer lets the limiter's rejections and delays through (`dryRun`). */
+  readonly dryRun: boolean;
+}
+
+/**
+ * What one limiter reports, as it happens. sluice calls these on its request path, so an
+ * implementation should do no more than a few increments (read the values when scraped) and
+ * must not throw. Store calls, errors and health are reported only for remote stores.
+ */
+export interface LimiterMetrics {
+  /** A decision taken by `consume` (cost > 0; `peek` and cost 0 only look, and are not reported). */
+  decided(decision: Decision): void;
+  /** A store call that ended (answered, failed or timed out), in seconds. */
+  storeCall(seconds: number): void;
+  /** A store call failed: slower than `timeoutMs` (`'timeout'`), or any other failure (`'error'`). */
+  storeError(kind: 'timeout' | 'error'): void;
+  /** The store answers again (`true`), or the circuit opened and requests stay away from it (`false`). */
+  storeUp(up: boolean): void;
+  /** A request refused by the block cache, without a store call. */
+  blockCacheHit(): void;
+  /** A store call made by `lease` (fetching units for this instance). */
+  leaseCall(): void;
+}
+
+/**
+ * The `metrics` option of a limiter: `prometheus()` from `@sluice/metrics`, or your own. Each
+ * limiter calls {@link MetricsSink.limiter} once, at creation; limiters with the same `name`
+ * may get the same {@link LimiterMetrics} (the sink decides: `@sluice/metrics` shares them).
+ */
+export interface MetricsSink {
+  limiter(info: LimiterInfo): LimiterMetrics;
+}
+
+/** Printable ASCII, as a Prometheus label value and a dashboard title can always show. */
+const PRINTABLE = /^[\x20-\x7e]+$/;
+const MAX_NAME_LENGTH = 128;
+
+/**
+ * The limiter's metrics, from its `name` and `metrics` options: `undefined` without `metrics`,
+ * so a limiter without them pays one `undefined` check per decision.
+ *
+ * @throws {@link SluiceConfigError} naming `name` (not printable ASCII, or longer than 128) or `metrics`
+ */
+export function resolveMetrics(
+  options: { readonly name?: unknown; readonly metrics?: unknown },
+  prefix: string,
+  store: Store,
+): LimiterMetrics | undefined {
+  const { name, metrics } = options;
+  if (
+    name !== undefined &&
+    (typeof name !== 'string' || !PRINTABLE.test(name) || name.length > MAX_NAME_LENGTH)
+  ) {
+    throw new SluiceConfigError(
+      'name',
+      name,
+      `must be printable ASCII text of 1 to ${MAX_NAME_LENGTH} characters (it labels the limiter's metrics)`,
+    );
+  }
+  if (metrics === undefined) return undefined;
+  if (
+    typeof metrics !== 'object' ||
+    metrics === null ||
+    typeof (metrics as MetricsSink).limiter !== 'function'
+  ) {
+    throw new SluiceConfigError(
+      'metrics',
+      metrics,
+      "expected a metrics sink such as prometheus() from '@sluice/metrics'",
+    );
+  }
+  const info: LimiterInfo = {
+    name: name ?? printableName(prefix),
+    store: store instanceof MemoryStore ? 'memory' : store instanceof RedisStore ? 'redis' : 'custom',
+    remote: store.consumeSync === undefined,
+    dryRun: false,
+  };
+  return (metrics as MetricsSink).limiter(info);
+}
+
+/** The default name, from a prefix that may hold any text: what is not printable ASCII is `\\uXXXX`-escaped. */
+function printableName(prefix: string): string {
+  const escaped = prefix.replace(
+    /[^\x20-\x7e]/g,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
+  return escaped.length > MAX_NAME_LENGTH ? escaped.slice(0, MAX_NAME_LENGTH) : escaped;
+}
+
+/**
+ * The same sink, telling each limiter it is in `dryRun` (the HTTP layer wraps its `metrics`
+ * with it): its rejections and delays were let through. Anything that is not a sink is
+ * returned as it is, for `createLimiter` to refuse by name.
+ */
+export function dryRunMetrics(metrics: unknown): unknown {
+  if (
+    typeof metrics !== 'object' ||
+    metrics === null ||
+    typeof (metrics as MetricsSink).limiter !== 'function'
+  )
+    return metrics;
+  const sink = metrics as MetricsSink;
+  return { limiter: (info: LimiterInfo) => sink.limiter({ ...info, dryRun: true }) } satisfies MetricsSink;
+}
+
+/** Reports a decision when it took something (cost > 0); returns it. */
+export function reported(metrics: LimiterMetrics | undefined, decision: Decision, cost: number): Decision {
+  if (metrics !== undefined && cost > 0) metrics.decided(decision);
+  return decision;
+}

@@ -1,0 +1,175 @@
+import { createHash } from 'node:crypto';
+import { capacityOf } from '../../policy/resolve-policy';
+import type { Policy, Receipt, RejectReason, Verdict } from '../../types';
+import type { JointPart, JointVerdicts, RulesRequest } from '../store';
+import type { RedisStoreClient, ScriptCommand } from './redis-client';
+import {
+  GIVE_BACK_SCRIPT,
+  JOINT_SCRIPT,
+  MAX_PARAMS,
+  policyParams,
+  STATE_KINDS,
+  stateKindOf,
+} from './scripts';
+
+/**
+ * Several limiters' parts of one request in one script call, and exact give-backs, for
+ * `RedisStore` (see `Store.consumeAll`, `Store.canJoin`, `Store.giveBackTaken`). Kept apart from
+ * the store's single-decision path: these calls go through their own commands.
+ */
+
+const JOINT_NAME = `sluice:joint:${digest(JOINT_SCRIPT)}`;
+const GIVE_BACK_NAME = `sluice:give-back-taken:${digest(GIVE_BACK_SCRIPT)}`;
+const RECEIPT_FIELDS = 6;
+
+function digest(source: string): string {
+  return createHash('sha1').update(source).digest('hex').slice(0, 12);
+}
+
+/** The commands defined on each client: `defineCommand` runs once per client. */
+const commands = new WeakMap<RedisStoreClient, { joint: ScriptCommand; giveBack: ScriptCommand }>();
+
+function commandsOf(client: RedisStoreClient): { joint: ScriptCommand; giveBack: ScriptCommand } {
+  let found = commands.get(client);
+  if (found === undefined) {
+    client.defineCommand(JOINT_NAME, { lua: JOINT_SCRIPT });
+    client.defineCommand(GIVE_BACK_NAME, { lua: GIVE_BACK_SCRIPT });
+    const method = (name: string): ScriptCommand => {
+      // defineCommand adds each script as a method named at run time, which TypeScript cannot see.
+      const command = (client as unknown as Record<string, ScriptCommand | undefined>)[name];
+      if (typeof command !== 'function')
+        throw new Error('sluice: defineCommand did not add the script as a method');
+      return command.bind(client);
+    };
+    found = { joint: method(JOINT_NAME), giveBack: method(GIVE_BACK_NAME) };
+    commands.set(client, found);
+  }
+  return found;
+}
+
+/** A part's keys, in rule order: the keys `consume` or `consumeRules` use for it. */
+export type PartKeys = (part: RulesRequest) => string[];
+
+/**
+ * Whether the parts can be decided in one script call: no key twice (a step reads the state as
+ * stored), and on Cluster every key in one slot — sluice's keys hash by their one `{…}` tag, the
+ * escaped user key, so the parts must share it. Any other client is one node (standalone, or the
+ * master Sentinel points to).
+ */
+export function canJoin(client: RedisStoreClient, keys: readonly string[]): boolean {
+  if (new Set(keys).size !== keys.length) return false;
+  // ioredis marks its Cluster client (`Cluster#isCluster`); a plain client is one node.
+  if ((client as { isCluster?: unknown }).isCluster !== true) return true;
+  const tagOf = (key: string): string => key.slice(key.indexOf('{') + 1, key.indexOf('}'));
+  const tag = tagOf(keys[0] ?? '');
+  return keys.every((key) => tagOf(key) === tag);
+}
+
+/** Runs the joint script (see `joint.lua.ts`) on every part: one round trip, all or none. */
+export async function consumeJoint(
+  client: RedisStoreClient,
+  parts: readonly JointPart[],
+  keysOf: PartKeys,
+): Promise<JointVerdicts> {
+  const keys: string[] = [];
+  // '' (the server's TIME) unless every part brings its own time.
+  const now = parts.every((part) => part.nowMs !== undefined) ? String(parts[0]?.nowMs ?? '') : '';
+  const args: string[] = [now, String(parts.length)];
+  for (const part of parts) {
+    const own = keysOf(part);
+    keys.push(...own);
+    args.push(String(own.length), String(part.cost), timeArg(part.nowMs), part.dryRun === true ? '1' : '0');
+    for (const policy of part.policies) args.push(...kindAndParams(policy));
+  }
+  const reply = await commandsOf(client).joint(String(keys.length), ...keys, ...args);
+  return jointVerdicts(reply, parts);
+}
+
+/** Gives back what a part took, with its receipts: one call of the give-back script. */
+export async function giveBackJoint(
+  client: RedisStoreClient,
+  part: RulesRequest,
+  receipts: readonly Receipt[],
+  keysOf: PartKeys,
+): Promise<void> {
+  const keys = keysOf(part);
+  const args = [timeArg(part.nowMs), String(part.cost)];
+  part.policies.forEach((policy, i) => {
+    const receipt = receipts[i] ?? { at: 0, member: 0 };
+    args.push(...kindAndParams(policy), String(receipt.at), String(receipt.member));
+  });
+  await commandsOf(client).giveBack(String(keys.length), ...keys, ...args);
+}
+
+function timeArg(nowMs: number | undefined): string {
+  return nowMs === undefined ? '' : String(nowMs);
+}
+
+/** The number of a policy's kind of state (from 1) and its numbers, padded, as the scripts read them. */
+function kindAndParams(policy: Policy): string[] {
+  const params = policyParams(policy);
+  const out = [String(STATE_KINDS.indexOf(stateKindOf(policy)) + 1)];
+  for (let i = 0; i < MAX_PARAMS; i++) out.push(String(params[i] ?? 0));
+  return out;
+}
+
+const REASONS: readonly (RejectReason | undefined)[] = [undefined, 'limited', 'cost-exceeds-capacity'];
+
+function jointVerdicts(reply: unknown, parts: readonly JointPart[]): JointVerdicts {
+  const expected = parts.reduce((n, part) => n + part.policies.length, 0) * RECEIPT_FIELDS;
+  if (!Array.isArray(reply) || reply.length !== expected || !reply.every(isCount)) {
+    throw new Error(`sluice: unexpected reply from the Redis joint script: ${JSON.stringify(reply)}`);
+  }
+  const numbers = reply as number[];
+  let at = 0;
+  const verdicts: Verdict[][] = [];
+  const receipts: Array<Receipt[] | undefined> = [];
+  for (const part of parts) {
+    const own: Verdict[] = [];
+    const taken: Receipt[] = [];
+    for (const policy of part.policies) {
+      const [code, remaining, resetMs, waitMs, takenAt, member] = numbers.slice(at, at + RECEIPT_FIELDS) as [
+        number,
+        number,
+        number,
+        number,
+        number,
+        number,
+      ];
+      if (code > 2) throw new Error(`sluice: unexpected code ${code} from the Redis joint script`);
+      own.push(verdictOf(policy, code, remaining, resetMs, waitMs));
+      taken.push({ at: takenAt, member });
+      at += RECEIPT_FIELDS;
+    }
+    verdicts.push(own);
+    // Written only when every part that may refuse admitted and this one did too.
+    receipts.push(own.every((v) => v.allowed) && part.cost > 0 ? taken : undefined);
+  }
+  // A part reported as a peek was not written: its receipt is none.
+  const written = verdicts.every((own, p) => own.every((v) => v.allowed) || parts[p]?.dryRun === true);
+  return { verdicts, receipts: written ? receipts : receipts.map(() => undefined) };
+}
+
+function verdictOf(
+  policy: Policy,
+  code: number,
+  remaining: number,
+  resetMs: number,
+  waitMs: number,
+): Verdict {
+  const limit = capacityOf(policy);
+  if (code === 0) return { allowed: true, limit, remaining, resetMs, retryAfterMs: 0, delayMs: waitMs };
+  return {
+    allowed: false,
+    limit,
+    remaining,
+    resetMs,
+    retryAfterMs: waitMs,
+    delayMs: 0,
+    reason: REASONS[code] as RejectReason,
+  };
+}
+
+function isCount(n: unknown): n is number {
+  return typeof n === 'number' && Number.isSafeInteger(n) && n >= 0;
+}

@@ -1,0 +1,132 @@
+import type { Decision, LimiterInfo, LimiterMetrics } from '@sluice/core';
+import { ADMITTED, DELAYED, LIMITED, SpaceSaving } from '../hot-keys/space-saving';
+
+/** Upper bounds of the store-call duration buckets, in seconds (Prometheus `le`); +Inf follows. */
+export const DURATION_BUCKETS = [
+  0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5,
+] as const;
+
+/**
+ * Everything counted for one limiter name, in plain number fields: the request path only adds
+ * to them, and exporters read them when asked (a Prometheus scrape, the dashboard's tick).
+ * Limiters with the same name share one.
+ */
+export class LimiterCounts {
+  readonly name: string;
+  /** The first remote store's kind seen under this name (`'memory'` while none). */
+  store: LimiterInfo['store'];
+  /** Whether any limiter of this name uses a remote store: only then are store series reported. */
+  remote: boolean;
+  /** Whether any limiter of this name is in dry run: only then are dry-run series reported. */
+  dryRun: boolean;
+
+  admitted = 0;
+  delayed = 0;
+  limited = 0;
+  /** Delays and refusals `dryRun` let through (also in `delayed` / `limited`). */
+  dryRunDelayed = 0;
+  dryRunLimited = 0;
+  insurance = 0;
+  failOpen = 0;
+  failClosed = 0;
+  timeouts = 0;
+  errors = 0;
+  /** 1 while the store answers, 0 while its circuit is open. */
+  up = 1;
+  blockCacheHits = 0;
+  leaseCalls = 0;
+  /** Store calls per duration bucket (not cumulative); the last one is above every bound. */
+  readonly durations = new Float64Array(DURATION_BUCKETS.length + 1);
+  durationSum = 0;
+  durationCount = 0;
+  /** Told of each store call too (an exporter that records durations as they come: OpenTelemetry). */
+  onStoreCall: ((seconds: number) => void) | undefined = undefined;
+  /** The most requested keys; `undefined` when hot keys are off. */
+  readonly hotKeys: SpaceSaving | undefined;
+
+  constructor(info: LimiterInfo, hotKeys: number) {
+    this.name = info.name;
+    this.store = info.store;
+    this.remote = info.remote;
+    this.dryRun = info.dryRun;
+    this.hotKeys = hotKeys > 0 ? new SpaceSaving(hotKeys) : undefined;
+  }
+
+  /** Another limiter reports under this name: what it adds to the series. */
+  join(info: LimiterInfo): void {
+    if (info.remote && !this.remote) this.store = info.store;
+    this.remote ||= info.remote;
+    this.dryRun ||= info.dryRun;
+  }
+
+  /** Records a store call of `seconds`. */
+  observe(seconds: number): void {
+    let bucket = 0;
+    while (bucket < DURATION_BUCKETS.length && seconds > (DURATION_BUCKETS[bucket] as number)) bucket++;
+    this.durations[bucket] = (this.durations[bucket] as number) + 1;
+    this.durationSum += seconds;
+    this.durationCount++;
+    this.onStoreCall?.(seconds);
+  }
+}
+
+/**
+ * What one limiter reports to, bound to its name's counts. A limiter in dry run has its own
+ * recorder over the same counts, so its refusals and delays also count as dry-run ones.
+ */
+export class LimiterRecorder implements LimiterMetrics {
+  readonly #counts: LimiterCounts;
+  readonly #dryRun: boolean;
+  readonly #clock: () => number;
+
+  constructor(counts: LimiterCounts, dryRun: boolean, clock: () => number) {
+    this.#counts = counts;
+    this.#dryRun = dryRun;
+    this.#clock = clock;
+  }
+
+  decided(decision: Decision): void {
+    const counts = this.#counts;
+    let outcome: typeof ADMITTED | typeof DELAYED | typeof LIMITED;
+    if (!decision.allowed) {
+      outcome = LIMITED;
+      counts.limited++;
+      if (this.#dryRun) counts.dryRunLimited++;
+    } else if (decision.delayMs > 0) {
+      outcome = DELAYED;
+      counts.delayed++;
+      if (this.#dryRun) counts.dryRunDelayed++;
+    } else {
+      outcome = ADMITTED;
+      counts.admitted++;
+    }
+    const degraded = decision.degraded;
+    if (degraded !== undefined) {
+      if (degraded === 'insurance') counts.insurance++;
+      else if (degraded === 'fail-open') counts.failOpen++;
+      else counts.failClosed++;
+    }
+    counts.hotKeys?.add(decision.key, outcome, this.#clock());
+  }
+
+  storeCall(seconds: number): void {
+    this.#counts.observe(seconds);
+  }
+
+  storeError(kind: 'timeout' | 'error'): void {
+    if (kind === 'timeout') this.#counts.timeouts++;
+    else this.#counts.errors++;
+  }
+
+  storeUp(up: boolean): void {
+    this.#counts.up = up ? 1 : 0;
+  }
+
+  blockCacheHit(): void {
+    this.#counts.blockCacheHits++;
+  }
+
+  leaseCall(): void {
+    this.#counts.leaseCalls++;
+  }
+}

@@ -1,0 +1,78 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+
+/** A client whose socket holds more unsent than this is too slow to follow, and is dropped. */
+const MAX_BUFFERED_BYTES = 256 * 1024;
+
+/**
+ * The server-sent-events clients of one dashboard, at most `maxClients` at once: each gets every
+ * update as it is sent; one that cannot keep up (its unsent data past 256 kB) is disconnected,
+ * so a stalled browser costs a bounded buffer, not a growing one.
+ */
+export class EventStream {
+  readonly #clients = new Set<ServerResponse>();
+
+  constructor(private readonly maxClients: number) {}
+
+  get size(): number {
+    return this.#clients.size;
+  }
+
+  /**
+   * Answers `req` with an event stream and keeps it, then sends it `first` (the history a new
+   * page draws from). When `maxClients` are connected, answers 503 with `Retry-After` instead.
+   */
+  open(req: IncomingMessage, res: ServerResponse, first: () => string): void {
+    if (this.#clients.size >= this.maxClients) {
+      res.writeHead(503, {
+        'Content-Type': 'text/plain; charset=utf-8',
+        'Retry-After': '10',
+        'Cache-Control': 'no-store',
+      });
+      res.end(`at most ${this.maxClients} dashboard pages at once\n`);
+      return;
+    }
+    res.writeHead(200, {
+      'Content-Type': 'text/event-stream; charset=utf-8',
+      'Cache-Control': 'no-store',
+      Connection: 'keep-alive',
+      // nginx would otherwise hold the events back in its buffer.
+      'X-Accel-Buffering': 'no',
+    });
+    res.flushHeaders();
+    if (req.method === 'HEAD') {
+      res.end();
+      return;
+    }
+    this.#clients.add(res);
+    const leave = (): void => {
+      this.#clients.delete(res);
+    };
+    res.once('close', leave);
+    req.socket.setNoDelay(true);
+    res.write(`retry: 2000\n\n${first()}`);
+  }
+
+  /** Sends one event to every client. */
+  send(event: string, data: string): void {
+    const message = eventText(event, data);
+    for (const res of this.#clients) {
+      if (res.writableLength > MAX_BUFFERED_BYTES) {
+        this.#clients.delete(res);
+        res.destroy();
+        continue;
+      }
+      res.write(message);
+    }
+  }
+
+  /** Ends every stream. */
+  close(): void {
+    for (const res of this.#clients) res.end();
+    this.#clients.clear();
+  }
+}
+
+/** One event in the stream's text format (`data` is one line of JSON). */
+export function eventText(event: string, data: string): string {
+  return `event: ${event}\ndata: ${data}\n\n`;
+}

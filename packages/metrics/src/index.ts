@@ -1,0 +1,15 @@
+export { prometheus } from './prometheus/prometheus';
+export type { PrometheusOptions } from './prometheus/prometheus';
+export { SluiceMetrics } from './counting/sluice-metrics';
+export type { CountingOptions } from './counting/sluice-metrics';
+export type { HotKey } from './hot-keys/space-saving';
+export { dashboard } from './dashboard/dashboard';
+export type { Dashboard, DashboardOptions } from './dashboard/dashboard';
+export { isLoopbackRequest } from './dashboard/loopback';
+export { openTelemetry } from './opentelemetry/opentelemetry';
+export type {
+  OpenTelemetryOptions,
+  OtelInstrumentOptions,
+  OtelMeter,
+  OtelObservable,
+} from './opentelemetry/opentelemetry';

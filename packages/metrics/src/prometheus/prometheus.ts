@@ -1,0 +1,88 @@
+import { SluiceConfigError } from '@sluice/core';
+import { register as defaultRegistry, type Registry } from 'prom-client';
+import { countsOf, SluiceMetrics, type CountingOptions } from '../counting/sluice-metrics';
+import { METRIC_NAMES, registerCollectors } from './collectors';
+
+/** Options of {@link prometheus}. */
+export interface PrometheusOptions extends CountingOptions {
+  /** The prom-client registry to register the metrics in. @defaultValue prom-client's default registry (`register`) */
+  registry?: Registry;
+}
+
+const OPTION_NAMES = ['registry', 'hotKeys', 'clock'];
+
+/**
+ * Counts what every limiter given it as `metrics` decides, for Prometheus: the metrics below,
+ * registered in `registry`, read from plain counters when scraped (a decision costs a few
+ * increments and allocates nothing). Key text is never a label: the most requested keys are
+ * kept apart, in bounded memory ({@link SluiceMetrics.hotKeys}), and shown on the dashboard.
+ *
+ * - `sluice_decisions_total{limiter, outcome}`: `admitted` | `delayed` | `limited`; what
+ *   `dryRun` let through carries `dry_run="true"` as well;
+ * - `sluice_degraded_decisions_total{limiter, mode}`: `insurance` | `fail-open` | `fail-closed`;
+ * - `sluice_store_errors_total{limiter, kind}`: `timeout` | `error`;
+ * - `sluice_store_duration_seconds{limiter, store}`: histogram of store calls;
+ * - `sluice_store_up{limiter}`: 1 while the store answers, 0 while its circuit is open;
+ * - `sluice_block_cache_hits_total{limiter}`, `sluice_lease_calls_total{limiter}`.
+ *
+ * The store series appear for limiters on a remote store (Redis) only. `limiter` is the
+ * limiter's `name` (default: its `prefix`); limiters with the same name share their series.
+ *
+ * @param options - `registry`, `hotKeys`, `clock`
+ * @throws `SluiceConfigError` naming an unknown option, a `registry` that is not a prom-client
+ * registry or already holds sluice's metrics, or a bad `hotKeys`
+ * @example
+ * ```ts
+ * import { Registry } from 'prom-client';
+ * import { prometheus } from '@sluice/metrics';
+ *
+ * const registry = new Registry();
+ * const metrics = prometheus({ registry });
+ * app.use(rateLimit({ name: 'per-ip', rate: '10r/s', metrics }));
+ * app.get('/metrics', async (_req, res) => res.type(registry.contentType).send(await registry.metrics()));
+ * ```
+ */
+export function prometheus(options: PrometheusOptions = {}): SluiceMetrics {
+  if (typeof options !== 'object' || options === null)
+    throw new SluiceConfigError('options', options, 'expected an object such as { registry }');
+  for (const name of Object.keys(options)) {
+    if (!OPTION_NAMES.includes(name))
+      throw new SluiceConfigError(
+        name,
+        (options as Record<string, unknown>)[name],
+        `unknown option; accepted: ${OPTION_NAMES.join(', ')}`,
+        'SLUICE_UNKNOWN_OPTION',
+      );
+  }
+  const registry = checkRegistry(options.registry ?? defaultRegistry);
+  const metrics = new SluiceMetrics(options);
+  registerCollectors(registry, countsOf(metrics) as NonNullable<ReturnType<typeof countsOf>>);
+  return metrics;
+}
+
+/** A prom-client registry, told by what sluice uses of it (two copies of prom-client may coexist). */
+function checkRegistry(registry: unknown): Registry {
+  const candidate = registry as Partial<Registry> | null;
+  if (
+    typeof candidate !== 'object' ||
+    candidate === null ||
+    typeof candidate.registerMetric !== 'function' ||
+    typeof candidate.getSingleMetric !== 'function' ||
+    typeof candidate.metrics !== 'function'
+  ) {
+    throw new SluiceConfigError(
+      'registry',
+      registry,
+      "expected a prom-client Registry (new Registry() from 'prom-client')",
+    );
+  }
+  const taken = METRIC_NAMES.find((name) => candidate.getSingleMetric?.(name) !== undefined);
+  if (taken !== undefined) {
+    throw new SluiceConfigError(
+      'registry',
+      registry,
+      `already holds ${taken}: call prometheus() once per registry and give the same metrics to every limiter`,
+    );
+  }
+  return registry as Registry;
+}
