@@ -83,8 +83,9 @@ export function resolveConcurrencyOptions(options: ConcurrencyLimiterOptions): R
     throw new SluiceConfigError('prefix', prefix, 'must be a non-empty string');
   }
   const name = options.name ?? prefix;
-  if (typeof name !== 'string' || name.length === 0) {
-    throw new SluiceConfigError('name', name, 'must be a non-empty string');
+  // As a rate limiter's name: it will label metrics and a dashboard, which show printable ASCII.
+  if (options.name !== undefined && (typeof name !== 'string' || !/^[\x20-\x7e]{1,128}$/.test(name))) {
+    throw new SluiceConfigError('name', name, 'must be printable ASCII text of 1 to 128 characters');
   }
   const leaseMs =
     options.leaseMs === undefined ? DEFAULT_LEASE_MS : parseDuration('leaseMs', options.leaseMs);

@@ -189,6 +189,7 @@ describe('createConcurrencyLimiter, in memory', () => {
     [{ max: 1, queue: { maxWaitMs: '11m' } }, 'queue.maxWaitMs', 'at most 10 minutes'],
     [{ max: 1, store: {} }, 'store', 'expected a store'],
     [{ max: 1, prefix: '' }, 'prefix', 'non-empty'],
+    [{ max: 1, name: 'checkout\n' }, 'name', 'printable ASCII'],
     [{ max: 1, timeoutMs: 0 }, 'timeoutMs', 'from 1 to 60000'],
     [{ max: 1, onStoreError: 'ignore' }, 'onStoreError', "expected 'fail-open'"],
   ])('%j is refused at creation, naming %s', (options, option, accepted) => {
