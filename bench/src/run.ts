@@ -12,19 +12,31 @@ import { runReplayBench, type ReplayResult } from './replay/replay-bench';
 import { judgeGoals } from './report/goals';
 import { markdown } from './report/markdown';
 import type { Results } from './report/results';
-import type { Settings } from './settings';
+import { FULL, type Settings } from './settings';
 
-/** Where `pnpm bench` writes `latest.json` and `latest.md`. */
+/** Where `pnpm bench` writes `latest.json` and `latest.md`: the full run's figures, committed. */
 export const RESULTS_DIR = join(__dirname, '..', 'results');
 
 /**
- * Runs the selected sections in order (micro, memory, http, redis, replay) with one redis-server of its
+ * Where a partial run (`BENCH_QUICK=1`, `BENCH_SECTIONS`, any knob changed) writes instead, so it
+ * never replaces the full run's figures that the README quotes (git-ignored).
+ */
+export const PARTIAL_RESULTS_DIR = join(RESULTS_DIR, 'partial');
+
+/** Whether the settings are the full run's. */
+export function isFullRun(settings: Settings): boolean {
+  return JSON.stringify(settings) === JSON.stringify(FULL);
+}
+
+/**
+ * Runs the selected sections in order (micro, memory, http, redis, replay, metrics) with one redis-server of its
  * own (pinned to cpu 1 beside the load generator when pinning is possible), judges the goals and
- * writes `latest.json` and `latest.md` to `resultsDir`.
+ * writes `latest.json` and `latest.md` to `resultsDir` (by default `results/` for the full run,
+ * `results/partial/` for any other).
  */
 export async function runBench(
   settings: Settings,
-  resultsDir = RESULTS_DIR,
+  resultsDir = isFullRun(settings) ? RESULTS_DIR : PARTIAL_RESULTS_DIR,
 ): Promise<{ results: Results; report: string }> {
   const started = performance.now();
   const machine = describeMachine();
@@ -61,7 +73,9 @@ export async function runBench(
     goals: judgeGoals(sections),
     ...sections,
   };
-  const report = markdown(results);
+  const report = isFullRun(settings)
+    ? markdown(results)
+    : `> Partial run (BENCH_QUICK, BENCH_SECTIONS or a knob changed): not the full \`pnpm bench\` figures.\n\n${markdown(results)}`;
   mkdirSync(resultsDir, { recursive: true });
   writeFileSync(join(resultsDir, 'latest.json'), `${JSON.stringify(results, null, 2)}\n`);
   writeFileSync(join(resultsDir, 'latest.md'), report);

@@ -104,17 +104,28 @@ describe('bench smoke (tiny sizes, no thresholds)', () => {
   });
 
   it('counts Redis commands per decision for every candidate', () => {
-    expect(results.redis?.rows.length).toBe(18);
+    // INCR, six algorithms, gcra with batch: false and the two peers, at 1 and 256 in flight.
+    expect(results.redis?.rows.length).toBe(20);
     for (const row of results.redis?.rows ?? []) expect(row.perSecond).toBeGreaterThan(0);
     const admitted = results.redis?.counts.filter((row) => row.scenario === 'admitted') ?? [];
-    expect(admitted.length).toBe(9);
+    expect(admitted.length).toBe(10);
     for (const row of admitted) {
       expect(row.admittedShare).toBe(1);
       expect(Number.isFinite(row.sentPerDecision)).toBe(true);
       expect(Number.isFinite(row.executedPerDecision)).toBe(true);
     }
     const floods = results.redis?.counts.filter((c) => c.scenario === 'flood') ?? [];
-    expect(floods.length).toBe(8);
+    expect(floods.length).toBe(9);
     for (const row of floods) expect(row.admittedShare).toBeLessThan(0.5);
+  });
+
+  it('measures Redis time by batch size and the latency at 1 in flight, batching on and off', () => {
+    const batching = results.redis?.batching;
+    expect(batching?.sizes.map((s) => s.maxSize)).toEqual([1, 8, 64, 1, 8, 64, 1, 8, 64]);
+    for (const size of batching?.sizes ?? []) expect(size.usecPerDecision).toBeGreaterThan(0);
+    // Batches fill at 256 in flight: maxSize 64 carries far more than one decision per call.
+    expect(batching?.sizes.find((s) => s.maxSize === 64)?.perCall).toBeGreaterThan(8);
+    expect(batching?.latency.map((l) => l.batch)).toEqual([true, false]);
+    for (const row of batching?.latency ?? []) expect(row.p99Us).toBeGreaterThan(0);
   });
 });

@@ -8,6 +8,7 @@ import { progress } from '../progress';
 import type { Settings } from '../settings';
 import { countedLimiter, SHARED_STORE_TIMEOUT_MS, supportsBlockCache } from '../sluice-limiter';
 import { spawnTsChild } from '../child';
+import { runBatching, type BatchingResult } from './batching';
 import { countCommands, total } from './command-count';
 import { ADMIT_ALL, WINDOW_MS } from '../limits';
 
@@ -69,6 +70,8 @@ export interface RedisResult {
   readonly blockCache: boolean;
   readonly rows: readonly RedisRow[];
   readonly counts: readonly RedisCountRow[];
+  /** Redis time per decision by batch size, and latency at 1 in flight with and without batching. */
+  readonly batching: BatchingResult;
   readonly notes: readonly string[];
 }
 
@@ -76,19 +79,21 @@ function connect(port: number): Redis {
   return new Redis({ host: '127.0.0.1', port });
 }
 
-function sluice(port: number, algorithm: AlgorithmName): Candidate {
+function sluice(port: number, algorithm: AlgorithmName, batch = true): Candidate {
   const client = connect(port);
-  const store = new SluiceRedisStore({ client });
+  const store = new SluiceRedisStore({ client, batch });
   const rate =
     algorithm === 'sliding-log' ? { limit: 1000, window: '1s' } : { limit: ADMIT_ALL, window: WINDOW_MS };
-  const admitted = countedLimiter({ algorithm, rate, store, prefix: `bench-${algorithm}` }, { shared: true });
+  const tag = batch ? algorithm : `${algorithm}-unbatched`;
+  const admitted = countedLimiter({ algorithm, rate, store, prefix: `bench-${tag}` }, { shared: true });
   const limited = countedLimiter(
-    { algorithm, rate: '1r/m', store, prefix: `bench-flood-${algorithm}` },
+    { algorithm, rate: '1r/m', store, prefix: `bench-flood-${tag}` },
     { shared: true },
   );
+  const name = algorithm === 'sliding-log' ? 'sluice sliding-log (1000/1s)' : `sluice ${algorithm}`;
   return {
-    id: `sluice:${algorithm}`,
-    name: algorithm === 'sliding-log' ? 'sluice sliding-log (1000/1s)' : `sluice ${algorithm}`,
+    id: batch ? `sluice:${algorithm}` : `sluice:${algorithm}:unbatched`,
+    name: batch ? name : `${name}, batch: false`,
     client,
     admitted: (key) => admitted.limiter.consume(key).then((d) => d.allowed),
     limited: (key) => limited.limiter.consume(key).then((d) => d.allowed),
@@ -130,6 +135,7 @@ function candidates(port: number): Candidate[] {
       withoutStore: () => 0,
     },
     ...ALGORITHMS.map((algorithm) => sluice(port, algorithm)),
+    sluice(port, 'gcra', false),
     {
       id: 'rate-limiter-flexible',
       name: 'rate-limiter-flexible RateLimiterRedis',
@@ -298,6 +304,7 @@ export async function runRedis(settings: Settings, port: number): Promise<RedisR
     admin.disconnect();
     for (const candidate of all) candidate.client.disconnect();
   }
+  const batching = await runBatching(settings, port);
   const blockCache = supportsBlockCache();
   return {
     rounds: settings.redisRounds,
@@ -305,7 +312,9 @@ export async function runRedis(settings: Settings, port: number): Promise<RedisR
     blockCache,
     rows,
     counts,
+    batching,
     notes: [
+      'sluice batches concurrent decisions (the default: 2 calls on their way per connection, up to 64 decisions each); one row without (batch: false) for comparison',
       `each candidate has its own ioredis connection; 10 000 keys in turn; limit ${ADMIT_ALL.toLocaleString('en')} per minute (sliding-log: 1000/s), so every decision admits`,
       'sent = commands the client sent, per decision (MONITOR); executed = INFO commandstats deltas, which also count the commands scripts run',
       `flood: a limit of 1 per minute, the key already over it, ${settings.redisCountDecisions} decisions 256 at a time; sluice ${blockCache ? 'with blockCache: true' : 'without blockCache (this core has no such option yet)'}, peers with their defaults`,

@@ -7,6 +7,7 @@ import type { MicroResult } from '../micro/micro';
 import type { RedisResult } from '../redis/redis';
 import type { ReplayResult } from '../replay/replay-bench';
 import { replayGoals } from '../replay/replay-goals';
+import { batchingGoals } from './batching-goals';
 import type { Goal } from './results';
 
 type Sections = {
@@ -197,13 +198,13 @@ function redisGoals(redis: RedisResult | undefined): Goal[] {
     errors(rows) > 0 ? ` (invalid: ${errors(rows)} decisions made without the store)` : '';
   goals.push({
     id: 'redis-commands-admitted',
-    goal: 'Redis commands per admitted decision (every algorithm)',
-    target: 'exactly 1',
+    goal: 'Redis commands sent per admitted decision (every algorithm; batching sends fewer)',
+    target: 'at most 1',
     ...(gcra === undefined
       ? NOT_MEASURED
       : {
           measured: `${fmt(Math.min(...sentRange), 3)}–${fmt(Math.max(...sentRange), 3)} sent (${Object.keys(gcra.sent).join(', ')}); ${fmt(gcra.executedPerDecision)} executed with the script's own calls (gcra)${invalid(admitted)}`,
-          met: errors(admitted) === 0 && sentRange.every((sent) => sent === 1),
+          met: errors(admitted) === 0 && sentRange.every((sent) => sent <= 1),
         }),
   });
   const flood = sluice('flood');
@@ -223,13 +224,14 @@ function redisGoals(redis: RedisResult | undefined): Goal[] {
   return goals;
 }
 
-/** Every goal of issue 6, judged on this run's figures. */
+/** Every goal of issues 6 and 11, judged on this run's figures. */
 export function judgeGoals(sections: Sections): Goal[] {
   return [
     ...microGoals(sections.micro),
     ...memoryGoals(sections.memory),
     ...httpGoals(sections.http),
     ...redisGoals(sections.redis),
+    ...batchingGoals(sections.redis, sections.http),
     ...replayGoals(sections.replay),
     ...metricsGoals(sections.metrics),
   ];

@@ -207,6 +207,35 @@ function redisSection(results: Results): string[] {
       }),
     ),
     ...notes(redis.notes),
+    '',
+    '### Redis time per decision by batch size (INFO commandstats)',
+    '',
+    ...table(
+      ['algorithm', 'maxSize', 'decisions per call', 'µs per decision', 'without store'],
+      ['l', 'r', 'r', 'r', 'r'],
+      redis.batching.sizes.map((s) => [
+        s.algorithm,
+        s.maxSize === 1 ? '1 (batch: false)' : String(s.maxSize),
+        x(s.perCall, 1),
+        x(s.usecPerDecision),
+        String(s.withoutStore),
+      ]),
+    ),
+    '',
+    '### Latency of one decision at 1 in flight (gcra)',
+    '',
+    ...table(
+      ['batching', 'p50 µs', 'p99 µs', 'p99 × batch: false', 'without store'],
+      ['l', 'r', 'r', 'r', 'r'],
+      redis.batching.latency.map((l) => [
+        l.batch ? 'on (default)' : 'batch: false',
+        x(l.p50Us, 0),
+        x(l.p99Us, 0),
+        x(l.p99OfUnbatched, 3),
+        String(l.withoutStore),
+      ]),
+    ),
+    ...notes(redis.batching.notes),
   ];
 }
 
@@ -244,7 +273,7 @@ export function markdown(results: Results): string {
     '',
     `Machine: ${machineLine(results.machine)}. Run ${results.date}, ${minutes} min ${seconds} s.`,
     '',
-    `## Goals (issues 6 and 13): ${met} of ${judged} met`,
+    `## Goals (issues 6, 11, 13 and 15): ${met} of ${judged} met`,
     '',
     ...table(
       ['goal', 'measured', 'target', ''],

@@ -37,7 +37,7 @@ export function cancelling(options: CancelOptions): (decision: Decision, cost: n
     // A decision by other policies than the limiter's own was by a per-key override.
     const scope = policies[0] === own[0] ? undefined : scopeOf(policies);
     const { key } = decision;
-    const request = { prefix, key, cost, nowMs: now(), scope };
+    const request = { prefix, key, cost, nowMs: now(), scope, timeoutMs };
     const given =
       policies.length > 1
         ? store.giveBackRules?.({ ...request, policies })

@@ -49,11 +49,11 @@ export interface RemotePath {
  * @throws {@link SluiceConfigError} when `lease` is invalid or asked with several rules
  */
 export function remotePath(options: RemotePathOptions): RemotePath {
-  const { store, prefix, policies, now, decisions, metrics } = options;
+  const { store, prefix, policies, now, decisions, metrics, timeoutMs } = options;
   const guard = guardStore({
     store,
     onStoreError: options.onStoreError,
-    timeoutMs: options.timeoutMs,
+    timeoutMs,
     events: options.events,
     now: options.clock ?? Date.now,
     metrics,
@@ -119,12 +119,12 @@ export function remotePath(options: RemotePathOptions): RemotePath {
     const { scope } = target;
     if (target.policies.length > 1) {
       return guard
-        .consumeRules({ prefix, key, policies: target.policies, cost, nowMs: now(), scope })
+        .consumeRules({ prefix, key, policies: target.policies, cost, nowMs: now(), scope, timeoutMs })
         .then(({ verdicts, degraded }) => remembered(decisions.ofRules(verdicts, target, key, degraded)));
     }
     const decidedBy = target.policies[0] as Policy;
-    return consumeOne({ prefix, key, policy: decidedBy, cost, nowMs: now(), scope }).then((verdict) =>
-      remembered(decisions.of(verdict, key, decidedBy, undefined)),
+    return consumeOne({ prefix, key, policy: decidedBy, cost, nowMs: now(), scope, timeoutMs }).then(
+      (verdict) => remembered(decisions.of(verdict, key, decidedBy, undefined)),
     );
   };
 

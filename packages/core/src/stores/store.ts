@@ -18,6 +18,13 @@ export interface StoreRequest {
    * Absent for the limiter's own policy. Redis appends it to the key (`…:<algorithm>:<scope>`).
    */
   readonly scope?: string;
+  /**
+   * How long the caller waits for the answer, in ms from the call (the limiter's `timeoutMs`).
+   * A store that queues requests (RedisStore batching them) never sends one that waited longer:
+   * it rejects it with `StoreTimeoutError` instead, as the caller has decided without the store.
+   * Absent: the request waits as long as it takes.
+   */
+  readonly timeoutMs?: number;
 }
 
 /** One decision against several rules at once (a limiter with several limits). */
@@ -31,6 +38,8 @@ export interface RulesRequest {
   readonly nowMs?: number;
   /** As {@link StoreRequest.scope}. */
   readonly scope?: string;
+  /** As {@link StoreRequest.timeoutMs}. */
+  readonly timeoutMs?: number;
 }
 
 /**

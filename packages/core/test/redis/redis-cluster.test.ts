@@ -1,5 +1,6 @@
 import type Redis from 'ioredis';
 import type { Cluster } from 'ioredis';
+import calculateSlot from 'cluster-key-slot';
 import { RedisStore, resolvePolicy, type RedisStoreClient } from '../../src';
 import { escapeKeyText } from '../../src/stores/redis/redis-keys';
 import { describeRulesContract } from '../contract/rules-contract';
@@ -7,6 +8,8 @@ import { describeStoreContract } from '../contract/store-contract';
 import { useRedisCluster } from '../harness/redis-fixtures';
 import { describeRedisRulesBehaviour } from './redis-rules-behaviour';
 import { describeRedisStoreBehaviour, HOSTILE_KEYS } from './redis-store-behaviour';
+import { inBatches } from './in-batches';
+import { scriptCalls } from '../harness/script-calls';
 
 const redis = useRedisCluster();
 let cluster: Cluster;
@@ -34,6 +37,9 @@ afterEach(async () => {
 
 describeStoreContract('RedisStore (Cluster, 3 masters)', () => store);
 describeRulesContract('RedisStore (Cluster, 3 masters)', () => store);
+// Issue 11: every call decided inside a batch, by the batch script, on its key's slot.
+describeStoreContract('RedisStore (Cluster, 3 masters), every call in a batch', () => inBatches(store));
+describeRulesContract('RedisStore (Cluster, 3 masters), every call in a batch', () => inBatches(store));
 
 test('the contract keys were spread over all three masters', () => {
   expect(keysPerMaster.size).toBe(3);
@@ -89,4 +95,33 @@ test('queue, warm-up and cancel work on Cluster: every key of one decision in th
   let holding = 0;
   for (const master of masters) if ((await master.keys('cluster-*')).length > 0) holding++;
   expect(holding).toBeGreaterThan(1);
+});
+
+test('batches are made per slot: many keys at once, no CROSSSLOT, each key exact; a hot key batches', async () => {
+  const batching = new RedisStore({ client: cluster });
+  const policy = resolvePolicy({ algorithm: 'fixed-window', rate: '10/1h' });
+  const keys = Array.from({ length: 40 }, (_, i) => `sku:${i}`);
+  const slots = new Set(keys.map((key) => calculateSlot(batching.keyOf({ prefix: 'by-slot', key, policy }))));
+  expect(slots.size).toBe(keys.length);
+  for (const master of masters) await master.config('RESETSTAT');
+  // 20 requests per key, the keys interleaved, and 500 on one hot key: all asked at once.
+  const asked = [
+    ...Array.from({ length: 20 * keys.length }, (_, i) => keys[i % keys.length] as string),
+    ...Array.from({ length: 500 }, () => 'sku:hot'),
+  ];
+  const verdicts = await Promise.all(
+    asked.map((key) => batching.consume({ prefix: 'by-slot', key, policy, cost: 1 })),
+  );
+  for (const key of [...keys, 'sku:hot']) {
+    const admitted = verdicts.filter((v, i) => asked[i] === key && v.allowed);
+    expect([key, admitted.length]).toEqual([key, 10]);
+  }
+  // Per slot: two calls alone, then one per 64 waiting: 40 slots × (2 + 1) and 2 + ceil(498 / 64).
+  // (Calls that met NOSCRIPT after an earlier test's SCRIPT FLUSH were sent again: not counted.)
+  let failed = 0;
+  for (const master of masters) {
+    const info = await master.info('commandstats');
+    for (const match of info.matchAll(/^cmdstat_evalsha:.*failed_calls=(\d+)/gm)) failed += Number(match[1]);
+  }
+  expect((await scriptCalls(...masters)) - failed).toBe(keys.length * 3 + 2 + Math.ceil(498 / 64));
 });

@@ -185,7 +185,8 @@ export function describeRedisStoreBehaviour(name: string, target: RedisTarget): 
       }
       expect(errors).toEqual([]);
       expect(admitted).toEqual(policies.map(() => 50));
-      expect((await scriptCalls(target)).eval).toBeGreaterThanOrEqual(ALGORITHMS.length);
+      // Each call that met NOSCRIPT sent its script again, once: one per batch (see batching.test.ts).
+      expect((await scriptCalls(target)).eval).toBeGreaterThanOrEqual(1);
     });
 
     test('any other error rejects the promise, and nothing is retried', async () => {

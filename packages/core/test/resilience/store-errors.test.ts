@@ -86,7 +86,9 @@ describe('onStoreError', () => {
     const took = performance.now() - started;
     expect(d.degraded).toBe('fail-open');
     expect(took).toBeGreaterThanOrEqual(29);
-    expect(took).toBeLessThan(30 + 20);
+    // timeoutMs and one turn of the loop; the margin is for a loaded 2-core machine (a store
+    // left hanging would hold the request for jest's 30 s).
+    expect(took).toBeLessThan(30 + 200);
     expect(errors[0]?.error.name).toBe('StoreTimeoutError');
     expect(errors[0]?.error.message).toMatch(/within 30 ms/);
   });

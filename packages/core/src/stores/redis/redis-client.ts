@@ -11,6 +11,11 @@ export interface RedisStoreClient {
   defineCommand(name: string, definition: { lua: string; numberOfKeys?: number }): void;
   /** ioredis `del`. */
   del(...keys: string[]): Promise<number>;
+  /**
+   * `true` on an ioredis `Cluster` (its own flag, not a sniffed class name): the store then
+   * batches per hash slot, since one script call may not span two.
+   */
+  readonly isCluster?: boolean;
 }
 
 /** A command added by `defineCommand`: keys first, then arguments. */

@@ -3,6 +3,7 @@ import { capacityOf } from '../../policy/resolve-policy';
 import type { RulesRequest, StoreRequest } from '../store';
 import type { Policy, RejectReason, Verdict } from '../../types';
 import {
+  BATCH_SCRIPT,
   GIVE_BACK_SCRIPT,
   LUA_SCRIPTS,
   MAX_PARAMS,
@@ -45,6 +46,9 @@ export function policyScriptArgs({ cost, nowMs }: Pick<StoreRequest, 'cost' | 'n
 
 /** The name the give-back script is registered under. */
 export const GIVE_BACK_COMMAND_NAME = commandName('give-back', GIVE_BACK_SCRIPT);
+
+/** The name the batch script (many requests in one call) is registered under. */
+export const BATCH_COMMAND_NAME = commandName('batch', BATCH_SCRIPT);
 
 /** The script's `now`: `''` makes it read the server's `TIME`. */
 function timeArg(nowMs: number | undefined): string {
@@ -108,7 +112,8 @@ export function rulesArgs({
 
 const REASONS: readonly (RejectReason | undefined)[] = [undefined, 'limited', 'cost-exceeds-capacity'];
 
-function unexpected(reply: unknown): Error {
+/** The error of a reply that is not what the script sends (a proxy or module answering in its place). */
+export function unexpectedReply(reply: unknown): Error {
   return new Error(`sluice: unexpected reply from the Redis rate-limit script: ${JSON.stringify(reply)}`);
 }
 
@@ -117,7 +122,7 @@ function unexpected(reply: unknown): Error {
  * exceeds capacity), `remaining`, `resetMs`, and `waitMs` (the delay of an admission, the retry
  * time of a rejection). `limit` is the policy's capacity, which the script need not send.
  */
-function verdictAt(reply: readonly unknown[], at: number, policy: Policy): Verdict {
+export function verdictAt(reply: readonly unknown[], at: number, policy: Policy): Verdict {
   const code = reply[at];
   const remaining = reply[at + 1];
   const resetMs = reply[at + 2];
@@ -128,7 +133,7 @@ function verdictAt(reply: readonly unknown[], at: number, policy: Policy): Verdi
     !isCount(resetMs) ||
     !isCount(waitMs)
   ) {
-    throw unexpected(reply);
+    throw unexpectedReply(reply);
   }
   const limit = capacityOf(policy);
   if (code === 0) return { allowed: true, limit, remaining, resetMs, retryAfterMs: 0, delayMs: waitMs };
@@ -152,7 +157,7 @@ function isCount(n: unknown): n is number {
  * @throws Error when the reply has another shape (a proxy or module answering in its place)
  */
 export function toVerdict(reply: unknown, policy: Policy): Verdict {
-  if (!Array.isArray(reply) || reply.length !== 4) throw unexpected(reply);
+  if (!Array.isArray(reply) || reply.length !== 4) throw unexpectedReply(reply);
   return verdictAt(reply, 0, policy);
 }
 
@@ -161,6 +166,6 @@ export function toVerdict(reply: unknown, policy: Policy): Verdict {
  * @throws Error when the reply has another shape
  */
 export function toVerdicts(reply: unknown, policies: readonly Policy[]): Verdict[] {
-  if (!Array.isArray(reply) || reply.length !== 4 * policies.length) throw unexpected(reply);
+  if (!Array.isArray(reply) || reply.length !== 4 * policies.length) throw unexpectedReply(reply);
   return policies.map((policy, i) => verdictAt(reply, 4 * i, policy));
 }

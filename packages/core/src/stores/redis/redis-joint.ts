@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import calculateSlot from 'cluster-key-slot';
 import { capacityOf } from '../../policy/resolve-policy';
 import type { Policy, Receipt, RejectReason, Verdict } from '../../types';
 import type { JointPart, JointVerdicts, RulesRequest } from '../store';
@@ -52,17 +53,17 @@ export type PartKeys = (part: RulesRequest) => string[];
 
 /**
  * Whether the parts can be decided in one script call: no key twice (a step reads the state as
- * stored), and on Cluster every key in one slot — sluice's keys hash by their one `{…}` tag, the
- * escaped user key, so the parts must share it. Any other client is one node (standalone, or the
- * master Sentinel points to).
+ * stored), and on Cluster every key in one slot (sluice's keys hash by their one `{…}` tag, the
+ * escaped user key: the same tag, or tags that hash alike). Any other client is one node
+ * (standalone, or the master Sentinel points to).
  */
 export function canJoin(client: RedisStoreClient, keys: readonly string[]): boolean {
   if (new Set(keys).size !== keys.length) return false;
   // ioredis marks its Cluster client (`Cluster#isCluster`); a plain client is one node.
-  if ((client as { isCluster?: unknown }).isCluster !== true) return true;
-  const tagOf = (key: string): string => key.slice(key.indexOf('{') + 1, key.indexOf('}'));
-  const tag = tagOf(keys[0] ?? '');
-  return keys.every((key) => tagOf(key) === tag);
+  if (client.isCluster !== true) return true;
+  // The slot as ioredis computes it: keys whose tags differ may still share one.
+  const slot = calculateSlot(keys[0] ?? '');
+  return keys.every((key) => calculateSlot(key) === slot);
 }
 
 /** Runs the joint script (see `joint.lua.ts`) on every part: one round trip, all or none. */

@@ -9,6 +9,9 @@ import type { StateKind } from './scripts';
  */
 const UNSAFE = /[%{}]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
 
+/** Any character {@link UNSAFE} may rewrite (every surrogate: the exact check is left to it). */
+const NEEDS_ESCAPE = /[%{}\uD800-\uDFFF]/;
+
 /** Escaped text longer than this is replaced by its SHA-256: a hostile 10 kB key costs 66 bytes. */
 export const MAX_VERBATIM_KEY_LENGTH = 256;
 
@@ -25,6 +28,8 @@ export const MAX_VERBATIM_KEY_LENGTH = 256;
  */
 export function escapeKeyText(text: string): string {
   if (text === '') return '%';
+  // The usual key (an address, an id) has nothing to escape: spare it the replace.
+  if (text.length <= MAX_VERBATIM_KEY_LENGTH && !NEEDS_ESCAPE.test(text)) return text;
   const escaped = text.replace(UNSAFE, (ch) =>
     ch.length === 1 && ch.charCodeAt(0) < 0x80
       ? `%${ch.charCodeAt(0).toString(16).toUpperCase()}`

@@ -1,33 +1,18 @@
+import calculateSlot from 'cluster-key-slot';
 import { SluiceConfigError } from '../../policy/config-error';
 import type { Policy, Receipt, Verdict } from '../../types';
 import type { JointPart, JointVerdicts, RulesRequest, Store, StoreRequest } from '../store';
-import type { RedisStoreClient, ScriptCommand } from './redis-client';
-import {
-  COMMAND_NAMES,
-  GIVE_BACK_COMMAND_NAME,
-  MULTI_COMMAND_NAME,
-  policyCommandName,
-  policyScriptArgs,
-  rulesArgs,
-  scriptArgs,
-  toVerdict,
-  toVerdicts,
-} from './redis-command';
+import { Op, runBatch, ScriptEntry } from './batch-call';
+import { resolveBatch, type BatchOption } from './batch-option';
+import { BatchQueue } from './batch-queue';
+import { AloneCalls } from './alone-calls';
+import type { RedisStoreClient } from './redis-client';
 import { canJoin, consumeJoint, giveBackJoint } from './redis-joint';
 import { redisKey } from './redis-keys';
 import { RedisPermits } from './redis-permits';
-import {
-  GIVE_BACK_SCRIPT,
-  givesBack,
-  LUA_SCRIPTS,
-  MULTI_SCRIPT,
-  policyParams,
-  policyScript,
-  STATE_KINDS,
-  stateKindOf,
-  type StateKind,
-} from './scripts';
+import { givesBack, stateKindOf } from './scripts';
 
+export { MAX_POLICY_SCRIPTS } from './script-commands';
 export type { RedisStoreClient } from './redis-client';
 
 /** Options of {@link RedisStore}. */
@@ -45,17 +30,30 @@ export interface RedisStoreOptions {
    * @defaultValue none: keys read `<limiter prefix>:{<key>}:<algorithm>`, e.g. `sluice:{user:42}:gcra`
    */
   prefix?: string;
+  /**
+   * Batching of concurrent decisions. While two calls of a slot are on their way (per store; a
+   * standalone Redis is one slot, a Cluster has 16 384), further requests for that slot wait;
+   * when a call returns, those waiting go out together as one call of the batch script, which
+   * decides each in the order it was asked, exactly as its own call would (the same state
+   * transitions; the batch is atomic). No timer: a slot with room sends at once, so a lone
+   * decision costs what it costs without batching, and under load one round trip carries many.
+   * A request still waiting at its limiter's `timeoutMs` is never sent: the limiter decides it
+   * by `onStoreError`. `false`: one call per decision. `{ maxSize }`: the most requests in one
+   * call, 2 to 1000 (a batch runs in Redis as one script, holding the server meanwhile).
+   * @defaultValue `true`, that is `{ maxSize: 64 }`
+   * @example `new RedisStore({ client, batch: { maxSize: 16 } })`
+   */
+  batch?: BatchOption;
 }
 
-const OPTIONS = new Set(['client', 'prefix']);
-
-/** Clients whose scripts are already defined: `defineCommand` runs once per client. */
-const registered = new WeakSet<RedisStoreClient>();
+const OPTIONS = new Set(['client', 'prefix', 'batch']);
 
 /**
  * A store in Redis, standalone or Cluster, for limits shared by many app servers.
  *
- * Each decision is one round trip: one `EVALSHA` of the algorithm's Lua script, which reads the
+ * At most one round trip per decision, and one for many under load (see `batch`: concurrent
+ * decisions for one Cluster slot share one script call, decided in arrival order). A decision
+ * sent alone is one `EVALSHA` of the algorithm's Lua script, which reads the
  * state, decides exactly as the in-memory algorithm does and writes the new state with its TTL,
  * atomically (never a read-modify-write from Node). Inside, an admission costs three commands
  * (`TIME`, `GET`, `SET … PX`; two with a limiter `clock`) and a rejection two: the state is one
@@ -98,16 +96,18 @@ const registered = new WeakSet<RedisStoreClient>();
 export class RedisStore implements Store {
   /** The namespace before every key, if any. */
   readonly prefix: string | undefined;
+  /** Each operation as its own call. */
+  readonly #calls: AloneCalls;
+  /** `undefined` with `batch: false`. */
+  readonly #queue: BatchQueue<ScriptEntry> | undefined;
+  /** Batches are made per hash slot on a Cluster; a standalone Redis is one group. */
+  readonly #cluster: boolean;
+  /** For the joint calls of several limits (`consumeAll`, `giveBackTaken`), which go alone. */
   readonly #client: RedisStoreClient;
-  readonly #commands: Record<StateKind, ScriptCommand>;
-  readonly #rules: ScriptCommand;
-  readonly #giveBack: ScriptCommand;
-  /** Each policy's own script, or `null` when it runs its kind's shared one. */
-  readonly #policyCommands = new WeakMap<Policy, ScriptCommand | null>();
   #permits: RedisPermits | undefined;
 
   /**
-   * @param options - `client` (required) and `prefix`
+   * @param options - `client` (required), `prefix` and `batch`
    * @throws {@link SluiceConfigError} when `client` is not an ioredis client or an option is invalid
    */
   constructor(options: RedisStoreOptions) {
@@ -119,7 +119,7 @@ export class RedisStore implements Store {
         throw new SluiceConfigError(
           name,
           (options as unknown as Record<string, unknown>)[name],
-          'unknown RedisStore option; accepted: client, prefix',
+          'unknown RedisStore option; accepted: client, prefix, batch',
           'SLUICE_UNKNOWN_OPTION',
         );
       }
@@ -140,26 +140,22 @@ export class RedisStore implements Store {
     if (prefix !== undefined && (typeof prefix !== 'string' || prefix.length === 0)) {
       throw new SluiceConfigError('prefix', prefix, 'must be a non-empty string (or left out)');
     }
+    const maxSize = resolveBatch(options.batch);
     this.prefix = prefix;
+    this.#cluster = client.isCluster === true;
     this.#client = client;
-    const commands = scriptCommands(client);
-    this.#commands = commands.single;
-    this.#rules = commands.rules;
-    this.#giveBack = commands.giveBack;
+    this.#calls = new AloneCalls(client);
+    this.#queue =
+      maxSize === undefined
+        ? undefined
+        : new BatchQueue((batch, landed) => this.#send(batch, landed), maxSize);
   }
 
-  /** Runs the policy's script on the key: one round trip, atomic. */
+  /** Runs the policy's script on the key: one round trip (or a place in one), atomic. */
   consume(request: StoreRequest): Promise<Verdict> {
     const invalid = invalidTime(request.nowMs);
     if (invalid !== undefined) return Promise.reject(invalid);
-    const { policy } = request;
-    let own = this.#policyCommands.get(policy);
-    if (own === undefined) this.#policyCommands.set(policy, (own = policyCommand(this.#client, policy)));
-    const reply =
-      own === null
-        ? this.#commands[stateKindOf(policy)](this.keyOf(request), ...scriptArgs(request))
-        : own(this.keyOf(request), ...policyScriptArgs(request));
-    return reply.then((r) => toVerdict(r, policy));
+    return this.#run(Op.consume, [this.keyOf(request)], [request.policy], request) as Promise<Verdict>;
   }
 
   /**
@@ -170,10 +166,9 @@ export class RedisStore implements Store {
   consumeRules(request: RulesRequest): Promise<Verdict[]> {
     const invalid = invalidTime(request.nowMs);
     if (invalid !== undefined) return Promise.reject(invalid);
-    const keys = this.rulesKeysOf(request);
-    return this.#rules(String(keys.length), ...keys, ...rulesArgs(request)).then((reply) =>
-      toVerdicts(reply, request.policies),
-    );
+    return this.#run(Op.consume, this.rulesKeysOf(request), request.policies, request, true) as Promise<
+      Verdict[]
+    >;
   }
 
   /**
@@ -182,19 +177,17 @@ export class RedisStore implements Store {
    */
   async giveBack(request: StoreRequest): Promise<void> {
     if (!givesBack(request.policy)) return;
-    await this.#runGiveBack([this.keyOf(request)], { ...request, policies: [request.policy] });
+    const invalid = invalidTime(request.nowMs);
+    if (invalid !== undefined) throw invalid;
+    await this.#run(Op.giveBack, [this.keyOf(request)], [request.policy], request);
   }
 
   /** {@link RedisStore.giveBack} for every rule of a limiter with several, in one script call. */
   async giveBackRules(request: RulesRequest): Promise<void> {
     if (!request.policies.some(givesBack)) return;
-    await this.#runGiveBack(this.rulesKeysOf(request), request);
-  }
-
-  #runGiveBack(keys: readonly string[], request: RulesRequest): Promise<unknown> {
     const invalid = invalidTime(request.nowMs);
-    if (invalid !== undefined) return Promise.reject(invalid);
-    return this.#giveBack(String(keys.length), ...keys, ...rulesArgs(request));
+    if (invalid !== undefined) throw invalid;
+    await this.#run(Op.giveBack, this.rulesKeysOf(request), request.policies, request);
   }
 
   /** Several limiters' parts of one request in one script call, all or none (see `Store.consumeAll`). */
@@ -223,12 +216,71 @@ export class RedisStore implements Store {
 
   /** Deletes the key's state for the policy's algorithm: its next request starts fresh. */
   async reset(request: Omit<StoreRequest, 'cost'>): Promise<void> {
-    await this.#client.del(this.keyOf(request));
+    await this.#run(Op.reset, [this.keyOf(request)], [request.policy], RESET);
   }
 
   /** Deletes every rule's state for the key (one `DEL`: the keys share one slot). */
   async resetRules(request: Omit<RulesRequest, 'cost'>): Promise<void> {
-    await this.#client.del(...this.rulesKeysOf(request));
+    await this.#run(Op.reset, this.rulesKeysOf(request), request.policies, RESET);
+  }
+
+  /**
+   * The one way every operation reaches Redis: alone without batching, else through the batch
+   * queue of its keys' slot, where it waits its turn in arrival order (a reset or a give-back
+   * never overtakes a decision asked before it). `keys` share one hash tag; `policies` has one
+   * policy per key.
+   */
+  #run(
+    op: Op,
+    keys: readonly string[],
+    policies: readonly Policy[],
+    { cost, nowMs, timeoutMs }: Pick<StoreRequest, 'cost' | 'nowMs' | 'timeoutMs'>,
+    rules = false,
+  ): Promise<unknown> {
+    const queue = this.#queue;
+    if (queue === undefined) return this.#calls.run(op, keys, policies, cost, nowMs, rules);
+    const group = this.#cluster ? calculateSlot(keys[0] as string) : 0;
+    const deadline = timeoutMs === undefined ? Infinity : performance.now() + timeoutMs;
+    const landed = queue.room(group, deadline);
+    if (landed !== undefined) {
+      // Room: alone, at once, as without batching; the place is freed before the caller runs on.
+      const reply = this.#calls.runSafely(op, keys, policies, cost, nowMs, rules);
+      reply.then(landed, landed);
+      return reply;
+    }
+    return new Promise((resolve, reject) => {
+      queue.push(
+        new ScriptEntry(
+          op,
+          keys,
+          policies,
+          cost,
+          nowMs,
+          rules,
+          group,
+          timeoutMs ?? 0,
+          deadline,
+          resolve,
+          reject,
+        ),
+      );
+    });
+  }
+
+  /** Sends a batch: one request as its own call, several as one call of the batch script. */
+  #send(batch: readonly ScriptEntry[], landed: () => void): void {
+    if (batch.length > 1) return runBatch(this.#calls.scripts.batch, batch, landed);
+    const { op, keys, policies, cost, nowMs, rules, resolve, fail } = batch[0] as ScriptEntry;
+    this.#calls.runSafely(op, keys, policies, cost, nowMs, rules).then(
+      (value) => {
+        landed();
+        resolve(value);
+      },
+      (error: unknown) => {
+        landed();
+        fail(error);
+      },
+    );
   }
 
   /**
@@ -258,6 +310,9 @@ export class RedisStore implements Store {
   }
 }
 
+/** A reset takes nothing, sends no time and waits as long as it takes (it is not guarded). */
+const RESET = { cost: 0, nowMs: undefined, timeoutMs: undefined };
+
 /** A time that is not whole epoch ms would be computed on as a fraction: refused. */
 function invalidTime(nowMs: number | undefined): SluiceConfigError | undefined {
   if (nowMs === undefined || (Number.isSafeInteger(nowMs) && nowMs >= 0)) return undefined;
@@ -267,66 +322,4 @@ function invalidTime(nowMs: number | undefined): SluiceConfigError | undefined {
     'must be epoch milliseconds: a whole number >= 0',
     'SLUICE_INVALID_ARGUMENT',
   );
-}
-
-/**
- * Defines the scripts on the client (once per client) and returns the methods that run them.
- * The several-rules script takes a variable number of keys, so its first argument is their count.
- */
-function scriptCommands(client: RedisStoreClient): {
-  single: Record<StateKind, ScriptCommand>;
-  rules: ScriptCommand;
-  giveBack: ScriptCommand;
-} {
-  if (!registered.has(client)) {
-    for (const kind of STATE_KINDS) {
-      client.defineCommand(COMMAND_NAMES[kind], { lua: LUA_SCRIPTS[kind], numberOfKeys: 1 });
-    }
-    client.defineCommand(MULTI_COMMAND_NAME, { lua: MULTI_SCRIPT });
-    client.defineCommand(GIVE_BACK_COMMAND_NAME, { lua: GIVE_BACK_SCRIPT });
-    registered.add(client);
-  }
-  const method = (name: string): ScriptCommand => methodOf(client, name);
-  const single = {} as Record<StateKind, ScriptCommand>;
-  for (const kind of STATE_KINDS) single[kind] = method(COMMAND_NAMES[kind]);
-  return { single, rules: method(MULTI_COMMAND_NAME), giveBack: method(GIVE_BACK_COMMAND_NAME) };
-}
-
-/** The method defineCommand added for a script, bound to its client. */
-function methodOf(client: RedisStoreClient, name: string): ScriptCommand {
-  // defineCommand adds each script as a method named at run time, which TypeScript cannot see.
-  const found = (client as unknown as Record<string, ScriptCommand | undefined>)[name];
-  if (typeof found !== 'function') {
-    throw new SluiceConfigError(
-      'client',
-      client,
-      'defineCommand did not add the script as a method: expected an ioredis client',
-    );
-  }
-  return found.bind(client);
-}
-
-/**
- * Most policies with a script of their own per client. Past it (rates computed per request, say),
- * policies run the shared script of their kind, which reads the numbers from its arguments.
- */
-export const MAX_POLICY_SCRIPTS = 64;
-
-/** Per client: the policy scripts defined on it, by kind and numbers. */
-const policyCommands = new WeakMap<RedisStoreClient, Map<string, ScriptCommand>>();
-
-/** The policy's own script on the client (defined on first use), or `null` past the cap. */
-function policyCommand(client: RedisStoreClient, policy: Policy): ScriptCommand | null {
-  let defined = policyCommands.get(client);
-  if (defined === undefined) policyCommands.set(client, (defined = new Map()));
-  const signature = `${stateKindOf(policy)}:${policyParams(policy).join(',')}`;
-  const known = defined.get(signature);
-  if (known !== undefined) return known;
-  if (defined.size >= MAX_POLICY_SCRIPTS) return null;
-  const lua = policyScript(policy);
-  const name = policyCommandName(lua);
-  client.defineCommand(name, { lua, numberOfKeys: 1 });
-  const command = methodOf(client, name);
-  defined.set(signature, command);
-  return command;
 }

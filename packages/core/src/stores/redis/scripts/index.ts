@@ -1,4 +1,5 @@
 import { ALGORITHMS, type Policy } from '../../../types';
+import { batchDriverLua } from './batch.lua';
 import { fixedWindowLua } from './fixed-window.lua';
 import { gcraLua } from './gcra.lua';
 import { giveBackDriverLua, giveBackLua } from './give-back.lua';
@@ -209,6 +210,26 @@ export const JOINT_SCRIPT: string = [
   `local RECEIPTS = { ${STATE_KINDS.map((kind) => (LUA[kind].receipt === undefined ? 'false' : `'${LUA[kind].receipt}'`)).join(', ')} }`,
   jointDriverLua,
 ].join('\n');
+
+/**
+ * The script that decides many requests in one call, in order, each as its own call would (see
+ * `batch.lua.ts`): every step, every write and every give-back, then the batch driver.
+ */
+export const BATCH_SCRIPT: string = [
+  preludeLua,
+  setStateLua,
+  ...STATE_KINDS.map((kind) => LUA[kind].source),
+  giveBackLua,
+  `local STEPS = { ${STATE_KINDS.map((kind) => LUA[kind].fn).join(', ')} }`,
+  `local WRITES = { ${STATE_KINDS.map((kind) => LUA[kind].write).join(', ')} }`,
+  `local BACKS = { ${STATE_KINDS.map((kind) => LUA[kind].back ?? 'false').join(', ')} }`,
+  batchDriverLua,
+].join('\n');
+
+/** The number the multi, give-back and batch scripts know a policy's kind of state by (from 1). */
+export function kindNumberOf(policy: Policy): number {
+  return STATE_KINDS.indexOf(stateKindOf(policy)) + 1;
+}
 
 /** Whether a policy's kind of state has anything to give back (it may delay admissions). */
 export function givesBack(policy: Policy): boolean {

@@ -1,0 +1,133 @@
+import type { Policy, Verdict } from '../../types';
+import type { Queued } from './batch-queue';
+import { unexpectedReply, verdictAt } from './redis-command';
+import type { ScriptCommand } from './redis-client';
+import { kindNumberOf, MAX_PARAMS, policyParams } from './scripts';
+
+/** What one request asks of its keys; the batch script's `op` (see `scripts/batch.lua.ts`). */
+export const Op = { consume: 1, giveBack: 2, reset: 3 } as const;
+export type Op = (typeof Op)[keyof typeof Op];
+
+/**
+ * One request on its way through the batch queue: what to run on which keys, and how to settle
+ * its promise. `policies` holds one policy per key, in order.
+ */
+export class ScriptEntry implements Queued {
+  constructor(
+    readonly op: Op,
+    readonly keys: readonly string[],
+    readonly policies: readonly Policy[],
+    readonly cost: number,
+    readonly nowMs: number | undefined,
+    /** A consume resolves its rules' verdicts (several rules) or its one verdict. */
+    readonly rules: boolean,
+    readonly group: number,
+    readonly timeoutMs: number,
+    readonly deadline: number,
+    readonly resolve: (value: unknown) => void,
+    readonly fail: (error: unknown) => void,
+  ) {}
+}
+
+/** A policy's six values in the batch script's policy table, as text, built once per policy. */
+const POLICY_TEXT = new WeakMap<Policy, readonly string[]>();
+
+function policyText(policy: Policy): readonly string[] {
+  let text = POLICY_TEXT.get(policy);
+  if (text === undefined) {
+    const params = policyParams(policy);
+    text = [String(kindNumberOf(policy))];
+    for (let i = 0; i < MAX_PARAMS; i++) (text as string[]).push(String(params[i] ?? 0));
+    POLICY_TEXT.set(policy, text);
+  }
+  return text;
+}
+
+/**
+ * Sends a batch of requests of one slot as one call of the batch script, then (once `landed`
+ * has freed its place) settles each from its part of the reply. A failed call fails every
+ * request in it; a request whose own step failed in the script fails alone (its error stands in
+ * its place in the reply). Alike requests in a row (the usual batch: one limiter's cost-1
+ * requests on the server's time) are sent as one run, their keys apart.
+ */
+export function runBatch(command: ScriptCommand, batch: readonly ScriptEntry[], landed: () => void): void {
+  const keys: string[] = [];
+  const runs: string[] = [];
+  const refs = new Map<Policy, number>();
+  const table: string[] = [];
+  let previous: ScriptEntry | undefined;
+  let count = 0;
+  let countAt = 0;
+  for (const entry of batch) {
+    for (const key of entry.keys) keys.push(key);
+    if (previous !== undefined && alike(previous, entry)) {
+      runs[countAt] = String(++count);
+      continue;
+    }
+    previous = entry;
+    count = 1;
+    countAt = runs.length;
+    runs.push('1', String(entry.op), String(entry.keys.length), String(entry.cost), timeText(entry.nowMs));
+    for (const policy of entry.policies) {
+      let ref = refs.get(policy);
+      if (ref === undefined) {
+        refs.set(policy, (ref = refs.size + 1));
+        table.push(...policyText(policy));
+      }
+      runs.push(String(ref));
+    }
+  }
+  command(String(keys.length), ...keys, String(refs.size), ...table, ...runs).then(
+    (reply) => {
+      landed();
+      settle(reply, batch);
+    },
+    (error: unknown) => {
+      landed();
+      for (const entry of batch) entry.fail(error);
+    },
+  );
+}
+
+/** Whether two requests differ only in their keys: one run of the batch script's arguments. */
+function alike(a: ScriptEntry, b: ScriptEntry): boolean {
+  if (a.op !== b.op || a.cost !== b.cost || a.nowMs !== b.nowMs || a.policies.length !== b.policies.length)
+    return false;
+  for (let i = 0; i < a.policies.length; i++) if (a.policies[i] !== b.policies[i]) return false;
+  return true;
+}
+
+function timeText(nowMs: number | undefined): string {
+  return nowMs === undefined ? '' : String(nowMs);
+}
+
+/** Settles every request of the batch from the reply, in order. */
+function settle(reply: unknown, batch: readonly ScriptEntry[]): void {
+  let at = 0;
+  let i = 0;
+  try {
+    if (!Array.isArray(reply)) throw unexpectedReply(reply);
+    for (; i < batch.length; i++) {
+      const entry = batch[i] as ScriptEntry;
+      const value: unknown = reply[at];
+      if (value instanceof Error) {
+        entry.fail(value);
+        at++;
+      } else if (entry.op === Op.consume) {
+        const verdicts: Verdict[] = [];
+        for (const policy of entry.policies) {
+          verdicts.push(verdictAt(reply, at, policy));
+          at += 4;
+        }
+        entry.resolve(entry.rules ? verdicts : verdicts[0]);
+      } else {
+        if (typeof value !== 'number') throw unexpectedReply(reply);
+        entry.resolve(undefined);
+        at++;
+      }
+    }
+  } catch (error) {
+    // A reply of another shape (a proxy answering in Redis's place): nothing after can be read.
+    for (; i < batch.length; i++) (batch[i] as ScriptEntry).fail(error);
+  }
+}

@@ -1,0 +1,160 @@
+/**
+ * The driver of the batch script: many requests in one script call, decided one after the
+ * other in the order they were asked, each exactly as its own call would decide it (the same
+ * step functions, the same writes), the whole batch atomic. Placed after every kind's step,
+ * `set_state`, the give-back functions and the `STEPS`, `WRITES` and `BACKS` tables, which list
+ * each kind's functions in `STATE_KINDS` order.
+ *
+ * KEYS: every request's keys, one after the other (one Cluster slot: the batch never spans two).
+ * ARGV: the policies the batch uses, then the requests, in order:
+ *
+ * - `P`, then per policy six values: the number of its kind of state (from 1, in `STATE_KINDS`
+ *   order) and its numbers padded to five, as the several-rules script reads them;
+ * - then runs of alike requests (arrival order kept): `count` (how many requests in a row are
+ *   alike), `op` (1 consume, 2 give back, 3 reset), `n` (keys per request), `cost`, `now` (`''`
+ *   for the server's time), then the number (from 1) of each key's policy. Every argument costs
+ *   Redis about a thousand instructions, so a batch of one limiter's usual requests (cost 1,
+ *   the server's time) sends one run: a handful of arguments, whatever its size.
+ *
+ * Replies, per request in order: consume, four integers per key (`code, remaining, resetMs,
+ * waitMs`, as the several-rules script); give back and reset, the number of keys changed. A
+ * request whose step raises an error replies that error in one element instead (Lua's `pcall`),
+ * so one request's failure is its own: the others are decided and written as they would be alone.
+ *
+ * Time: the server's `TIME` is read once, on the first request without a time of its own, and is
+ * "now" for every such request of the batch (they are all decided within microseconds).
+ */
+export const batchDriverLua = `
+-- Effects replication before any write (Redis 5 and later do it anyway; Redis 4 must be asked).
+if redis.replicate_commands then redis.replicate_commands() end
+local tonumber = tonumber
+local server_now
+local function time_of(given)
+  local t = tonumber(given)
+  if t then return t end
+  if not server_now then
+    local time = redis.call('TIME')
+    server_now = tonumber(time[1]) * 1000 + floor(tonumber(time[2]) / 1000)
+  end
+  return server_now
+end
+
+-- The batch's policies: each one's step, write, give-back and five numbers.
+local STRIDE = 6
+local policies = tonumber(ARGV[1])
+local step_of, write_of, back_of, p1, p2, p3, p4, p5 = {}, {}, {}, {}, {}, {}, {}, {}
+for p = 1, policies do
+  local at = 1 + (p - 1) * STRIDE
+  local kind = tonumber(ARGV[at + 1])
+  step_of[p], write_of[p], back_of[p] = STEPS[kind], WRITES[kind], BACKS[kind]
+  p1[p], p2[p], p3[p] = tonumber(ARGV[at + 2]), tonumber(ARGV[at + 3]), tonumber(ARGV[at + 4])
+  p4[p], p5[p] = tonumber(ARGV[at + 5]), tonumber(ARGV[at + 6])
+end
+
+local reply = {}
+local r = 0
+
+-- One consume on n keys (first at KEYS[k + 1], their policies' numbers in refs): one rule decides
+-- and writes at once; several are all or nothing, as the several-rules script decides them.
+local function consume(n, cost, now, k, refs)
+  if n == 1 then
+    local p = refs[1]
+    local key = KEYS[k + 1]
+    local code, remaining, reset_ms, wait_ms, ttl_ms, value =
+      step_of[p](key, now, cost, p1[p], p2[p], p3[p], p4[p], p5[p])
+    if value then write_of[p](key, ttl_ms, value, now, cost) end
+    reply[r + 1], reply[r + 2], reply[r + 3], reply[r + 4] = code, remaining, reset_ms, wait_ms
+    return 4
+  end
+  local ttls, values, refs_of = {}, {}, {}
+  local admitted = true
+  for i = 1, n do
+    local p = refs[i]
+    local code, remaining, reset_ms, wait_ms, ttl_ms, value =
+      step_of[p](KEYS[k + i], now, cost, p1[p], p2[p], p3[p], p4[p], p5[p])
+    if code ~= 0 then admitted = false end
+    local at = r + (i - 1) * 4
+    reply[at + 1], reply[at + 2], reply[at + 3], reply[at + 4] = code, remaining, reset_ms, wait_ms
+    ttls[i], values[i], refs_of[i] = ttl_ms, value, p
+  end
+  if admitted then
+    for i = 1, n do
+      local p = refs_of[i]
+      if values[i] then write_of[p](KEYS[k + i], ttls[i], values[i], now, cost) end
+    end
+  elseif cost > 0 then
+    -- Nothing is written: a rule that would have admitted reports its state as it stays (a peek).
+    for i = 1, n do
+      local at = r + (i - 1) * 4
+      if reply[at + 1] == 0 then
+        local p = refs_of[i]
+        reply[at + 1], reply[at + 2], reply[at + 3], reply[at + 4] =
+          step_of[p](KEYS[k + i], now, 0, p1[p], p2[p], p3[p], p4[p], p5[p])
+      end
+    end
+  end
+  return 4 * n
+end
+
+-- Gives cost units back to each of n keys (kinds without a give-back are left as they are).
+local function give_back(n, cost, now, k, refs)
+  local changed = 0
+  for i = 1, n do
+    local p = refs[i]
+    local back = back_of[p]
+    if back then
+      local key = KEYS[k + i]
+      -- A cancel's give-back has no receipt (at, member: 0): only kinds that delay are here.
+      local ttl_ms, value = back(key, now, cost, 0, 0, p1[p], p2[p], p3[p], p4[p], p5[p])
+      if ttl_ms == 0 then
+        redis.call('DEL', key)
+        changed = changed + 1
+      elseif ttl_ms then
+        redis.call('SET', key, value, 'PX', ttl_ms)
+        changed = changed + 1
+      end
+    end
+  end
+  reply[r + 1] = changed
+  return 1
+end
+
+-- Deletes n keys (a reset: the next request starts fresh).
+local function reset(n, cost, now, k)
+  local deleted = 0
+  for i = 1, n do deleted = deleted + redis.call('DEL', KEYS[k + i]) end
+  reply[r + 1] = deleted
+  return 1
+end
+
+local OPS = { consume, give_back, reset }
+
+local at = 2 + policies * STRIDE
+local k = 0
+local last = #ARGV
+while at <= last do
+  local count, op, n, cost = tonumber(ARGV[at]), OPS[tonumber(ARGV[at + 1])], tonumber(ARGV[at + 2]),
+    tonumber(ARGV[at + 3])
+  local now = time_of(ARGV[at + 4])
+  local refs = {}
+  for i = 1, n do refs[i] = tonumber(ARGV[at + 4 + i]) end
+  for _ = 1, count do
+    local ok, written = pcall(op, n, cost, now, k, refs)
+    if ok then
+      r = r + written
+    else
+      -- What the request wrote into the reply before failing is dropped; its error stands in.
+      for i = #reply, r + 1, -1 do reply[i] = nil end
+      local message = written
+      if type(message) == 'table' then message = message.err end
+      message = tostring(message)
+      if not match(message, '^%u+ ') then message = 'ERR ' .. message end
+      r = r + 1
+      reply[r] = { err = message }
+    end
+    k = k + n
+  end
+  at = at + 5 + n
+end
+return reply
+`;

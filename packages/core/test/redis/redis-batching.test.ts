@@ -1,0 +1,299 @@
+import type Redis from 'ioredis';
+import {
+  createLimiter,
+  RedisStore,
+  resolvePolicy,
+  SluiceConfigError,
+  StoreTimeoutError,
+  type Decision,
+  type Limiter,
+  type LimiterEvents,
+  type Verdict,
+} from '../../src';
+import { MAX_IN_FLIGHT } from '../../src/stores/redis/batch-queue';
+import { FAKE_EPOCH } from '../contract/fake-clock';
+import { useRedisServer } from '../harness/redis-fixtures';
+import { scriptCalls } from '../harness/script-calls';
+import { startTcpProxy, type TcpProxy } from '../harness/tcp-proxy';
+
+/**
+ * Issue 11: what batching changes on the wire, counted by Redis itself (`INFO commandstats`):
+ * an idle store sends at once, a busy one sends fuller calls, one `TIME` and at most one script
+ * reload per call; and what it must not change: failures and deadlines are each request's own.
+ */
+const redis = useRedisServer();
+let client: Redis;
+let prefixes = 0;
+
+beforeAll(async () => {
+  client = redis.client();
+  // Every script loaded on this connection, so that counts below are of decisions only.
+  await new RedisStore({ client }).consume({
+    prefix: 'warm',
+    key: 'k',
+    policy: resolvePolicy({ rate: '1r/s' }),
+    cost: 1,
+  });
+});
+
+/** Calls of one command (`time`, `eval`, …) in INFO commandstats, and how many of them failed. */
+async function stats(command: string): Promise<{ calls: number; failed: number }> {
+  const info = await client.info('commandstats');
+  const line = new RegExp(`^cmdstat_${command}:calls=(\\d+),.*failed_calls=(\\d+)`, 'm').exec(info);
+  return { calls: Number(line?.[1] ?? 0), failed: Number(line?.[2] ?? 0) };
+}
+
+async function calls(command: string): Promise<number> {
+  return (await stats(command)).calls;
+}
+
+const policy = resolvePolicy({ algorithm: 'fixed-window', rate: '1000/1h' });
+
+function consumeMany(store: RedisStore, count: number, nowMs?: number): Promise<Verdict[]> {
+  const prefix = `many-${++prefixes}`;
+  return Promise.all(
+    Array.from({ length: count }, (_, i) =>
+      store.consume({ prefix, key: `k${i % 7}`, policy, cost: 1, nowMs }),
+    ),
+  );
+}
+
+describe('calls on the wire', () => {
+  test('an idle store sends a decision at once, alone, before consume returns: one call, no waiting', async () => {
+    const store = new RedisStore({ client });
+    await client.config('RESETSTAT');
+    const send = jest.spyOn(client, 'sendCommand');
+    const pending = store.consume({ prefix: `idle-${++prefixes}`, key: 'k', policy, cost: 1 });
+    // Written to the connection synchronously, inside consume: no timer, no tick.
+    expect(send).toHaveBeenCalledTimes(1);
+    send.mockRestore();
+    expect(await pending).toMatchObject({ allowed: true, remaining: 999 });
+    expect(await scriptCalls(client)).toBe(1);
+  });
+
+  test.each([
+    [1, 1],
+    [MAX_IN_FLIGHT, MAX_IN_FLIGHT],
+    [256, MAX_IN_FLIGHT + Math.ceil((256 - MAX_IN_FLIGHT) / 64)],
+    [1000, MAX_IN_FLIGHT + Math.ceil((1000 - MAX_IN_FLIGHT) / 64)],
+  ])(
+    '%i decisions asked at once: %i script calls (the first alone, then batches of 64)',
+    async (count, expected) => {
+      const store = new RedisStore({ client });
+      await client.config('RESETSTAT');
+      const verdicts = await consumeMany(store, count);
+      expect(verdicts.filter((v) => v.allowed)).toHaveLength(count);
+      expect(await scriptCalls(client)).toBe(expected);
+    },
+  );
+
+  test('batch.maxSize bounds a call; batch: false sends one call per decision', async () => {
+    await client.config('RESETSTAT');
+    await consumeMany(new RedisStore({ client, batch: { maxSize: 10 } }), 202);
+    expect(await scriptCalls(client)).toBe(MAX_IN_FLIGHT + 20);
+    await client.config('RESETSTAT');
+    await consumeMany(new RedisStore({ client, batch: false }), 202);
+    expect(await scriptCalls(client)).toBe(202);
+  });
+
+  test("one TIME per call on the server's clock; none when the limiter has a clock", async () => {
+    const store = new RedisStore({ client });
+    await client.config('RESETSTAT');
+    await consumeMany(store, 300);
+    expect(await calls('time')).toBe(await scriptCalls(client));
+    await client.config('RESETSTAT');
+    await consumeMany(store, 300, FAKE_EPOCH);
+    expect(await calls('time')).toBe(0);
+  });
+
+  test('a limiter with a clock sends each request its own time, in one batch', async () => {
+    let now = FAKE_EPOCH;
+    const limiter = createLimiter({
+      algorithm: 'fixed-window',
+      rate: '2/1s',
+      store: new RedisStore({ client }),
+      prefix: `clock-${++prefixes}`,
+      clock: () => now,
+      timeoutMs: 10_000,
+    });
+    const pending: Promise<Decision>[] = [];
+    // Every 600 ms: the window opens anew on every other request.
+    for (let i = 0; i < 8; i++) {
+      pending.push(limiter.consume('k'));
+      now += 600;
+    }
+    const decisions = await Promise.all(pending);
+    expect(decisions.map((d) => d.allowed)).toEqual([true, true, true, true, true, true, true, true]);
+    expect(decisions.map((d) => d.remaining)).toEqual([1, 0, 1, 0, 1, 0, 1, 0]);
+  });
+
+  test('SCRIPT FLUSH: the script is sent again once per call that met NOSCRIPT, not once per decision', async () => {
+    const store = new RedisStore({ client });
+    await consumeMany(store, 10); // this store's policy scripts are loaded on the connection
+    await client.script('FLUSH');
+    await client.config('RESETSTAT');
+    const verdicts = await consumeMany(store, 300);
+    expect(verdicts.every((v) => v.allowed)).toBe(true);
+    const made = MAX_IN_FLIGHT + Math.ceil((300 - MAX_IN_FLIGHT) / 64);
+    const evalsha = await stats('evalsha');
+    const evals = await stats('eval');
+    // Each call ran once; one that met NOSCRIPT (a failed EVALSHA) was sent once more, as EVAL.
+    expect(evalsha.calls - evalsha.failed + evals.calls).toBe(made);
+    // (ioredis sends the text once per connection: a second call that met NOSCRIPT may find it
+    // sent by the first, and go as EVALSHA again.)
+    expect(evals.calls).toBeGreaterThan(0);
+    expect(evals.calls).toBeLessThanOrEqual(evalsha.failed);
+    expect(evalsha.failed).toBeLessThanOrEqual(made);
+    expect(evals.failed).toBe(0);
+  });
+});
+
+describe('failures', () => {
+  test("one request's error in a batch is its own: writes fail on OOM, a peek in the same call answers", async () => {
+    const store = new RedisStore({ client });
+    const prefix = `oom-${++prefixes}`;
+    try {
+      await client.config('SET', 'maxmemory', '1');
+      const asked = [
+        ...Array.from({ length: MAX_IN_FLIGHT }, () => store.consume({ prefix, key: 'a', policy, cost: 0 })),
+        store.consume({ prefix, key: 'w', policy, cost: 1 }),
+        store.consume({ prefix, key: 'p', policy, cost: 0 }),
+        store.consume({ prefix, key: 'x', policy, cost: 2 }),
+      ];
+      const settled = await Promise.allSettled(asked);
+      const [write, peek, other] = settled.slice(MAX_IN_FLIGHT);
+      expect(write).toMatchObject({
+        status: 'rejected',
+        reason: expect.objectContaining({ message: expect.stringMatching(/^OOM/) }),
+      });
+      expect(peek).toMatchObject({ status: 'fulfilled', value: { allowed: true, remaining: 1000 } });
+      expect(other).toMatchObject({ status: 'rejected' });
+    } finally {
+      await client.config('SET', 'maxmemory', '0');
+    }
+  });
+
+  test('a call that fails fails each of its decisions into onStoreError, each once', async () => {
+    const proxy = await startTcpProxy(redis.server().port);
+    // No resending on a new connection: a call cut off fails.
+    const doomed = redis.client({
+      port: proxy.port,
+      autoResendUnfulfilledCommands: false,
+      maxRetriesPerRequest: 0,
+    });
+    await doomed.ping();
+    const limiter = createLimiter({
+      rate: '100/1m',
+      store: new RedisStore({ client: doomed }),
+      prefix: `fail-${++prefixes}`,
+      onStoreError: 'fail-open',
+      timeoutMs: 5000,
+    });
+    const errors: LimiterEvents['storeError'][] = [];
+    limiter.on('storeError', (event) => errors.push(event));
+    expect((await limiter.consume('warm-up')).degraded).toBeUndefined();
+    proxy.setBlackhole(true);
+    const pending = Array.from({ length: 100 }, (_, i) => limiter.consume(`k${i}`));
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    await proxy.close(); // the connection drops with two calls on their way, 98 decisions waiting
+    const decisions = await Promise.all(pending);
+    doomed.disconnect();
+    expect(decisions.filter((d) => d.degraded !== 'fail-open')).toEqual([]);
+    // Each decision reported its own failure, once (the circuit opened after the first three).
+    expect(errors.length).toBeGreaterThanOrEqual(3);
+    expect(new Set(errors.map((e) => e.key)).size).toBe(errors.length);
+  });
+});
+
+describe('deadlines', () => {
+  let proxy: TcpProxy | undefined;
+  afterEach(async () => {
+    await proxy?.close();
+    proxy = undefined;
+  });
+
+  test('requests waiting behind a call that does not return are decided by onStoreError at their own deadline, and never sent', async () => {
+    proxy = await startTcpProxy(redis.server().port);
+    const stalled = redis.client({ port: proxy.port });
+    await stalled.ping();
+    const prefix = `stuck-${++prefixes}`;
+    const store = new RedisStore({ client: stalled });
+    // Two limiters on one store: the second's circuit stays closed when the first's opens.
+    const [limiter, other] = [1, 2].map(() =>
+      createLimiter({
+        algorithm: 'fixed-window',
+        rate: '1000/1h',
+        store,
+        prefix,
+        onStoreError: 'fail-open',
+        timeoutMs: 50,
+      }),
+    ) as [Limiter, Limiter];
+    expect((await limiter.consume('warm-up')).degraded).toBeUndefined();
+    proxy.setBlackhole(true);
+    const started = performance.now();
+    const first = Array.from({ length: 200 }, () => limiter.consume('hot'));
+    // Asked later: each request keeps its own deadline, from when it was asked.
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    const laterAsked = performance.now();
+    const later = other.consume('hot');
+    const firstDecisions = await Promise.all(first);
+    const firstMs = performance.now() - started;
+    const laterDecision = await later;
+    const laterMs = performance.now() - laterAsked;
+    expect(firstDecisions.every((d) => d.degraded === 'fail-open')).toBe(true);
+    expect(laterDecision.degraded).toBe('fail-open');
+    expect(firstMs).toBeGreaterThanOrEqual(50 - 1);
+    expect(laterMs).toBeGreaterThanOrEqual(50 - 1);
+
+    proxy.setBlackhole(false);
+    // The calls held by the network arrive now: only those that had left count, never those of
+    // the 198 that waited past their deadline. (The first calls freed their places at their
+    // requests' deadline, so the requests asked later, still within theirs, could leave.)
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const count = Number((await client.get(`${prefix}:{hot}:fixed-window`))?.split(' ')[1] ?? 0);
+    // (With batch: false all 200 would have left at once, and count now.)
+    expect(count).toBeGreaterThanOrEqual(MAX_IN_FLIGHT);
+    expect(count).toBeLessThan(200 - 64);
+  });
+
+  test('a store request waiting past its timeoutMs rejects with StoreTimeoutError without being sent', async () => {
+    proxy = await startTcpProxy(redis.server().port);
+    const stalled = redis.client({ port: proxy.port });
+    await stalled.ping();
+    const store = new RedisStore({ client: stalled });
+    const prefix = `store-stuck-${++prefixes}`;
+    await store.consume({ prefix, key: 'warm', policy, cost: 1 });
+    proxy.setBlackhole(true);
+    const ahead = Array.from({ length: MAX_IN_FLIGHT }, () =>
+      store.consume({ prefix, key: 'k', policy, cost: 1 }),
+    );
+    const waiting = store.consume({ prefix, key: 'k', policy, cost: 1, timeoutMs: 20 });
+    await expect(waiting).rejects.toBeInstanceOf(StoreTimeoutError);
+    proxy.setBlackhole(false);
+    await Promise.all(ahead);
+    expect(await client.get(`${prefix}:{k}:fixed-window`)).toMatch(new RegExp(` ${MAX_IN_FLIGHT}$`));
+  });
+});
+
+describe('the batch option', () => {
+  test.each([
+    [{ maxSize: 1 }, 'batch.maxSize'],
+    [{ maxSize: 1001 }, 'batch.maxSize'],
+    [{ maxSize: 2.5 }, 'batch.maxSize'],
+    [{ maxSize: '64' }, 'batch.maxSize'],
+    [{ size: 64 }, 'batch'],
+    ['yes', 'batch'],
+    [null, 'batch'],
+    [[], 'batch'],
+  ])('%p is refused naming %s', (batch, option) => {
+    expect(() => new RedisStore({ client, batch: batch as never })).toThrow(SluiceConfigError);
+    expect(() => new RedisStore({ client, batch: batch as never })).toThrow(
+      expect.objectContaining({ option }),
+    );
+  });
+
+  test.each([[true], [false], [{}], [{ maxSize: 2 }], [{ maxSize: 1000 }]])('%p is accepted', (batch) => {
+    expect(() => new RedisStore({ client, batch })).not.toThrow();
+  });
+});
