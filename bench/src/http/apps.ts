@@ -1,10 +1,10 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import fastifyRateLimit from '@fastify/rate-limit';
-import { MemoryStore, RedisStore } from '@sluice/core';
-import { rateLimit as sluiceExpress } from '@sluice/express';
-import sluiceFastify from '@sluice/fastify';
-import { rateLimit as sluiceKoa } from '@sluice/koa';
+import { createConcurrencyLimiter, MemoryStore, RedisStore, type ConcurrencyLimiter } from '@sluice/core';
+import { concurrencyLimit as expressConcurrency, rateLimit as sluiceExpress } from '@sluice/express';
+import sluiceFastify, { concurrencyLimit as fastifyConcurrency } from '@sluice/fastify';
+import { concurrencyLimit as koaConcurrency, rateLimit as sluiceKoa } from '@sluice/koa';
 import { prometheus } from '@sluice/metrics';
 import express, { type RequestHandler } from 'express';
 import { rateLimit as expressRateLimit } from 'express-rate-limit';
@@ -14,11 +14,14 @@ import Koa, { type Middleware } from 'koa';
 import koaRateLimit from 'koa-ratelimit';
 import { Registry } from 'prom-client';
 import { RedisStore as RateLimitRedisStore, type RedisReply } from 'rate-limit-redis';
-import { countedLimiter, type CountedLimiter } from '../sluice-limiter';
+import { countedLimiter, SHARED_STORE_TIMEOUT_MS } from '../sluice-limiter';
 import { ADMIT_ALL, WINDOW_MS } from '../limits';
 
 export const FRAMEWORKS = ['express', 'koa', 'fastify'] as const;
 export type Framework = (typeof FRAMEWORKS)[number];
+
+/** How the report names sluice's concurrency limit. */
+export const CONCURRENCY_LIMITER = 'sluice concurrencyLimit';
 
 /** The limiter each framework's users reach for, named in the report. */
 export const USUAL_LIMITER: Record<Framework, { memory: string; redis: string }> = {
@@ -29,8 +32,11 @@ export const USUAL_LIMITER: Record<Framework, { memory: string; redis: string }>
 
 /** One limited variant of the app: who limits, with which store, on which path. */
 export interface Variant {
-  /** `sluice-metrics`: sluice reporting to `prometheus()` (the metrics section's comparison). */
-  readonly limiter: 'sluice' | 'sluice-metrics' | 'usual';
+  /**
+   * sluice's `rateLimit`, the framework's usual limiter, or sluice's `concurrencyLimit`;
+   * `sluice-metrics`: sluice reporting to `prometheus()` (the metrics section's comparison).
+   */
+  readonly limiter: 'sluice' | 'sluice-metrics' | 'usual' | 'concurrency';
   readonly store: 'memory' | 'redis';
   /** `admitted`: the limit is never reached; `429`: the only client is over its limit. */
   readonly path: 'admitted' | '429';
@@ -39,11 +45,16 @@ export interface Variant {
 /** `sluice:memory:admitted`, …; `bare` for the app without a limiter. */
 export type VariantId = 'bare' | `${Variant['limiter']}:${Variant['store']}:${Variant['path']}`;
 
-export const VARIANTS: readonly Variant[] = (['sluice', 'usual'] as const).flatMap((limiter) =>
-  (['memory', 'redis'] as const).flatMap((store) =>
-    (['admitted', '429'] as const).map((path) => ({ limiter, store, path })),
+export const VARIANTS: readonly Variant[] = [
+  ...(['sluice', 'usual'] as const).flatMap((limiter) =>
+    (['memory', 'redis'] as const).flatMap((store) =>
+      (['admitted', '429'] as const).map((path) => ({ limiter, store, path })),
+    ),
   ),
-);
+  // A permit per request, given back when the response closes; never refused (issue 17).
+  { limiter: 'concurrency', store: 'memory', path: 'admitted' },
+  { limiter: 'concurrency', store: 'redis', path: 'admitted' },
+];
 
 /** The metrics section's pair: the in-memory admitted path without and with `metrics`. */
 export const METRICS_VARIANTS: readonly Variant[] = (['sluice', 'sluice-metrics'] as const).map(
@@ -67,7 +78,7 @@ interface Context {
   readonly framework: Framework;
   readonly redis: Redis;
   /** Limiters of the sluice variants, for their store-error counts. */
-  readonly counted: Map<VariantId, CountedLimiter>;
+  readonly counted: Map<VariantId, { withoutStore(): number }>;
 }
 
 /** Keys of each framework's variant apart in the shared Redis (limiters of one kind share a key layout). */
@@ -75,7 +86,25 @@ function prefixOf(variant: Variant, context: Context): string {
   return `bench-${context.framework}-${variantId(variant)}`;
 }
 
-function sluiceLimiter(variant: Variant, context: Context): CountedLimiter {
+/** More permits than a run ever has requests in flight: every request takes one and passes. */
+const CONCURRENCY_MAX = 1_000_000;
+
+/** The concurrency limiter of a variant, counting the acquires its store could not answer. */
+function concurrencyLimiter(variant: Variant, context: Context): ConcurrencyLimiter {
+  const limiter = createConcurrencyLimiter({
+    max: CONCURRENCY_MAX,
+    prefix: prefixOf(variant, context),
+    ...(variant.store === 'memory'
+      ? { store: new MemoryStore() }
+      : { store: new RedisStore({ client: context.redis }), timeoutMs: SHARED_STORE_TIMEOUT_MS }),
+  });
+  let storeErrors = 0;
+  limiter.on('storeError', () => storeErrors++);
+  context.counted.set(variantId(variant), { withoutStore: () => storeErrors });
+  return limiter;
+}
+
+function sluiceLimiter(variant: Variant, context: Context): ReturnType<typeof countedLimiter> {
   const id = variantId(variant);
   const counted = countedLimiter(
     {
@@ -93,6 +122,8 @@ function sluiceLimiter(variant: Variant, context: Context): CountedLimiter {
 }
 
 function expressMiddleware(variant: Variant, context: Context): RequestHandler {
+  if (variant.limiter === 'concurrency')
+    return expressConcurrency({ limiter: concurrencyLimiter(variant, context) });
   if (variant.limiter !== 'usual') return sluiceExpress({ limiter: sluiceLimiter(variant, context).limiter });
   return expressRateLimit({
     windowMs: WINDOW_MS,
@@ -110,6 +141,8 @@ function expressMiddleware(variant: Variant, context: Context): RequestHandler {
 }
 
 function koaMiddleware(variant: Variant, context: Context): Middleware {
+  if (variant.limiter === 'concurrency')
+    return koaConcurrency({ limiter: concurrencyLimiter(variant, context) });
   if (variant.limiter !== 'usual') return sluiceKoa({ limiter: sluiceLimiter(variant, context).limiter });
   return koaRateLimit({
     driver: variant.store,
@@ -146,7 +179,9 @@ export async function startApp(
   if (framework === 'fastify') {
     const app = Fastify();
     if (variant !== 'bare') {
-      if (variant.limiter !== 'usual') {
+      if (variant.limiter === 'concurrency') {
+        app.addHook('onRequest', fastifyConcurrency({ limiter: concurrencyLimiter(variant, context) }));
+      } else if (variant.limiter !== 'usual') {
         await app.register(sluiceFastify, { limiter: sluiceLimiter(variant, context).limiter });
       } else {
         await app.register(fastifyRateLimit, {

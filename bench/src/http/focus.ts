@@ -13,7 +13,11 @@ async function main(): Promise<void> {
   const settings = settingsFromEnv({ BENCH_QUICK: '1', BENCH_HTTP_ROUNDS: '3', ...process.env });
   const only = process.env.BENCH_FRAMEWORKS?.split(',');
   const frameworks = FRAMEWORKS.filter((name: Framework) => only === undefined || only.includes(name));
-  const variants = VARIANTS.filter((variant) => variant.store === 'memory');
+  // BENCH_LIMITERS=concurrency: only those limiters' variants (sluice, usual, concurrency).
+  const limiters = process.env.BENCH_LIMITERS?.split(',');
+  const variants = VARIANTS.filter(
+    (variant) => variant.store === 'memory' && (limiters === undefined || limiters.includes(variant.limiter)),
+  );
   const pinned = availableParallelism() >= 2 && hasTaskset();
   const loadgen = spawnTsChild('http/loadgen-child.ts', pinned ? { cpu: 1 } : {});
   const lines = [

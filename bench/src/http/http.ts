@@ -4,6 +4,7 @@ import { progress } from '../progress';
 import type { Settings } from '../settings';
 import { SHARED_STORE_TIMEOUT_MS, supportsBlockCache } from '../sluice-limiter';
 import {
+  CONCURRENCY_LIMITER,
   FRAMEWORKS,
   USUAL_LIMITER,
   VARIANTS,
@@ -215,7 +216,12 @@ export async function runFramework(
         ...variant,
         framework,
         id,
-        name: variant.limiter === 'usual' ? USUAL_LIMITER[framework][variant.store] : variant.limiter,
+        name:
+          variant.limiter === 'usual'
+            ? USUAL_LIMITER[framework][variant.store]
+            : variant.limiter === 'concurrency'
+              ? CONCURRENCY_LIMITER
+              : variant.limiter,
         ratio: round(median(ratios), 3),
         cpuRatio: round(median(mine.map(({ run, bareCpu }) => bareCpu / (run.serverCpu / run.rps))), 3),
         ratios: ratios.map((ratio) => round(ratio, 3)),
@@ -277,6 +283,7 @@ export async function runHttp(settings: Settings, redisPort: number, pinned: boo
         ? 'server pinned to cpu 0, autocannon and redis-server to cpu 1 (taskset)'
         : 'not pinned (taskset missing or fewer than 2 cores): server and load share the cores',
       'admitted: limit 100 000 000 per minute; 429: 1 per minute (the only client is over it); every limiter keys on the client address with its defaults otherwise',
+      `${CONCURRENCY_LIMITER}: max 1 000 000 requests in flight per client address (never reached): a permit taken per request and given back when its response closes`,
       `sluice: a MemoryStore() or RedisStore on one shared ioredis client${blockCache ? `, blockCache: true and timeoutMs: ${SHARED_STORE_TIMEOUT_MS} with Redis (the peers wait for Redis without a bound)` : ' (this core has no blockCache option yet)'}`,
     ],
   };

@@ -6,10 +6,17 @@
 //   cd bench && npx tsx src/http/overhead.ts
 import { IncomingMessage, ServerResponse } from 'node:http';
 import { Socket } from 'node:net';
-import { createHttpLimiter, createLimiter, MemoryStore, type Limiter } from '@sluice/core';
-import { rateLimit as expressRateLimit } from '@sluice/express';
-import sluiceFastify from '@sluice/fastify';
-import { rateLimit as koaRateLimit } from '@sluice/koa';
+import {
+  createConcurrencyLimiter,
+  createHttpConcurrencyLimiter,
+  createHttpLimiter,
+  createLimiter,
+  MemoryStore,
+  type Limiter,
+} from '@sluice/core';
+import { concurrencyLimit as expressConcurrency, rateLimit as expressRateLimit } from '@sluice/express';
+import sluiceFastify, { concurrencyLimit as fastifyConcurrency } from '@sluice/fastify';
+import { concurrencyLimit as koaConcurrency, rateLimit as koaRateLimit } from '@sluice/koa';
 import Koa from 'koa';
 
 const ROUNDS = Number(process.env.OVERHEAD_ROUNDS ?? 7);
@@ -125,7 +132,85 @@ async function cases(path: 'admitted' | '429'): Promise<Array<[string, () => voi
   ];
 }
 
+/**
+ * `concurrencyLimit` on the admitted path: a permit taken, then given back when the response
+ * closes (emitted here). Each response is attached to the socket first, as Node does for the
+ * request it is answering, so the release listens on the response itself.
+ */
+function concurrencyCases(): Array<[string, () => void]> {
+  const address = process.env.OVERHEAD_ADDRESS ?? '127.0.0.1';
+  const socket = socketFrom(address);
+  const req = Object.assign(incoming(socket), { originalUrl: '/' });
+  const fresh = (): ServerResponse => {
+    const res = new ServerResponse(req);
+    res.assignSocket(socket);
+    return res;
+  };
+  const closed = (res: ServerResponse): void => {
+    res.emit('close');
+    res.detachSocket(socket);
+  };
+  const max = 1_000_000;
+  const limiter = createConcurrencyLimiter({ max });
+  const http = createHttpConcurrencyLimiter({ max });
+  const neutral = { remoteAddress: address, url: '/', headers: req.headers };
+  const express = expressConcurrency({ max });
+  const koa = new Koa();
+  const koaMiddleware = koaConcurrency({ max });
+  const hook = fastifyConcurrency({ max }) as unknown as Hook;
+  const next = (): void => undefined;
+  const koaNext = (): Promise<void> => Promise.resolve();
+  return [
+    ['concurrency acquireSync + release', () => void limiter.acquireSync(address)?.permit?.release()],
+    [
+      'createHttpConcurrencyLimiter.decideSync + close',
+      () => {
+        const res = fresh();
+        http.decideSync(req, neutral, res);
+        closed(res);
+      },
+    ],
+    [
+      'express concurrencyLimit, fresh ServerResponse + close',
+      () => {
+        const res = fresh();
+        express(req as never, res as never, next);
+        closed(res);
+      },
+    ],
+    ['express: fresh ServerResponse + close alone', () => closed(fresh())],
+    [
+      'koa concurrencyLimit, fresh context + close',
+      () => {
+        const res = fresh();
+        void koaMiddleware(koa.createContext(req, res), koaNext);
+        closed(res);
+      },
+    ],
+    [
+      'koa: fresh context + close alone',
+      () => {
+        const res = fresh();
+        koa.createContext(req, res);
+        closed(res);
+      },
+    ],
+    [
+      'fastify concurrencyLimit hook + close',
+      () => {
+        const res = fresh();
+        hook({ raw: req, url: '/', headers: req.headers }, { raw: res }, next);
+        closed(res);
+      },
+    ],
+  ];
+}
+
 async function main(): Promise<void> {
+  for (const [name, fn] of concurrencyCases()) {
+    if (only !== undefined && !name.includes(only)) continue;
+    process.stdout.write(`${name.padEnd(52)} ${measure(fn).toFixed(0).padStart(6)} ns\n`);
+  }
   for (const path of ['admitted', '429'] as const) {
     for (const [name, fn] of await cases(path)) {
       if (only !== undefined && !name.includes(only)) continue;

@@ -128,6 +128,22 @@ function httpGoals(http: HttpResult | undefined): Goal[] {
           }),
     };
   };
+  // Issue 17: a permit per request costs the memory path at most 5 %.
+  const concurrencyGoal = (framework: Framework): Goal => {
+    const row = find(framework, { limiter: 'concurrency', store: 'memory', path: 'admitted' });
+    const problem = row === undefined ? undefined : flaw(row);
+    return {
+      id: `http-concurrency-memory-admitted-${framework}`,
+      goal: `HTTP ${framework}, sluice concurrencyLimit, memory store, admitted path: requests/s vs bare`,
+      target: '≥ 0.95 × bare',
+      ...(row === undefined
+        ? NOT_MEASURED
+        : {
+            measured: `${fmt(row.ratio, 3)} × bare${problem === undefined ? '' : ` (invalid: ${problem})`}`,
+            met: problem === undefined && row.ratio >= 0.95,
+          }),
+    };
+  };
   const peerGoal = (framework: Framework, store: Variant['store'], path: Variant['path']): Goal => {
     const mine = find(framework, { limiter: 'sluice', store, path });
     const usual = find(framework, { limiter: 'usual', store, path });
@@ -147,6 +163,7 @@ function httpGoals(http: HttpResult | undefined): Goal[] {
   for (const framework of FRAMEWORKS)
     goals.push(ratioGoal(framework, 'memory', 'admitted', framework === 'express' ? 0.97 : 0.95));
   for (const framework of FRAMEWORKS) goals.push(ratioGoal(framework, 'memory', '429', 0.95));
+  for (const framework of FRAMEWORKS) goals.push(concurrencyGoal(framework));
   for (const path of ['admitted', '429'] as const)
     for (const framework of FRAMEWORKS) goals.push(peerGoal(framework, 'memory', path));
   goals.push(ratioGoal('fastify', 'redis', 'admitted', 0.85));

@@ -85,3 +85,16 @@ test('nest 11 from require, the module limiting every route', () => {
   })()`;
   expect(node(['-e', script])).toBe('200 429');
 });
+
+test.each([
+  ['@sluice/express', ['RateLimit', 'concurrencyLimit', 'rateLimit']],
+  ['@sluice/koa', ['RateLimit', 'concurrencyLimit', 'rateLimit']],
+  ['@sluice/fastify', ['RateLimit', 'concurrencyLimit', 'default', 'sluice']],
+])('%s: require and import give the public names', (name, names) => {
+  const cjs = JSON.parse(node(['-e', `console.log(JSON.stringify(Object.keys(require('${name}'))))`]));
+  const esm = JSON.parse(
+    node(['--input-type=module', '-e', `console.log(JSON.stringify(Object.keys(await import('${name}'))))`]),
+  );
+  expect(cjs).toEqual(expect.arrayContaining(names));
+  expect(esm).toEqual(expect.arrayContaining(names));
+});

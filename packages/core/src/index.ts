@@ -21,6 +21,7 @@ export type { PolicyOptions } from './policy/resolve-policy';
 export { MemoryStore } from './stores/memory-store';
 export type { MemoryStoreOptions } from './stores/memory-store';
 export { RedisStore, type RedisStoreClient, type RedisStoreOptions } from './stores/redis/redis-store';
+export type { RedisPermits } from './stores/redis/redis-permits';
 export type {
   JointPart,
   JointVerdicts,
@@ -46,3 +47,13 @@ export type { StoreErrorScope } from './resilience/store-errors';
 export { capacityOf } from './policy/resolve-policy';
 export * from './keys';
 export * from './http';
+export * from './concurrency';
+export type {
+  PermitAcquireReply,
+  PermitAcquireRequest,
+  PermitKey,
+  PermitReleaseRequest,
+  PermitRenewReply,
+  PermitRenewRequest,
+  PermitStore,
+} from './stores/permit-store';

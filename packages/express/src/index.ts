@@ -5,8 +5,8 @@ import {
   type HttpOutcome,
   type MaybePromise,
   type RateLimitOptions as CoreOptions,
-  socketPeerAddress,
 } from '@sluice/core';
+import { httpRequestOf } from './http-request';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 
 /** A fallback handler: replies in place of the rejection, with the decision at hand. */
@@ -51,31 +51,12 @@ function createGate(options: RateLimitOptions | readonly RateLimitOptions[]): Ga
     }
   };
   return (req, res) => {
-    // `originalUrl`: a router mounted at /shop still keys on the full path.
-    const http = {
-      remoteAddress: socketPeerAddress(req.socket),
-      url: req.originalUrl ?? req.url,
-      headers: req.headers,
-      query: () => req.query,
-      route: () => matchedRoute(req),
-    };
+    const http = httpRequestOf(req);
     const outcome = limits.decideSync(req, http);
     return outcome !== undefined
       ? apply(req, res, outcome)
       : limits.decide(req, http).then((o) => apply(req, res, o));
   };
-}
-
-/**
- * The pattern of the route being run, with the path its router was mounted at (`/shop` +
- * `/sku/:id`); `undefined` outside a route (`app.use`). `baseUrl` is the text that matched the
- * mount path, which Express matches ignoring case unless `case sensitive routing` is set.
- */
-function matchedRoute(req: Request): string | undefined {
-  const path: unknown = (req.route as { path?: unknown } | undefined)?.path;
-  if (path === undefined) return undefined;
-  const base = req.app?.enabled('case sensitive routing') ? req.baseUrl : req.baseUrl.toLowerCase();
-  return base + String(path);
 }
 
 /**
@@ -157,6 +138,7 @@ export function RateLimit(options: RateLimitOptions | readonly RateLimitOptions[
 
 export type {
   CallbackErrorEvent,
+  ConcurrencyDecision,
   Decision,
   HeaderMode,
   LimitEvent,
@@ -164,3 +146,6 @@ export type {
   StaticFallback,
   TrustProxy,
 } from '@sluice/core';
+
+export { concurrencyLimit } from './concurrency-limit';
+export type { ConcurrencyLimitOptions, ExpressConcurrencyFallback } from './concurrency-limit';

@@ -4,7 +4,6 @@ import {
   namingAdapterOptions,
   scopedOptions,
   SluiceConfigError,
-  socketPeerAddress,
 } from '@sluice/core';
 import type { Decision, HttpOutcome, PartialRateLimitOptions, RateLimitOptions } from '@sluice/core';
 import type {
@@ -15,6 +14,7 @@ import type {
   RouteOptions,
 } from 'fastify';
 import fp from 'fastify-plugin';
+import { httpRequestOf } from './http-request';
 
 /** A fallback handler: sends a reply in place of the rejection, with the decision at hand. */
 export type FastifyFallback = (request: FastifyRequest, reply: FastifyReply, decision: Decision) => unknown;
@@ -72,14 +72,7 @@ function createGate(options: Options | readonly Options[]): Gate {
     }
   };
   return (request, reply) => {
-    const { raw, url, headers } = request;
-    const http = {
-      remoteAddress: socketPeerAddress(raw.socket),
-      url,
-      headers,
-      query: () => request.query,
-      route: () => request.routeOptions.url,
-    };
+    const http = httpRequestOf(request);
     const outcome = limits.decideSync(request, http);
     return outcome !== undefined
       ? apply(request, reply, outcome)
@@ -205,6 +198,7 @@ export function RateLimit(options: Options | readonly Options[]) {
 
 export type {
   CallbackErrorEvent,
+  ConcurrencyDecision,
   Decision,
   HeaderMode,
   LimitEvent,
@@ -212,3 +206,6 @@ export type {
   StaticFallback,
   TrustProxy,
 } from '@sluice/core';
+
+export { concurrencyLimit } from './concurrency-limit';
+export type { ConcurrencyLimitOptions, FastifyConcurrencyFallback } from './concurrency-limit';

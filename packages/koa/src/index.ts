@@ -5,8 +5,8 @@ import {
   type HttpOutcome,
   type MaybePromise,
   type RateLimitOptions as CoreOptions,
-  socketPeerAddress,
 } from '@sluice/core';
+import { httpRequestOf } from './http-request';
 import type { Context, Middleware, Next } from 'koa';
 
 /** A fallback handler: replies in place of the rejection (sets `ctx.status` and `ctx.body`), with the decision at hand. */
@@ -52,19 +52,7 @@ function createGate(options: RateLimitOptions | readonly RateLimitOptions[]): Ga
     }
   };
   return (ctx) => {
-    // `originalUrl`: koa-mount and routers rewrite `ctx.url`; the key reads the full path.
-    const { req } = ctx;
-    const http = {
-      remoteAddress: socketPeerAddress(req.socket),
-      url: ctx.originalUrl,
-      headers: req.headers,
-      query: () => ctx.query,
-      // @koa/router's name for the route pattern it is running (koa-router's too).
-      route: () => {
-        const route: unknown = (ctx as { _matchedRoute?: unknown })._matchedRoute;
-        return route === undefined ? undefined : String(route);
-      },
-    };
+    const http = httpRequestOf(ctx);
     const outcome = limits.decideSync(ctx, http);
     return outcome !== undefined ? apply(ctx, outcome) : limits.decide(ctx, http).then((o) => apply(ctx, o));
   };
@@ -133,6 +121,7 @@ export function RateLimit(options: RateLimitOptions | readonly RateLimitOptions[
 
 export type {
   CallbackErrorEvent,
+  ConcurrencyDecision,
   Decision,
   HeaderMode,
   LimitEvent,
@@ -140,3 +129,6 @@ export type {
   StaticFallback,
   TrustProxy,
 } from '@sluice/core';
+
+export { concurrencyLimit } from './concurrency-limit';
+export type { ConcurrencyLimitOptions, KoaConcurrencyFallback } from './concurrency-limit';

@@ -34,7 +34,7 @@ export interface RawResponse {
  * ```
  */
 export async function callFallback<THandler extends (...args: never[]) => unknown>(
-  outcome: HttpHandlerOutcome<THandler>,
+  outcome: Pick<HttpHandlerOutcome<THandler>, 'handler' | 'rejection' | 'reportError'>,
   args: Parameters<THandler>,
   raw: RawResponse,
   takeOver?: () => unknown,

@@ -33,3 +33,14 @@ export { HTTP_OPTION_NAMES, resolveHttpLimit } from './resolve-http-options';
 export type { ResolvedLimit, ResolvedStaticFallback } from './resolve-http-options';
 export { scopedOptions } from './scoped-options';
 export type { PartialRateLimitOptions } from './scoped-options';
+export { createHttpConcurrencyLimiter } from './concurrency-limit';
+export type { HttpConcurrencyLimiter } from './concurrency-limit';
+export { CONCURRENCY_HTTP_OPTION_NAMES } from './concurrency-options';
+export type {
+  ConcurrencyHandlerOutcome,
+  ConcurrencyHttpOptions,
+  ConcurrencyLimitEvent,
+  ConcurrencyLimitOptions,
+  ConcurrencyOutcome,
+} from './concurrency-options';
+export { onResponseClose } from './response-close';

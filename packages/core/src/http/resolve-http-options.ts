@@ -199,7 +199,7 @@ function resolveLimiter(
   return limiter as Limiter;
 }
 
-function resolveKey<TRequest>(
+export function resolveKey<TRequest>(
   key: HttpLimitOptions<TRequest, () => void>['key'],
   trust: ReturnType<typeof compileTrustProxy>,
   ipv6Subnet: number,
@@ -223,7 +223,7 @@ function resolveKey<TRequest>(
   return { key: (request) => key(request), template: undefined, readsAddress: false };
 }
 
-function resolveFallback<THandler>(fallback: unknown): ResolvedLimit<unknown, THandler>['fallback'] {
+export function resolveFallback<THandler>(fallback: unknown): ResolvedLimit<unknown, THandler>['fallback'] {
   if (fallback === undefined) return undefined;
   if (typeof fallback === 'function') return { handler: fallback as THandler };
   const accepted =
@@ -308,7 +308,7 @@ function resolvePolicyName(value: unknown): string | undefined {
   return value;
 }
 
-function oneOf<T extends string>(
+export function oneOf<T extends string>(
   option: string,
   value: unknown,
   accepted: readonly T[],
@@ -326,7 +326,13 @@ function oneOf<T extends string>(
   return value as T;
 }
 
-function wholeNumberIn(option: string, value: unknown, fallback: number, min: number, max: number): number {
+export function wholeNumberIn(
+  option: string,
+  value: unknown,
+  fallback: number,
+  min: number,
+  max: number,
+): number {
   if (value === undefined) return fallback;
   if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
     throw new SluiceConfigError(option, value, `must be a whole number from ${min} to ${max}`);
@@ -334,13 +340,13 @@ function wholeNumberIn(option: string, value: unknown, fallback: number, min: nu
   return value;
 }
 
-function boolean(option: string, value: unknown): boolean {
+export function boolean(option: string, value: unknown): boolean {
   if (value === undefined) return false;
   if (typeof value !== 'boolean') throw new SluiceConfigError(option, value, 'must be true or false');
   return value;
 }
 
-function optionalFunction<F>(option: string, value: F | undefined): F | undefined {
+export function optionalFunction<F>(option: string, value: F | undefined): F | undefined {
   if (value !== undefined && typeof value !== 'function')
     throw new SluiceConfigError(option, value, 'must be a function');
   return value;

@@ -90,7 +90,7 @@ function reportCallbackError<TRequest>(
 
 /** Whether `skip` says to skip the request; `false` when it throws. */
 export async function skipOf<TRequest>(
-  limit: ResolvedLimit<TRequest, unknown>,
+  limit: Pick<ResolvedLimit<TRequest, unknown>, 'skip' | 'onCallbackError'>,
   request: TRequest,
 ): Promise<boolean> {
   try {
@@ -106,7 +106,7 @@ export async function skipOf<TRequest>(
  * returns what is not a key.
  */
 export async function keyOf<TRequest>(
-  limit: ResolvedLimit<TRequest, unknown>,
+  limit: Pick<ResolvedLimit<TRequest, unknown>, 'key' | 'onCallbackError'>,
   request: TRequest,
   view: RequestView,
 ): Promise<string> {

@@ -15,11 +15,11 @@ import {
 } from './store-errors';
 
 /** Consecutive failures that open the circuit. */
-const FAILURE_THRESHOLD = 3;
+export const FAILURE_THRESHOLD = 3;
 /** How long an open circuit keeps requests away from the store before one probe is let through. */
-const COOLDOWN_MS = 250;
+export const COOLDOWN_MS = 250;
 /** Retry-After given by fail-closed: long enough for the circuit to probe again. */
-const FAIL_CLOSED_RETRY_MS = 1000;
+export const FAIL_CLOSED_RETRY_MS = 1000;
 
 /** A verdict, and how it was made when not by the store. */
 export type GuardedVerdict = Verdict & { readonly degraded?: DegradedMode };

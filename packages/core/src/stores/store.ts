@@ -1,4 +1,5 @@
 import type { Policy, Receipt, Verdict } from '../types';
+import type { PermitStore } from './permit-store';
 
 /** One decision asked of a store. */
 export interface StoreRequest {
@@ -126,4 +127,10 @@ export interface Store {
    * a route are decided in order and a later one refuses.
    */
   giveBackTaken?(part: RulesRequest, receipts: readonly Receipt[]): Promise<void>;
+  /**
+   * Optional, needed by concurrency limits (`createConcurrencyLimiter`) on a store that is not
+   * in-process: where their permits live, as leases (RedisStore has it). In-process stores need
+   * none: their permits are counted in the process.
+   */
+  permits?(): PermitStore;
 }

@@ -10,10 +10,16 @@ import { installPacked, PUBLISHED, ROOT, run, type PackedProject } from './packe
  * builds first) and the npm registry for the frameworks. The older majors: built-packages.test.ts.
  */
 const NAMES: Record<string, string[]> = {
-  '@sluice/core': ['createLimiter', 'MemoryStore', 'RedisStore', 'SluiceConfigError'],
-  '@sluice/express': ['rateLimit', 'RateLimit'],
-  '@sluice/koa': ['rateLimit', 'RateLimit'],
-  '@sluice/fastify': ['default', 'sluice', 'RateLimit'],
+  '@sluice/core': [
+    'createLimiter',
+    'createConcurrencyLimiter',
+    'MemoryStore',
+    'RedisStore',
+    'SluiceConfigError',
+  ],
+  '@sluice/express': ['rateLimit', 'RateLimit', 'concurrencyLimit'],
+  '@sluice/koa': ['rateLimit', 'RateLimit', 'concurrencyLimit'],
+  '@sluice/fastify': ['default', 'sluice', 'RateLimit', 'concurrencyLimit'],
   '@sluice/nestjs': ['SluiceModule', 'SluiceGuard', 'RateLimit', 'SkipRateLimit'],
   '@sluice/cli': ['replay', 'main'],
   '@sluice/metrics': ['prometheus', 'dashboard', 'openTelemetry', 'isLoopbackRequest', 'SluiceMetrics'],
@@ -135,12 +141,15 @@ test.each(['commonjs', 'module'] as const)('TypeScript (%s) type-checks a user f
   typeCheck(
     `ts-core-${type}`,
     type,
-    `import { createLimiter, MemoryStore, SluiceConfigError, type Decision } from '@sluice/core';
+    `import { createConcurrencyLimiter, createLimiter, MemoryStore, SluiceConfigError, type ConcurrencyDecision, type Decision } from '@sluice/core';
      const limiter = createLimiter({ rate: '10r/s', store: new MemoryStore({ maxKeys: 10 }) });
      export const pending: Promise<Decision> = limiter.consume('k', { cost: 2 });
      export const isConfigError = (e: unknown): boolean => e instanceof SluiceConfigError;
      // @ts-expect-error rate is required
-     createLimiter({ burst: 1 });`,
+     createLimiter({ burst: 1 });
+     export const permit: Promise<ConcurrencyDecision> = createConcurrencyLimiter({ max: 2, queue: { maxWaitMs: '1s' } }).acquire('k');
+     // @ts-expect-error max is required
+     createConcurrencyLimiter({ leaseMs: 1000 });`,
   );
 });
 

@@ -9,6 +9,7 @@ import { AloneCalls } from './alone-calls';
 import type { RedisStoreClient } from './redis-client';
 import { canJoin, consumeJoint, giveBackJoint } from './redis-joint';
 import { redisKey } from './redis-keys';
+import { RedisPermits } from './redis-permits';
 import { givesBack, stateKindOf } from './scripts';
 
 export { MAX_POLICY_SCRIPTS } from './script-commands';
@@ -103,6 +104,7 @@ export class RedisStore implements Store {
   readonly #cluster: boolean;
   /** For the joint calls of several limits (`consumeAll`, `giveBackTaken`), which go alone. */
   readonly #client: RedisStoreClient;
+  #permits: RedisPermits | undefined;
 
   /**
    * @param options - `client` (required), `prefix` and `batch`
@@ -290,6 +292,11 @@ export class RedisStore implements Store {
    */
   keyOf({ prefix, key, policy, scope }: Pick<StoreRequest, 'prefix' | 'key' | 'policy' | 'scope'>): string {
     return redisKey(this.prefix, prefix, key, stateKindOf(policy), scope);
+  }
+
+  /** The permits of concurrency limits (`createConcurrencyLimiter`) in this Redis: leases in `…:{<key>}:permits`. */
+  permits(): RedisPermits {
+    return (this.#permits ??= new RedisPermits(this.#client, this.prefix));
   }
 
   /** The keys of every rule of a {@link RulesRequest}, `…:{<key>}:<algorithm>[:<scope>]:<index>`, in order. */

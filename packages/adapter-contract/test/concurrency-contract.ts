@@ -1,0 +1,310 @@
+import { once } from 'node:events';
+import { Agent, request as httpRequest, type IncomingHttpHeaders } from 'node:http';
+import { connect } from 'node:net';
+import {
+  createConcurrencyLimiter,
+  type ConcurrencyLimiter,
+  type ConcurrencyLimiterOptions,
+} from '@sluice/core';
+import { fakeClock } from '../../core/test/contract/fake-clock';
+import type { ConcurrencyDriver, ConcurrencyLimits, Work } from './concurrency-drivers';
+import type { TestApp } from './drivers';
+import type { StoreUnderTest } from './stores-under-test';
+
+/** The leak test: requests, sent by this many clients at once. */
+const MIXED_REQUESTS = 10_000;
+const MIXED_CLIENTS = 48;
+
+/** A reply, or `undefined` for a request whose client left. */
+interface Reply {
+  readonly status: number;
+  readonly headers: IncomingHttpHeaders;
+  readonly body: string;
+}
+
+/** One request: its reply, and a way to leave (the client closes its connection). */
+interface Sent {
+  readonly reply: Promise<Reply | undefined>;
+  leave(): void;
+}
+
+function send(app: TestApp, path: string, headers: Record<string, string> = {}, agent?: Agent): Sent {
+  const req = httpRequest(`${app.url}${path}`, { headers, agent: agent ?? false });
+  const reply = new Promise<Reply | undefined>((resolve) => {
+    req.on('response', (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (body += chunk));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
+      res.on('error', () => resolve(undefined));
+    });
+    req.on('error', () => resolve(undefined)); // the client left (or was left)
+  });
+  req.end();
+  return { reply, leave: () => req.destroy() };
+}
+
+/** Runs the loop until `condition` holds: bounded by wall time, never a timed sleep. */
+async function until(condition: () => boolean | Promise<boolean>, what: string): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+}
+
+/**
+ * The route's work, by path: `/wait/<id>` waits until the test opens it, `/throw` throws, `/slow`
+ * takes a millisecond, anything else answers at once. `started` lists the paths in the order their
+ * handlers began.
+ */
+class Handlers {
+  readonly started: string[] = [];
+  readonly #waiting = new Map<string, () => void>();
+
+  readonly work: Work = (path) => {
+    this.started.push(path);
+    if (path.startsWith('/throw')) throw new Error('the handler failed');
+    if (path.startsWith('/slow')) return new Promise((resolve) => setTimeout(resolve, 1));
+    if (path.startsWith('/wait/')) return new Promise((resolve) => this.#waiting.set(path, resolve));
+    return undefined;
+  };
+
+  open(path: string): void {
+    this.#waiting.get(path)?.();
+    this.#waiting.delete(path);
+  }
+
+  openAll(): void {
+    for (const path of [...this.#waiting.keys()]) this.open(path);
+  }
+}
+
+/** `concurrencyLimit` on every adapter: permits before the handler, back exactly once, whatever happens. */
+export function describeConcurrencyContract(
+  driver: ConcurrencyDriver,
+  stores: readonly StoreUnderTest[],
+): void {
+  describe(`concurrency contract: ${driver.name}`, () => {
+    const apps: TestApp[] = [];
+    let handlers: Handlers;
+    beforeEach(() => {
+      handlers = new Handlers();
+    });
+    afterEach(async () => {
+      handlers.openAll();
+      for (const app of apps.splice(0)) await app.close();
+    });
+    const serve = async (limits: ConcurrencyLimits): Promise<TestApp> => {
+      const app = await driver.serve(limits, handlers.work);
+      apps.push(app);
+      return app;
+    };
+    const started = (path: string) => until(() => handlers.started.includes(path), `${path} runs`);
+
+    describe.each(stores)('$name store', (under) => {
+      let prefixes = 0;
+      const limiterOf = (
+        options: Omit<ConcurrencyLimiterOptions, 'store' | 'prefix'>,
+      ): ConcurrencyLimiter => {
+        const store = under.store();
+        // Redis: every decision from Redis, not the insurance count, however loaded the machine.
+        const shared =
+          store === undefined ? {} : { store, prefix: `conc-${driver.name}-${++prefixes}`, timeoutMs: 5000 };
+        return createConcurrencyLimiter({ ...options, ...shared });
+      };
+      /** Nothing held, nothing waiting, here or in the store. */
+      const noPermitLeft = async (limiter: ConcurrencyLimiter, keys: readonly string[]): Promise<void> => {
+        await until(
+          () => limiter.stats().inFlight === 0 && limiter.stats().queued === 0,
+          'every permit is back',
+        );
+        // A shared store hears of the last releases a round trip later.
+        for (const key of keys)
+          await until(async () => (await limiter.inFlight(key)) === 0, `key ${key} is free`);
+      };
+
+      test('a second request of a key is refused while the first runs; another key passes', async () => {
+        const limiter = limiterOf({ max: 1 });
+        const app = await serve({ concurrency: { limiter, key: '$http_user_id' } });
+        const first = send(app, '/wait/1', { 'user-id': 'u1' });
+        await started('/wait/1');
+        const refused = await send(app, '/', { 'user-id': 'u1', Accept: 'application/json' }).reply;
+        expect(refused?.status).toBe(429);
+        // No queue: nothing measured to promise a time by.
+        expect(refused?.headers['retry-after']).toBeUndefined();
+        expect(JSON.parse(refused?.body ?? '')).toEqual({
+          error: 'too_many_in_flight',
+          message: 'Too many requests in progress.',
+        });
+        expect((await send(app, '/', { 'user-id': 'u2' }).reply)?.status).toBe(200);
+        handlers.open('/wait/1');
+        expect((await first.reply)?.status).toBe(200);
+        expect((await send(app, '/', { 'user-id': 'u1' }).reply)?.status).toBe(200);
+        await noPermitLeft(limiter, ['u1', 'u2']);
+      });
+
+      test('a handler that throws gives its permit back', async () => {
+        const limiter = limiterOf({ max: 1 });
+        const app = await serve({ concurrency: { limiter, key: 'all' } });
+        expect((await send(app, '/throw').reply)?.status).toBe(500);
+        await noPermitLeft(limiter, ['all']);
+        expect((await send(app, '/').reply)?.status).toBe(200);
+        expect(app.handled).toBe(1);
+      });
+
+      test('a handler that never answers gives its permit back when its client leaves', async () => {
+        const limiter = limiterOf({ max: 1 });
+        const app = await serve({ concurrency: { limiter, key: 'all' } });
+        const hanging = send(app, '/wait/forever');
+        await started('/wait/forever');
+        expect(limiter.stats().inFlight).toBe(1);
+        hanging.leave();
+        await noPermitLeft(limiter, ['all']);
+        expect((await send(app, '/').reply)?.status).toBe(200);
+      });
+
+      test('pipelined requests whose connection closes give every permit back, queued responses included', async () => {
+        const limiter = limiterOf({ max: 1 });
+        const app = await serve({ concurrency: { limiter, key: '$http_user_id' } });
+        const socket = connect(Number(new URL(app.url).port), '127.0.0.1');
+        socket.on('error', () => undefined);
+        await once(socket, 'connect');
+        // Node runs both handlers; the second response waits in its queue, without a socket.
+        socket.write(
+          'GET /wait/p1 HTTP/1.1\r\nHost: t\r\nuser-id: u1\r\n\r\nGET /wait/p2 HTTP/1.1\r\nHost: t\r\nuser-id: u2\r\n\r\n',
+        );
+        await started('/wait/p2');
+        expect(limiter.stats().inFlight).toBe(2);
+        socket.destroy();
+        await noPermitLeft(limiter, ['u1', 'u2']);
+      });
+
+      test('the queue serves waiting requests in arrival order and drops one whose client leaves', async () => {
+        const limiter = limiterOf({ max: 1, queue: { maxWaitMs: 10_000 } });
+        const app = await serve({ concurrency: { limiter, key: 'all' } });
+        const holder = send(app, '/wait/0');
+        await started('/wait/0');
+        const waiting: Sent[] = [];
+        for (const n of [1, 2, 3]) {
+          waiting.push(send(app, `/wait/${n}`));
+          await until(() => limiter.stats().queued === n, `request ${n} waits`);
+        }
+        waiting[2]?.leave();
+        await until(() => limiter.stats().queued === 2, 'the request whose client left is dropped');
+        for (const n of [0, 1, 2]) {
+          await started(`/wait/${n}`);
+          handlers.open(`/wait/${n}`);
+        }
+        expect((await holder.reply)?.status).toBe(200);
+        expect((await waiting[0]?.reply)?.status).toBe(200);
+        expect((await waiting[1]?.reply)?.status).toBe(200);
+        expect(handlers.started).toEqual(['/wait/0', '/wait/1', '/wait/2']);
+        await noPermitLeft(limiter, ['all']);
+      });
+
+      test('after rateLimit on one route: a request the rate limit refuses takes no permit', async () => {
+        const limiter = limiterOf({ max: 1 });
+        let refusals = 0;
+        limiter.on('limited', () => refusals++);
+        const app = await serve({
+          rate: { key: '$http_user_id', rate: '2/1m', clock: fakeClock() },
+          concurrency: { limiter, key: '$http_user_id' },
+        });
+        const user = { 'user-id': 'u', Accept: 'application/json' };
+        const first = send(app, '/wait/1', user);
+        await started('/wait/1');
+        const second = await send(app, '/', user).reply;
+        expect(second?.status).toBe(429);
+        expect(JSON.parse(second?.body ?? '').error).toBe('too_many_in_flight');
+        const third = await send(app, '/', user).reply;
+        expect(third?.status).toBe(429);
+        expect(JSON.parse(third?.body ?? '').error).toBe('rate_limited');
+        expect(third?.headers['retry-after']).toBeDefined();
+        expect(refusals).toBe(1);
+        handlers.open('/wait/1');
+        expect((await first.reply)?.status).toBe(200);
+        await noPermitLeft(limiter, ['u']);
+      });
+
+      test('10 000 mixed requests leave no permit behind', async () => {
+        const keys = ['a', 'b', 'c', 'full'];
+        const limiter = limiterOf({ max: 3, queue: { maxWaitMs: 20, maxSize: 8 } });
+        const app = await serve({ concurrency: { limiter, key: '$http_user_id' } });
+        // Key `full` is held throughout: its requests wait, time out or find the queue full.
+        const holders = [0, 1, 2].map((n) => send(app, `/wait/hold-${n}`, { 'user-id': 'full' }));
+        await until(() => limiter.stats().inFlight === 3, 'key full is held');
+        const agent = new Agent({ keepAlive: true, maxSockets: MIXED_CLIENTS });
+        const statuses = new Map<number | 'left', number>();
+        let next = 0;
+        const one = async (i: number): Promise<void> => {
+          const kind = i % 20;
+          const headers: Record<string, string> =
+            kind === 19 ? {} : { 'user-id': keys[i % keys.length] as string };
+          let reply: Reply | undefined;
+          if (kind === 17 || kind === 18) {
+            // A client that leaves mid-request, its handler never answering.
+            const sent = send(app, `/wait/left-${i}`, headers);
+            setTimeout(() => sent.leave(), kind === 17 ? 0 : 2);
+            reply = await sent.reply;
+          } else {
+            const path = kind < 12 ? '/' : kind < 14 ? '/throw' : '/slow';
+            reply = await send(app, path, headers, agent).reply;
+          }
+          const status = reply?.status ?? 'left';
+          statuses.set(status, (statuses.get(status) ?? 0) + 1);
+        };
+        await Promise.all(
+          Array.from({ length: MIXED_CLIENTS }, async () => {
+            for (let i = next++; i < MIXED_REQUESTS; i = next++) await one(i);
+          }),
+        );
+        agent.destroy();
+        for (const n of [0, 1, 2]) handlers.open(`/wait/hold-${n}`);
+        await Promise.all(holders.map((holder) => holder.reply));
+        await noPermitLeft(limiter, keys);
+        expect([...statuses.values()].reduce((sum, n) => sum + n, 0)).toBe(MIXED_REQUESTS);
+        for (const status of [200, 429, 500, 'left'] as const)
+          expect(statuses.get(status) ?? 0).toBeGreaterThan(0);
+      }, 120_000);
+    });
+
+    test('status, Retry-After from the queue, a fallback handler, a static fallback and dryRun', async () => {
+      const limiter = createConcurrencyLimiter({ max: 1, queue: { maxWaitMs: 1, maxSize: 1 } });
+      const app = await serve({ concurrency: { limiter, key: 'all', status: 503 } });
+      // One permit held 1 ms or more: the queue now has a hold time to estimate from.
+      await send(app, '/slow').reply;
+      const holder = send(app, '/wait/1');
+      await started('/wait/1');
+      const waited = await send(app, '/').reply;
+      expect(waited?.status).toBe(503);
+      expect(waited?.headers['retry-after']).toBe('1');
+      expect(waited?.body).toBe('Too many requests in progress, retry in 1 s.\n');
+      const withHandler = await serve({
+        concurrency: { limiter, key: 'all', fallback: driver.fallbackHandler(202) },
+      });
+      const handled = await send(withHandler, '/').reply;
+      expect(handled?.status).toBe(202);
+      expect(JSON.parse(handled?.body ?? '')).toEqual({ fallback: true, inFlight: 1 });
+      const withStatic = await serve({
+        concurrency: {
+          limiter,
+          key: 'all',
+          fallback: { body: { busy: true }, headers: { 'X-Cache': 'HIT' } },
+        },
+      });
+      const cached = await send(withStatic, '/').reply;
+      expect([cached?.status, cached?.body, cached?.headers['x-cache']]).toEqual([
+        200,
+        '{"busy":true}',
+        'HIT',
+      ]);
+      const dry = await serve({ concurrency: { limiter, key: 'all', dryRun: true } });
+      const passed = await send(dry, '/').reply;
+      expect([passed?.status, passed?.headers['sluice-dry-run']]).toEqual([200, 'rejected']);
+      handlers.open('/wait/1');
+      expect((await holder.reply)?.status).toBe(200);
+      await until(() => limiter.stats().inFlight === 0, 'every permit is back');
+    });
+  });
+}

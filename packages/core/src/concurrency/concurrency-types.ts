@@ -1,0 +1,170 @@
+import type { StoreErrorEvent } from '../resilience/events';
+import type { OnStoreError } from '../resilience/on-store-error';
+import type { Store } from '../stores/store';
+
+/**
+ * Options of `createConcurrencyLimiter`: at most `max` requests in flight per key (nginx
+ * `limit_conn`), in process memory or shared through Redis.
+ */
+export interface ConcurrencyLimiterOptions {
+  /** Permits per key: requests that may be in flight at once. A whole number >= 1. */
+  max: number;
+  /**
+   * Where permits live: an in-process store (the default `new MemoryStore()`) counts them in this
+   * process; a `RedisStore` shares them between every instance, as leases (see `leaseMs`).
+   * Limiters on one store with one `prefix` share their counts.
+   * @defaultValue `new MemoryStore()`
+   */
+  store?: Store;
+  /** Namespace of the permits in the store (Redis: `<prefix>:{<key>}:permits`). @defaultValue `'sluice'` */
+  prefix?: string;
+  /** The limiter's name, for events and metrics. @defaultValue the `prefix` */
+  name?: string;
+  /**
+   * Shared stores (Redis): how long a permit lives unless renewed, in ms or a duration (`'30s'`).
+   * A held permit is renewed every third of it, so a permit whose holder crashed (or lost Redis
+   * for longer) comes back after at most this long. From 100 ms to one day.
+   * @defaultValue 30000
+   */
+  leaseMs?: number | string;
+  /**
+   * Wait for a permit instead of being refused: in arrival order per key (FIFO), up to
+   * `maxWaitMs`; a waiting client that leaves is dropped. At most `maxSize` requests wait at once
+   * over all keys (default 1000); one more is refused at once.
+   * @defaultValue none: refuse at once
+   */
+  queue?: ConcurrencyQueueOptions;
+  /**
+   * Shared stores: what to do when the store fails or is slower than `timeoutMs`: an in-process
+   * insurance count (default; `instances` divides `max`), `'fail-open'` (admit, uncounted) or
+   * `'fail-closed'` (refuse, `reason: 'store-unavailable'`).
+   * @defaultValue `{ insurance: new MemoryStore() }`
+   */
+  onStoreError?: OnStoreError;
+  /** Shared stores: a call slower than this (ms) counts as a failure. Whole ms from 1 to 60000. @defaultValue 50 */
+  timeoutMs?: number;
+  /** `() => epoch ms` sent to the store as the leases' time (tests); without it Redis reads its `TIME`. */
+  clock?: () => number;
+}
+
+/** `queue` of {@link ConcurrencyLimiterOptions}. */
+export interface ConcurrencyQueueOptions {
+  /** Longest wait for a permit: ms or a duration (`'2s'`), at most 10 minutes. */
+  maxWaitMs: number | string;
+  /** Most requests waiting at once, over all keys of the limiter. A whole number >= 1. @defaultValue 1000 */
+  maxSize?: number;
+}
+
+/**
+ * Why a request got no permit: `'limited'` (every permit of the key is in use, and no queue),
+ * `'queue-full'` (the queue holds `maxSize` already), `'queue-timeout'` (no permit within
+ * `maxWaitMs`), `'cancelled'` (its `signal` aborted while it waited: the client left), or
+ * `'store-unavailable'` (the store failed and `onStoreError` is `'fail-closed'`).
+ */
+export type ConcurrencyRefusal =
+  'limited' | 'queue-full' | 'queue-timeout' | 'cancelled' | 'store-unavailable';
+
+/** A permit: give it back with `release()` when the request ends. */
+export interface Permit {
+  /** The key it was taken for. */
+  readonly key: string;
+  /** `true` once released. */
+  readonly released: boolean;
+  /**
+   * Gives the permit back, once: later calls do nothing. Resolves when the store has been told
+   * (memory: at once); never rejects — a shared store that cannot be told lets the lease expire
+   * after `leaseMs` (and the call is retried meanwhile), so a permit is never lost.
+   */
+  release(): Promise<void>;
+}
+
+/** The answer to `acquire`. Being refused is a normal answer, never a rejected promise. */
+export interface ConcurrencyDecision {
+  readonly allowed: boolean;
+  /** The permit, when allowed: release it when the request ends. */
+  readonly permit?: Permit;
+  /** The key, as given. */
+  readonly key: string;
+  /** Permits per key (`max`). */
+  readonly max: number;
+  /** Permits of the key in use after this decision, as the store counted them (every instance's, on Redis). */
+  readonly inFlight: number;
+  /**
+   * Ms after which a retry may find a permit: an estimate from how long permits are held and the
+   * queue ahead, given only with a `queue` (which measures it) and once known; else 0.
+   */
+  readonly retryAfterMs: number;
+  /** Ms this request waited in the queue (0 without one). */
+  readonly waitedMs: number;
+  /** Set when refused. */
+  readonly reason?: ConcurrencyRefusal;
+  /** Set when the store could not decide and `onStoreError` did (see `Decision.degraded`). */
+  readonly degraded?: 'fail-open' | 'fail-closed' | 'insurance';
+}
+
+/** Options of one `acquire`. */
+export interface AcquireOptions {
+  /** Aborting it drops the request from the queue (its client left): it resolves `reason: 'cancelled'`. */
+  signal?: AbortSignal;
+}
+
+/** Counts of one limiter in this process, for gauges (in flight, queued). */
+export interface ConcurrencyStats {
+  /** Permits this process holds now (not yet released). */
+  readonly inFlight: number;
+  /** Requests waiting in this process's queue now. */
+  readonly queued: number;
+}
+
+/** The events a concurrency limiter emits. */
+export interface ConcurrencyEvents {
+  /** A request got no permit. */
+  limited: ConcurrencyDecision;
+  /**
+   * The store failed or was slower than `timeoutMs`; `mode` says how the request was decided
+   * instead (for a failed release or renewal: how acquires are decided meanwhile — the release is
+   * retried at the next renewal, and the lease expires by itself after `leaseMs` anyway).
+   */
+  storeError: StoreErrorEvent;
+  /** The store answered again after failing. */
+  storeRecovered: { readonly downMs: number; readonly failures: number };
+  /**
+   * A held permit's lease had expired (the store was out of reach longer than `leaseMs`) and the
+   * key was full by then: its request runs uncounted until it ends.
+   */
+  leaseLost: { readonly key: string };
+}
+
+/** Name of a concurrency limiter event. */
+export type ConcurrencyEventName = keyof ConcurrencyEvents;
+
+/** Caps requests in flight per key. */
+export interface ConcurrencyLimiter {
+  /** Permits per key. */
+  readonly max: number;
+  /** The limiter's name (events, metrics). */
+  readonly name: string;
+  /** The store's namespace. */
+  readonly prefix: string;
+  /** Whether a `queue` is configured. */
+  readonly queued: boolean;
+  /**
+   * Takes a permit for `key`, or waits for one with a `queue`. Release the permit when the
+   * request ends, whatever happens (use `try … finally`).
+   *
+   * @param key - any string
+   * @param options - a `signal` to stop waiting
+   */
+  acquire(key: string, options?: AcquireOptions): Promise<ConcurrencyDecision>;
+  /**
+   * The same without a promise when the answer is immediate: an in-process store, and either a
+   * free permit or no queue. `undefined` otherwise (nothing was taken): call `acquire`.
+   */
+  acquireSync(key: string): ConcurrencyDecision | undefined;
+  /** Permits of `key` in use now in the store, every holder's (Redis: live leases). */
+  inFlight(key: string): Promise<number>;
+  /** This process's counts: permits held and requests waiting. */
+  stats(): ConcurrencyStats;
+  on<E extends ConcurrencyEventName>(event: E, listener: (payload: ConcurrencyEvents[E]) => void): this;
+  off<E extends ConcurrencyEventName>(event: E, listener: (payload: ConcurrencyEvents[E]) => void): this;
+}

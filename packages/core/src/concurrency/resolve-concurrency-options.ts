@@ -1,0 +1,157 @@
+import { SluiceConfigError } from '../policy/config-error';
+import { parseDuration } from '../policy/duration';
+import { MAX_LIMIT } from '../policy/rate';
+import { MAX_QUEUE_WAIT_MS } from '../policy/resolve-policy';
+import { resolveOnStoreError, type ResolvedOnStoreError } from '../resilience/on-store-error';
+import { MemoryStore } from '../stores/memory-store';
+import type { PermitStore } from '../stores/permit-store';
+import { MAX_LEASE_MS } from '../stores/redis/concurrency-scripts.lua';
+import type { Store } from '../stores/store';
+import type { ConcurrencyLimiterOptions } from './concurrency-types';
+
+/** Every option name `createConcurrencyLimiter` accepts: any other is a `SluiceConfigError`. */
+export const CONCURRENCY_OPTION_NAMES = [
+  'max',
+  'store',
+  'prefix',
+  'name',
+  'leaseMs',
+  'queue',
+  'onStoreError',
+  'timeoutMs',
+  'clock',
+] as const satisfies ReadonlyArray<keyof ConcurrencyLimiterOptions>;
+
+const NAMES = new Set<string>(CONCURRENCY_OPTION_NAMES);
+
+/** Shortest `leaseMs`: a lease is renewed every third of it, and a round trip must fit. */
+export const MIN_LEASE_MS = 100;
+/** Default `leaseMs`: how long a crashed holder's permits stay taken. */
+export const DEFAULT_LEASE_MS = 30_000;
+/** Default `queue.maxSize`. */
+export const DEFAULT_QUEUE_SIZE = 1000;
+
+/** The options, validated, and where the permits live. */
+export interface ResolvedConcurrencyOptions {
+  readonly max: number;
+  readonly prefix: string;
+  readonly name: string;
+  readonly leaseMs: number;
+  /** `undefined` without a queue. */
+  readonly queue: { readonly maxWaitMs: number; readonly maxSize: number } | undefined;
+  readonly timeoutMs: number;
+  readonly clock: (() => number) | undefined;
+  readonly onStoreError: ResolvedOnStoreError;
+  /** The in-process store whose counts the permits share, or `undefined` for a shared store. */
+  readonly local: Store | undefined;
+  /** The shared store's permits, or `undefined` for an in-process store. */
+  readonly remote: PermitStore | undefined;
+}
+
+/**
+ * Validates `createConcurrencyLimiter`'s options once, at creation.
+ * @throws {@link SluiceConfigError} naming the first invalid or unknown option
+ */
+export function resolveConcurrencyOptions(options: ConcurrencyLimiterOptions): ResolvedConcurrencyOptions {
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) {
+    throw new SluiceConfigError('options', options, 'expected an object such as { max: 10 }');
+  }
+  for (const name of Object.keys(options)) {
+    if (!NAMES.has(name)) {
+      throw new SluiceConfigError(
+        name,
+        (options as unknown as Record<string, unknown>)[name],
+        `unknown option; accepted: ${CONCURRENCY_OPTION_NAMES.join(', ')}`,
+        'SLUICE_UNKNOWN_OPTION',
+      );
+    }
+  }
+  const { max } = options;
+  if (max === undefined) {
+    throw new SluiceConfigError(
+      'max',
+      max,
+      'is required: the requests allowed in flight at once per key',
+      'SLUICE_MISSING_OPTION',
+    );
+  }
+  if (typeof max !== 'number' || !Number.isInteger(max) || max < 1 || max > MAX_LIMIT) {
+    throw new SluiceConfigError('max', max, `must be a whole number from 1 to ${MAX_LIMIT}`);
+  }
+  const prefix = options.prefix ?? 'sluice';
+  if (typeof prefix !== 'string' || prefix.length === 0) {
+    throw new SluiceConfigError('prefix', prefix, 'must be a non-empty string');
+  }
+  const name = options.name ?? prefix;
+  // As a rate limiter's name: it will label metrics and a dashboard, which show printable ASCII.
+  if (options.name !== undefined && (typeof name !== 'string' || !/^[\x20-\x7e]{1,128}$/.test(name))) {
+    throw new SluiceConfigError('name', name, 'must be printable ASCII text of 1 to 128 characters');
+  }
+  const leaseMs =
+    options.leaseMs === undefined ? DEFAULT_LEASE_MS : parseDuration('leaseMs', options.leaseMs);
+  if (leaseMs < MIN_LEASE_MS || leaseMs > MAX_LEASE_MS) {
+    throw new SluiceConfigError(
+      'leaseMs',
+      options.leaseMs,
+      `must be from ${MIN_LEASE_MS} ms to 1 day (86400000 ms)`,
+    );
+  }
+  const timeoutMs = options.timeoutMs ?? 50;
+  if (typeof timeoutMs !== 'number' || !Number.isInteger(timeoutMs) || timeoutMs < 1 || timeoutMs > 60_000) {
+    throw new SluiceConfigError(
+      'timeoutMs',
+      timeoutMs,
+      'must be a whole number of milliseconds from 1 to 60000',
+    );
+  }
+  const { clock } = options;
+  if (clock !== undefined && typeof clock !== 'function') {
+    throw new SluiceConfigError('clock', clock, 'must be a function returning epoch milliseconds');
+  }
+  const store: Store = options.store ?? new MemoryStore();
+  const inProcess = typeof store === 'object' && store !== null && typeof store.consumeSync === 'function';
+  if (!inProcess && (typeof store !== 'object' || store === null || typeof store.permits !== 'function')) {
+    throw new SluiceConfigError(
+      'store',
+      store,
+      'expected a store such as new MemoryStore() or new RedisStore({ client }) (a shared store needs permits())',
+    );
+  }
+  return {
+    max,
+    prefix,
+    name,
+    leaseMs,
+    queue: resolveQueue(options.queue),
+    timeoutMs,
+    clock,
+    onStoreError: resolveOnStoreError(options.onStoreError),
+    local: inProcess ? store : undefined,
+    remote: inProcess ? undefined : (store.permits as () => PermitStore).call(store),
+  };
+}
+
+function resolveQueue(queue: unknown): ResolvedConcurrencyOptions['queue'] {
+  if (queue === undefined) return undefined;
+  const accepted = 'expected { maxWaitMs: milliseconds or a duration, maxSize?: number }';
+  if (typeof queue !== 'object' || queue === null || Array.isArray(queue)) {
+    throw new SluiceConfigError('queue', queue, accepted);
+  }
+  for (const name of Object.keys(queue)) {
+    if (name !== 'maxWaitMs' && name !== 'maxSize')
+      throw new SluiceConfigError(
+        `queue.${name}`,
+        (queue as Record<string, unknown>)[name],
+        `unknown field; ${accepted}`,
+      );
+  }
+  const { maxWaitMs, maxSize = DEFAULT_QUEUE_SIZE } = queue as { maxWaitMs?: unknown; maxSize?: unknown };
+  const waitMs = parseDuration('queue.maxWaitMs', maxWaitMs);
+  if (waitMs > MAX_QUEUE_WAIT_MS) {
+    throw new SluiceConfigError('queue.maxWaitMs', maxWaitMs, 'must be at most 10 minutes (600000 ms)');
+  }
+  if (typeof maxSize !== 'number' || !Number.isSafeInteger(maxSize) || maxSize < 1) {
+    throw new SluiceConfigError('queue.maxSize', maxSize, 'must be a whole number >= 1');
+  }
+  return { maxWaitMs: waitMs, maxSize };
+}

@@ -1,0 +1,225 @@
+import type { ConcurrencyDecision, ConcurrencyLimiter, Permit } from '../concurrency/concurrency-types';
+import { RequestView, type HttpRequest } from '../keys/http-request';
+import {
+  resolveConcurrencyLimit,
+  type ConcurrencyLimitEvent,
+  type ConcurrencyLimitOptions,
+  type ConcurrencyOutcome,
+  type ResolvedConcurrencyLimit,
+} from './concurrency-options';
+import type { HeaderList, HttpReply } from './http-options';
+import { DRY_RUN_HEADER } from './http-limiter';
+import { toSeconds } from './rate-limit-headers';
+import { JSON_TYPE, prefersJson, rejectionBody, TEXT_TYPE } from './reply-body';
+import { onResponseClose, releaseOnClose, type ListenableResponse } from './response-close';
+import { keyOf, reportFailure, skipOf } from './user-callbacks';
+
+/** One concurrency limit on a route, resolved once; adapters call `decide` per request. */
+export interface HttpConcurrencyLimiter<TRequest, THandler> {
+  readonly limiter: ConcurrencyLimiter;
+  /**
+   * Takes a permit for the request, or waits for one (`queue`), and ties its release to the
+   * response: it goes back exactly once, when the response finishes or its connection closes.
+   * Rejects only when the store fails and `onStoreError` cannot decide, or the limiter's `clock` breaks.
+   *
+   * @param request - the framework's request, handed to `key` and `skip` functions and events
+   * @param http - the same request in the neutral shape
+   * @param response - the raw response (Express `res`, Koa `ctx.res`, Fastify `reply.raw`)
+   */
+  decide(
+    request: TRequest,
+    http: HttpRequest,
+    response: ListenableResponse,
+  ): Promise<ConcurrencyOutcome<THandler>>;
+  /**
+   * The same without a promise when it can be had at once: a key of nginx variables, no `skip`,
+   * an in-process store, and a free permit or no queue. `undefined` otherwise (nothing taken).
+   */
+  decideSync(
+    request: TRequest,
+    http: HttpRequest,
+    response: ListenableResponse,
+  ): ConcurrencyOutcome<THandler> | undefined;
+}
+
+const NEXT = { kind: 'next', headers: [] } as const;
+const DRY_RUN_NEXT = { kind: 'next', headers: [[DRY_RUN_HEADER, 'rejected']] } as const;
+const GONE = { kind: 'gone' } as const;
+
+/**
+ * Builds the framework-neutral concurrency limit behind every adapter's `concurrencyLimit`
+ * (nginx `limit_conn`): a permit before the handler, given back when the response closes,
+ * whatever the handler does (throws, never answers, the client leaves).
+ *
+ * A refusal is `status` (429; nginx answers 503) with a short body, `Retry-After` only when the
+ * queue gives an estimate, or the `fallback`; a store failure that `onStoreError: 'fail-closed'`
+ * refuses is a 503.
+ *
+ * @param options - the limit's options
+ * @throws {@link SluiceConfigError} naming the first invalid option
+ * @example
+ * ```ts
+ * const limit = createHttpConcurrencyLimiter({ key: '$http_user_id', max: 1 });
+ * const outcome = await limit.decide(req, { remoteAddress: req.socket.remoteAddress, url: req.url, headers: req.headers }, res);
+ * ```
+ */
+export function createHttpConcurrencyLimiter<TRequest, THandler extends (...args: never[]) => unknown>(
+  options: ConcurrencyLimitOptions<TRequest, THandler>,
+): HttpConcurrencyLimiter<TRequest, THandler> {
+  const limit = resolveConcurrencyLimit(options);
+  const { limiter, template } = limit;
+  const syncable = template !== undefined && limit.skip === undefined;
+
+  /** With a queue: waits, giving up the moment the client leaves; its permit goes back if it came too late. */
+  const waitFor = async (
+    key: string,
+    response: ListenableResponse,
+  ): Promise<ConcurrencyDecision | undefined> => {
+    const controller = new AbortController();
+    // Set once the permit came: from then on, the response's close releases it.
+    const taken: { permit?: Permit | undefined } = {};
+    let left = false;
+    const stop = onResponseClose(response, () => {
+      left = true;
+      if (taken.permit === undefined) controller.abort();
+      else void taken.permit.release();
+    });
+    const decision = await limiter.acquire(key, { signal: controller.signal });
+    if (!decision.allowed) {
+      stop();
+      return decision.reason === 'cancelled' ? undefined : decision;
+    }
+    if (left) {
+      void decision.permit?.release(); // it left as the permit came
+      return undefined;
+    }
+    taken.permit = decision.permit;
+    return decision;
+  };
+
+  return {
+    limiter,
+    decideSync(request, http, response) {
+      if (!syncable) return undefined;
+      // A client that is gone: refused on the general path.
+      if (http.remoteAddress === undefined && limit.readsAddress) return undefined;
+      const view = new RequestView(http);
+      const key = (template as (view: RequestView) => string)(view);
+      if (key === '' && limit.onMissingKey !== 'shared') return undefined; // rare: the general path
+      const decision = limiter.acquireSync(key);
+      if (decision === undefined) return undefined;
+      if (decision.allowed) return admit(response, decision.permit as Permit);
+      return refusal(limit, request, view, decision);
+    },
+    async decide(request, http, response) {
+      const view = new RequestView(http);
+      if (limit.skip !== undefined && (await skipOf(limit, request))) return NEXT;
+      // The connection is gone, so the client's address is unknown: keyed by it, the request would
+      // have the empty key and pass (or share one count). Refused, whatever onMissingKey says.
+      const gone = http.remoteAddress === undefined && limit.readsAddress;
+      const key = gone ? '' : await keyOf(limit, request, view);
+      const missing = gone ? 'reject' : key === '' ? limit.onMissingKey : undefined;
+      if (missing === 'skip') return NEXT;
+      if (missing === 'reject') {
+        if (limit.dryRun) return DRY_RUN_NEXT;
+        const { type, body } = rejectionBody(undefined, view.header('accept'));
+        return { kind: 'reply', headers: [], status: limit.status, type, body };
+      }
+      if (limiter.queued) {
+        const now = limiter.acquireSync(key);
+        if (now !== undefined)
+          return now.allowed ? admit(response, now.permit as Permit) : refusal(limit, request, view, now);
+        const decision = await waitFor(key, response);
+        if (decision === undefined) return GONE;
+        // A waited-for permit is tied to the response by waitFor's watch already.
+        return decision.allowed ? NEXT : refusal(limit, request, view, decision);
+      }
+      const decision = await limiter.acquire(key);
+      if (decision.allowed) return admit(response, decision.permit as Permit);
+      return refusal(limit, request, view, decision);
+    },
+  };
+}
+
+/** Ties the permit's release to the response. */
+function admit(response: ListenableResponse, permit: Permit): typeof NEXT {
+  releaseOnClose(response, permit);
+  return NEXT;
+}
+
+/** The reply to a request refused a permit (or, with `dryRun`, let through and reported). */
+function refusal<TRequest, THandler>(
+  limit: ResolvedConcurrencyLimit<TRequest, THandler>,
+  request: TRequest,
+  view: RequestView,
+  decision: ConcurrencyDecision,
+): ConcurrencyOutcome<THandler> {
+  notify(limit, { request, decision, dryRun: limit.dryRun });
+  if (limit.dryRun) return DRY_RUN_NEXT;
+  const status = decision.reason === 'store-unavailable' ? 503 : limit.status;
+  // Only an estimate the queue measured: without one, a client could not trust any number.
+  const retryAfter = decision.retryAfterMs > 0 ? toSeconds(decision.retryAfterMs) : undefined;
+  const headers: HeaderList = retryAfter === undefined ? [] : [['Retry-After', String(retryAfter)]];
+  const { fallback } = limit;
+  const accept = view.header('accept');
+  if (fallback === undefined)
+    return { kind: 'reply', headers, status, ...refusalBody(decision, retryAfter, accept) };
+  if ('handler' in fallback) {
+    const rejection: HttpReply = {
+      kind: 'reply',
+      headers,
+      status,
+      ...refusalBody(decision, retryAfter, accept),
+    };
+    return {
+      kind: 'handler',
+      headers,
+      handler: fallback.handler,
+      decision,
+      rejection,
+      reportError: (threw) => reportFailure(limit, request, 'fallback', { threw }, decision.key),
+    };
+  }
+  const { reply } = fallback;
+  return {
+    kind: 'reply',
+    headers: [...headers, ...reply.headers],
+    status: reply.status,
+    type: reply.type,
+    body: reply.body,
+  };
+}
+
+/** The short body of a refusal: JSON when the client prefers it, else one sentence. */
+function refusalBody(
+  decision: ConcurrencyDecision,
+  retryAfter: number | undefined,
+  accept: string,
+): { type: string; body: string } {
+  const unavailable = decision.reason === 'store-unavailable';
+  const error = unavailable ? 'store_unavailable' : 'too_many_in_flight';
+  const what = unavailable ? 'The concurrency limiter is unavailable' : 'Too many requests in progress';
+  const message = retryAfter === undefined ? `${what}.` : `${what}, retry in ${retryAfter} s.`;
+  if (prefersJson(accept)) return { type: JSON_TYPE, body: JSON.stringify({ error, message, retryAfter }) };
+  return { type: TEXT_TYPE, body: `${message}\n` };
+}
+
+const warned = new WeakSet<object>();
+
+/** Calls `onLimit`; a listener that throws never breaks the request. */
+function notify<TRequest>(
+  limit: ResolvedConcurrencyLimit<TRequest, unknown>,
+  event: ConcurrencyLimitEvent<TRequest>,
+): void {
+  if (limit.onLimit === undefined) return;
+  try {
+    limit.onLimit(event);
+  } catch (error) {
+    if (warned.has(limit)) return;
+    warned.add(limit);
+    process.emitWarning(
+      `a sluice onLimit listener threw (ignored; further ones are not reported): ${String(error)}`,
+      'SluiceListenerWarning',
+    );
+  }
+}

@@ -1,0 +1,66 @@
+/**
+ * Where a shared store keeps the permits of concurrency limits (`createConcurrencyLimiter`):
+ * per key, a set of leases, each with an expiry. A lease is taken when a request is admitted,
+ * removed when it ends, and renewed while it runs; one whose holder crashed expires by itself,
+ * so its permit comes back. An in-process store needs none of this (its permits die with it).
+ */
+export interface PermitStore {
+  /** Takes a lease when fewer than `max` live leases exist for the key. */
+  acquire(request: PermitAcquireRequest): Promise<PermitAcquireReply>;
+  /** Removes a lease; nothing when it is gone already (expired, or released before). */
+  release(request: PermitReleaseRequest): Promise<void>;
+  /**
+   * Extends the given leases to `nowMs + leaseMs`. A lease that expired meanwhile (a partition
+   * longer than `leaseMs`) is taken again when fewer than `max` are live, else reported lost.
+   * With no `ids`, only counts.
+   */
+  renew(request: PermitRenewRequest): Promise<PermitRenewReply>;
+}
+
+/** What every permit operation names: the limiter's namespace and the user's key. */
+export interface PermitKey {
+  /** The limiter's `prefix`. */
+  readonly prefix: string;
+  /** The user's key, any string (the store escapes it as it needs). */
+  readonly key: string;
+}
+
+/** One lease asked for. */
+export interface PermitAcquireRequest extends PermitKey {
+  /** Most live leases for the key: a whole number >= 1. */
+  readonly max: number;
+  /** How long the lease lives unless renewed, in ms. */
+  readonly leaseMs: number;
+  /** The lease's id, unique across every process sharing the store. */
+  readonly id: string;
+  /** Epoch ms from the limiter's `clock`; absent: the store's own clock (Redis `TIME`). */
+  readonly nowMs?: number;
+}
+
+/** The answer to {@link PermitStore.acquire}. */
+export interface PermitAcquireReply {
+  readonly acquired: boolean;
+  /** Live leases for the key after the call, every holder's. */
+  readonly held: number;
+}
+
+/** One lease to remove. */
+export interface PermitReleaseRequest extends PermitKey {
+  readonly id: string;
+}
+
+/** Leases of one key to extend. */
+export interface PermitRenewRequest extends PermitKey {
+  readonly max: number;
+  readonly leaseMs: number;
+  readonly ids: readonly string[];
+  readonly nowMs?: number;
+}
+
+/** The answer to {@link PermitStore.renew}. */
+export interface PermitRenewReply {
+  /** Live leases for the key after the call, every holder's. */
+  readonly held: number;
+  /** The ids that had expired and could not be taken again (the key was full). */
+  readonly lost: readonly string[];
+}

@@ -1,0 +1,96 @@
+import { nowLua } from './scripts/prelude.lua';
+
+/**
+ * Lua of the concurrency limits' permits (`createConcurrencyLimiter` on a `RedisStore`): one
+ * script per operation, each one round trip, atomic.
+ *
+ * State: one sorted set per key, `<prefix>:{<key>}:permits`, a member per lease (its id, unique
+ * across processes) scored by the epoch ms at which it expires. A holder renews its leases while
+ * its requests run; a crashed or partitioned holder stops, and its leases expire by themselves,
+ * so its permits come back after `leaseMs` without anyone cleaning up. The key itself expires
+ * once its longest lease has (an idle key costs nothing), and Redis deletes an emptied set.
+ *
+ * Read defensively, as the rate-limit states are: another type at the key is no permits of ours
+ * (deleted, read as none), and a lease scored further ahead than sluice ever writes (the longest
+ * `leaseMs` plus an hour of clock disagreement, `+inf` included) is dropped, so bad data can
+ * neither fail a request nor hold a permit forever.
+ */
+const permitsPreludeLua = `
+local floor, format, match = math.floor, string.format, string.match
+-- Longest leaseMs (a day) + an hour of clocks disagreeing: no lease of sluice is further ahead.
+local FAR_MS = 90000000
+
+-- Live leases at key once the expired ones (and those from too far ahead) are dropped.
+local function live(key, now)
+  local dropped = redis.pcall('ZREMRANGEBYSCORE', key, '-inf', format('%d', now))
+  if type(dropped) == 'table' then
+    if not match(dropped.err, '^WRONGTYPE') then error(dropped) end
+    redis.call('DEL', key)
+    return 0
+  end
+  redis.call('ZREMRANGEBYSCORE', key, '(' .. format('%d', now + FAR_MS), '+inf')
+  return redis.call('ZCARD', key)
+end
+
+-- The key outlives every lease in it, and no longer than the longest.
+local function keep(key, lease_ms)
+  if redis.call('PTTL', key) < lease_ms then redis.call('PEXPIRE', key, lease_ms) end
+end
+`;
+
+/**
+ * KEYS: the permits key. ARGV: `max`, `leaseMs`, the lease id, `now` (`''`: the server's `TIME`).
+ * Replies `{ acquired (1 or 0), live leases after }`.
+ */
+export const ACQUIRE_PERMIT_SCRIPT = `${permitsPreludeLua}
+local key = KEYS[1]
+local max_n, lease_ms = tonumber(ARGV[1]), tonumber(ARGV[2])
+${nowLua('ARGV[4]')}
+local held = live(key, now)
+if held >= max_n then return {0, held} end
+redis.call('ZADD', key, format('%d', now + lease_ms), ARGV[3])
+keep(key, lease_ms)
+return {1, held + 1}
+`;
+
+/** KEYS: the permits key. ARGV: the lease id. Replies 1 when the lease was there, else 0. */
+export const RELEASE_PERMIT_SCRIPT = `
+local removed = redis.pcall('ZREM', KEYS[1], ARGV[1])
+if type(removed) == 'table' then
+  if not string.match(removed.err, '^WRONGTYPE') then error(removed) end
+  return 0
+end
+return removed
+`;
+
+/**
+ * KEYS: the permits key. ARGV: `max`, `leaseMs`, `now` (`''`: `TIME`), then the ids to renew.
+ * Each id still live is extended to `now + leaseMs`; one that expired meanwhile is taken again
+ * while fewer than `max` are live (its request still runs), else reported lost. Replies
+ * `{ live leases after, lost ids... }`; with no ids it only counts.
+ */
+export const RENEW_PERMITS_SCRIPT = `${permitsPreludeLua}
+local key = KEYS[1]
+local max_n, lease_ms = tonumber(ARGV[1]), tonumber(ARGV[2])
+${nowLua('ARGV[3]')}
+local held = live(key, now)
+local reply = { 0 }
+local expiry = format('%d', now + lease_ms)
+for i = 4, #ARGV do
+  local id = ARGV[i]
+  if redis.call('ZSCORE', key, id) then
+    redis.call('ZADD', key, expiry, id)
+  elseif held < max_n then
+    redis.call('ZADD', key, expiry, id)
+    held = held + 1
+  else
+    reply[#reply + 1] = id
+  end
+end
+if #ARGV > 3 and held > 0 then keep(key, lease_ms) end
+reply[1] = held
+return reply
+`;
+
+/** Longest `leaseMs` the scripts accept (a day): see `FAR_MS`. */
+export const MAX_LEASE_MS = 86_400_000;

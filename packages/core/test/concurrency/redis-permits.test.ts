@@ -1,0 +1,382 @@
+import Redis from 'ioredis';
+import {
+  createConcurrencyLimiter,
+  MemoryStore,
+  RedisStore,
+  type ConcurrencyDecision,
+  type ConcurrencyLimiter,
+} from '../../src';
+import { fakeClock, FAKE_EPOCH } from '../contract/fake-clock';
+import { useRedisServer } from '../harness/redis-fixtures';
+import { scriptCalls } from '../harness/script-calls';
+import { seededRandom } from '../redis/seeded-random';
+import { startTcpProxy } from '../harness/tcp-proxy';
+
+const redis = useRedisServer();
+let client: Redis;
+let admin: Redis;
+let store: RedisStore;
+let prefixes = 0;
+/** Every decision from Redis: a first call (connection, script load) on a loaded machine can exceed 50 ms. */
+const REDIS_TIMEOUT_MS = 5000;
+/** A fresh namespace per limiter, so tests never see each other's permits. */
+const fresh = (): string => `conc-${++prefixes}`;
+
+beforeAll(() => {
+  client = redis.client();
+  admin = redis.client();
+  store = new RedisStore({ client });
+});
+
+/** Lets timers and I/O run until `condition` holds: bounded by wall time, never a timed sleep. */
+async function until(condition: () => boolean | Promise<boolean>, what: string): Promise<void> {
+  const deadline = Date.now() + 5000;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+}
+
+describe('concurrency limits on Redis', () => {
+  afterEach(() => jest.useRealTimers());
+
+  test('at most max permits per key, shared by every limiter on the key; release is idempotent', async () => {
+    const prefix = fresh();
+    const a = createConcurrencyLimiter({ max: 2, store, prefix, timeoutMs: REDIS_TIMEOUT_MS });
+    const b = createConcurrencyLimiter({ max: 2, store, prefix, timeoutMs: REDIS_TIMEOUT_MS });
+    const first = await a.acquire('u');
+    const second = await b.acquire('u');
+    const third = await a.acquire('u');
+    expect([first.allowed, second.allowed, third.allowed]).toEqual([true, true, false]);
+    expect(second.inFlight).toBe(2);
+    expect(third).toEqual({
+      allowed: false,
+      key: 'u',
+      max: 2,
+      inFlight: 2,
+      retryAfterMs: 0,
+      waitedMs: 0,
+      reason: 'limited',
+    });
+    expect((await a.acquire('other')).allowed).toBe(true);
+    await first.permit?.release();
+    await first.permit?.release();
+    expect(await a.inFlight('u')).toBe(1);
+    await second.permit?.release();
+    expect(await a.inFlight('u')).toBe(0);
+    // An emptied set is gone from Redis: an idle key costs nothing.
+    expect(await admin.exists(store.permits().keyOf({ prefix, key: 'u' }))).toBe(0);
+    expect(a.stats()).toEqual({ inFlight: 1, queued: 0 });
+  });
+
+  test('an admitted request costs one script call to acquire and one to release', async () => {
+    const limiter = createConcurrencyLimiter({
+      max: 10,
+      store,
+      prefix: fresh(),
+      timeoutMs: REDIS_TIMEOUT_MS,
+    });
+    await (await limiter.acquire('warm')).permit?.release(); // scripts loaded on first use
+    const before = await scriptCalls(admin);
+    for (let i = 0; i < 20; i++) {
+      const decision = await limiter.acquire(`k${i % 3}`);
+      await decision.permit?.release();
+    }
+    expect((await scriptCalls(admin)) - before).toBe(40);
+  });
+
+  test('keys: one sorted set per key under its hash tag, escaped, with a TTL no longer than leaseMs', async () => {
+    const prefix = fresh();
+    const limiter = createConcurrencyLimiter({
+      max: 5,
+      store,
+      prefix,
+      leaseMs: '10s',
+      timeoutMs: REDIS_TIMEOUT_MS,
+    });
+    const hostile = 'user}{x';
+    const decision = await limiter.acquire(hostile);
+    const key = store.permits().keyOf({ prefix, key: hostile });
+    expect(key).toBe(`${prefix}:{user%7D%7Bx}:permits`);
+    expect(await admin.type(key)).toBe('zset');
+    const ttl = await admin.pttl(key);
+    expect(ttl).toBeGreaterThan(9000);
+    expect(ttl).toBeLessThanOrEqual(10_000);
+    await decision.permit?.release();
+    const prefixed = new RedisStore({ client, prefix: 'app{1}' });
+    expect(prefixed.permits().keyOf({ prefix: 'p', key: '' })).toBe('app%7B1%7D:p:{%}:permits');
+  });
+
+  test('a lease not renewed expires after leaseMs: the permits of a holder gone silent come back', async () => {
+    const prefix = fresh();
+    const clock = fakeClock();
+    const holder = createConcurrencyLimiter({
+      max: 1,
+      store,
+      prefix,
+      leaseMs: 5000,
+      clock,
+      timeoutMs: REDIS_TIMEOUT_MS,
+    });
+    const other = createConcurrencyLimiter({
+      max: 1,
+      store,
+      prefix,
+      leaseMs: 5000,
+      clock,
+      timeoutMs: REDIS_TIMEOUT_MS,
+    });
+    expect((await holder.acquire('k')).allowed).toBe(true);
+    clock.advance(4999);
+    expect((await other.acquire('k')).allowed).toBe(false);
+    clock.advance(1);
+    expect(await other.inFlight('k')).toBe(0);
+    expect((await other.acquire('k')).allowed).toBe(true);
+  });
+
+  test('a held lease is renewed every third of leaseMs, and stops being renewed once released', async () => {
+    const prefix = fresh();
+    const clock = fakeClock();
+    jest.useFakeTimers({
+      doNotFake: ['nextTick', 'setImmediate', 'queueMicrotask', 'Date', 'hrtime', 'performance'],
+    });
+    const holder = createConcurrencyLimiter({
+      max: 1,
+      store,
+      prefix,
+      leaseMs: 3000,
+      clock,
+      timeoutMs: REDIS_TIMEOUT_MS,
+    });
+    const other = createConcurrencyLimiter({
+      max: 1,
+      store,
+      prefix,
+      leaseMs: 3000,
+      clock,
+      timeoutMs: REDIS_TIMEOUT_MS,
+    });
+    const held = await holder.acquire('k');
+    const key = store.permits().keyOf({ prefix, key: 'k' });
+    const expiry = async (): Promise<number> => Number((await admin.zrange(key, 0, 0, 'WITHSCORES'))[1]);
+    expect(await expiry()).toBe(FAKE_EPOCH + 3000);
+    clock.advance(2000);
+    jest.advanceTimersByTime(1000);
+    await until(async () => (await expiry()) === FAKE_EPOCH + 5000, 'the lease is renewed');
+    clock.advance(2500); // past the first expiry, before the renewed one
+    expect((await other.acquire('k')).allowed).toBe(false);
+    await held.permit?.release();
+    expect(jest.getTimerCount()).toBe(0); // nothing left to renew: the timer is gone
+    expect((await other.acquire('k')).allowed).toBe(true);
+  });
+
+  test('memory and Redis give the same decisions for the same sequence of acquires and releases', async () => {
+    const random = seededRandom(17);
+    const prefix = fresh();
+    for (const max of [1, 2, 5]) {
+      const memory = createConcurrencyLimiter({ max, store: new MemoryStore() });
+      const shared = createConcurrencyLimiter({
+        max,
+        store,
+        prefix: `${prefix}-${max}`,
+        timeoutMs: REDIS_TIMEOUT_MS,
+      });
+      const held: Array<[ConcurrencyDecision, ConcurrencyDecision]> = [];
+      for (let step = 0; step < 300; step++) {
+        if (held.length > 0 && random() < 0.45) {
+          const [m, r] = held.splice(random.int(0, held.length - 1), 1)[0] as [
+            ConcurrencyDecision,
+            ConcurrencyDecision,
+          ];
+          await Promise.all([m.permit?.release(), r.permit?.release()]);
+          continue;
+        }
+        const key = random.pick(['a', 'b', 'c', '']);
+        const [m, r] = [await memory.acquire(key), await shared.acquire(key)];
+        expect({ step, allowed: r.allowed, inFlight: r.inFlight }).toEqual({
+          step,
+          allowed: m.allowed,
+          inFlight: m.inFlight,
+        });
+        if (m.allowed) held.push([m, r]);
+      }
+      for (const key of ['a', 'b', 'c', ''])
+        expect(await shared.inFlight(key)).toBe(await memory.inFlight(key));
+    }
+  });
+
+  test('the queue waits for a permit freed by another instance, first come first served here', async () => {
+    const prefix = fresh();
+    const other = createConcurrencyLimiter({ max: 1, store, prefix, timeoutMs: REDIS_TIMEOUT_MS });
+    const waiting = createConcurrencyLimiter({
+      max: 1,
+      store,
+      prefix,
+      queue: { maxWaitMs: 5000 },
+      timeoutMs: REDIS_TIMEOUT_MS,
+    });
+    const held = await other.acquire('k');
+    const order: number[] = [];
+    const waits = [1, 2].map((n) =>
+      waiting.acquire('k').then((d) => {
+        order.push(n);
+        return d;
+      }),
+    );
+    await until(() => waiting.stats().queued === 2, 'both wait');
+    await held.permit?.release();
+    const first = (await waits[0]) as ConcurrencyDecision;
+    expect(first.allowed).toBe(true);
+    // Released here: its lease is handed to the next in line, not given back and taken again.
+    const leases = (): Promise<string[]> => admin.zrange(store.permits().keyOf({ prefix, key: 'k' }), 0, -1);
+    const lease = await leases();
+    await first.permit?.release();
+    const second = (await waits[1]) as ConcurrencyDecision;
+    expect(second.allowed).toBe(true);
+    expect(await leases()).toEqual(lease);
+    expect(order).toEqual([1, 2]);
+    await second.permit?.release();
+    expect(await waiting.inFlight('k')).toBe(0);
+  });
+
+  test('the first waiter asks Redis again backing off, not in a loop, also after a permit came', async () => {
+    const prefix = fresh();
+    const other = createConcurrencyLimiter({ max: 1, store, prefix, timeoutMs: REDIS_TIMEOUT_MS });
+    const waiting = createConcurrencyLimiter({
+      max: 1,
+      store,
+      prefix,
+      queue: { maxWaitMs: 5000 },
+      timeoutMs: REDIS_TIMEOUT_MS,
+    });
+    const held = await other.acquire('k');
+    const first = waiting.acquire('k');
+    const second = waiting.acquire('k');
+    await until(() => waiting.stats().queued === 2, 'both wait');
+    await held.permit?.release();
+    expect((await first).allowed).toBe(true);
+    // The second now waits on the first's permit, held here: 300 ms of retries 10, 20, 40, … ms
+    // apart (capped at 250) are a handful of calls; a retry loop would be hundreds.
+    const before = await scriptCalls(admin);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect((await scriptCalls(admin)) - before).toBeLessThanOrEqual(10);
+    await (await first).permit?.release();
+    expect((await second).allowed).toBe(true);
+    await (await second).permit?.release();
+  });
+
+  test('bad data at a key decides as no permits and is replaced; a lease from far ahead holds nothing', async () => {
+    const prefix = fresh();
+    const limiter = createConcurrencyLimiter({ max: 1, store, prefix, timeoutMs: REDIS_TIMEOUT_MS });
+    const key = store.permits().keyOf({ prefix, key: 'k' });
+    await admin.set(key, 'garbage');
+    const first = await limiter.acquire('k');
+    expect(first.allowed).toBe(true);
+    expect(await admin.type(key)).toBe('zset');
+    await first.permit?.release();
+    await admin.zadd(key, '+inf', 'forever');
+    expect((await limiter.acquire('k')).allowed).toBe(true);
+  });
+});
+
+describe('concurrency limits when Redis fails', () => {
+  /**
+   * A client to a port nothing listens on: every call fails at once (no offline queue, no retry).
+   * Not the fixture's: disconnecting a client whose connection failed holds the process open 2 s.
+   */
+  const deadStore = (): RedisStore =>
+    new RedisStore({
+      client: new Redis({ port: 1, enableOfflineQueue: false, lazyConnect: true, retryStrategy: () => null }),
+    });
+
+  const limiterOn = (options: Partial<Parameters<typeof createConcurrencyLimiter>[0]>): ConcurrencyLimiter =>
+    createConcurrencyLimiter({ max: 2, store: deadStore(), prefix: fresh(), ...options });
+
+  test('by default each instance counts alone meanwhile (insurance), and gives its permits back', async () => {
+    const limiter = limiterOn({});
+    const errors: string[] = [];
+    limiter.on('storeError', (e) => errors.push(e.mode));
+    const decisions = [await limiter.acquire('k'), await limiter.acquire('k'), await limiter.acquire('k')];
+    expect(decisions.map((d) => [d.allowed, d.degraded])).toEqual([
+      [true, 'insurance'],
+      [true, 'insurance'],
+      [false, 'insurance'],
+    ]);
+    expect(errors.length).toBeGreaterThan(0);
+    await decisions[0]?.permit?.release();
+    expect((await limiter.acquire('k')).allowed).toBe(true);
+  });
+
+  test("'fail-closed' refuses with store-unavailable and a Retry-After; 'fail-open' admits uncounted", async () => {
+    const closed = await limiterOn({ onStoreError: 'fail-closed' }).acquire('k');
+    expect(closed).toMatchObject({ allowed: false, reason: 'store-unavailable', degraded: 'fail-closed' });
+    expect(closed.retryAfterMs).toBeGreaterThanOrEqual(1000);
+    const open = limiterOn({ onStoreError: 'fail-open', max: 1 });
+    const both = [await open.acquire('k'), await open.acquire('k')];
+    expect(both.map((d) => [d.allowed, d.degraded])).toEqual([
+      [true, 'fail-open'],
+      [true, 'fail-open'],
+    ]);
+    await both[0]?.permit?.release();
+    expect(open.stats().inFlight).toBe(1);
+  });
+});
+
+describe('permits are never lost to a failing call', () => {
+  afterEach(() => jest.useRealTimers());
+
+  test('a lease Redis took after the timeout is given back when its late answer comes', async () => {
+    const proxy = await startTcpProxy(redis.server().port);
+    try {
+      // Its own client, closed here before the proxy: ioredis holds a process open 2 s for a
+      // client disconnected after its connection went away.
+      const slow = new Redis({ host: '127.0.0.1', port: proxy.port });
+      await slow.ping();
+      const prefix = fresh();
+      const limiter = createConcurrencyLimiter({ max: 1, store: new RedisStore({ client: slow }), prefix });
+      await (await limiter.acquire('warm')).permit?.release(); // scripts loaded
+      const before = await scriptCalls(admin);
+      proxy.setLatency(150);
+      const decision = await limiter.acquire('k');
+      expect(decision).toMatchObject({ allowed: true, degraded: 'insurance' });
+      // The acquire ran in Redis after all, then its lease was released: two calls, nothing held.
+      await until(async () => (await scriptCalls(admin)) - before === 2, 'the late lease is released');
+      expect(await admin.exists(store.permits().keyOf({ prefix, key: 'k' }))).toBe(0);
+      await decision.permit?.release();
+      slow.disconnect();
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  test('a release that fails is retried at the next renewal, not left to hold the permit', async () => {
+    const flaky = new Redis({ host: '127.0.0.1', port: redis.server().port });
+    await flaky.ping();
+    const prefix = fresh();
+    jest.useFakeTimers({
+      doNotFake: ['nextTick', 'setImmediate', 'queueMicrotask', 'Date', 'hrtime', 'performance'],
+    });
+    const limiter = createConcurrencyLimiter({
+      max: 1,
+      store: new RedisStore({ client: flaky }),
+      prefix,
+      leaseMs: 60_000,
+      timeoutMs: REDIS_TIMEOUT_MS,
+    });
+    const errors: string[] = [];
+    limiter.on('storeError', (e) => errors.push(e.error.message));
+    const decision = await limiter.acquire('k');
+    flaky.disconnect();
+    await decision.permit?.release(); // fails: the connection is closed
+    expect(errors).toHaveLength(1);
+    const key = store.permits().keyOf({ prefix, key: 'k' });
+    expect(await admin.zcard(key)).toBe(1);
+    await flaky.connect();
+    jest.advanceTimersByTime(20_000);
+    await until(async () => (await admin.zcard(key)) === 0, 'the release is retried');
+    expect(limiter.stats().inFlight).toBe(0);
+    // Nothing left to renew or retry: the timer stops once the retry's answer is in.
+    await until(() => jest.getTimerCount() === 0, 'the renewal timer stops');
+    flaky.disconnect();
+  });
+});

@@ -1,0 +1,80 @@
+import {
+  callFallback,
+  createHttpConcurrencyLimiter,
+  type ConcurrencyDecision,
+  type ConcurrencyLimitOptions as CoreOptions,
+  type ConcurrencyOutcome,
+} from '@sluice/core';
+import type { FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
+import { httpRequestOf } from './http-request';
+
+/** A fallback handler for {@link concurrencyLimit}: sends a reply in place of the refusal. */
+export type FastifyConcurrencyFallback = (
+  request: FastifyRequest,
+  reply: FastifyReply,
+  decision: ConcurrencyDecision,
+) => unknown;
+
+/**
+ * Options of {@link concurrencyLimit}: `max` (required), `key`, `store`, `queue`, `leaseMs`,
+ * `status`, `fallback`, `skip`, `onMissingKey`, `trustProxy`, `dryRun`, `name`, `prefix`, … with
+ * Fastify's `request` in callbacks.
+ */
+export type ConcurrencyLimitOptions = CoreOptions<FastifyRequest, FastifyConcurrencyFallback>;
+
+/** Does what core decided: `true` when the request may go on. */
+function apply(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  outcome: ConcurrencyOutcome<FastifyConcurrencyFallback>,
+): boolean | Promise<boolean> {
+  if (outcome.kind === 'gone') {
+    reply.hijack(); // the client left while waiting: nothing more runs for it
+    return false;
+  }
+  for (const [name, value] of outcome.headers) reply.header(name, value);
+  switch (outcome.kind) {
+    case 'next':
+      return true;
+    case 'reply':
+      reply.code(outcome.status).type(outcome.type).send(outcome.body);
+      return false;
+    case 'handler':
+      // If the handler throws, core answers on the raw response, out of Fastify's hands.
+      return callFallback(outcome, [request, reply, outcome.decision], reply.raw, () => reply.hijack()).then(
+        () => false,
+      );
+  }
+}
+
+/**
+ * A Fastify hook (Fastify 4 and 5) that caps requests in flight per key (nginx `limit_conn`): a
+ * permit is taken before the handler and given back exactly once when the response finishes or
+ * its connection closes — also when the handler throws, never answers, or the client leaves.
+ * Add it as an `onRequest` hook (or `preHandler`, when the key needs what auth hooks set), for
+ * the whole app or one route; beside the sluice plugin's `rateLimit`, it runs after it.
+ *
+ * @param options - `max` and the rest (validated once, here)
+ * @throws `SluiceConfigError` naming the first invalid option
+ * @example
+ * ```ts
+ * import { concurrencyLimit } from '@sluice/fastify';
+ *
+ * app.addHook('onRequest', concurrencyLimit({ key: 'all', max: 500, queue: { maxWaitMs: 2000 } }));
+ * app.post('/checkout', { onRequest: concurrencyLimit({ key: '$http_user_id', max: 1 }) }, checkout);
+ * ```
+ */
+export function concurrencyLimit(options: ConcurrencyLimitOptions): onRequestHookHandler {
+  const limit = createHttpConcurrencyLimiter<FastifyRequest, FastifyConcurrencyFallback>(options);
+  return function sluiceConcurrencyLimit(request, reply, done) {
+    const http = httpRequestOf(request);
+    const outcome = limit.decideSync(request, http, reply.raw);
+    const pass =
+      outcome !== undefined
+        ? apply(request, reply, outcome)
+        : limit.decide(request, http, reply.raw).then((o) => apply(request, reply, o));
+    // A refused request has its reply sent (or hijacked): Fastify wants no `done` then.
+    if (pass === true) done();
+    else if (pass !== false) pass.then((ok) => ok && done(), done);
+  };
+}
