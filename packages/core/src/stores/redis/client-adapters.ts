@@ -9,6 +9,8 @@ import type {
   ScriptCommand,
 } from './redis-client';
 
+type Method = (...keysAndArgs: string[]) => Promise<unknown>;
+
 /** What `client` accepts, for the error of anything else. */
 const ACCEPTED =
   'expected a Redis client: ioredis or iovalkey (new Redis(...), new Cluster([...])), ' +
@@ -67,21 +69,21 @@ class IoredisScripts implements ScriptClient {
     if (known !== undefined) return known;
     const { client } = this;
     client.defineCommand(script.name, { lua: script.lua, numberOfKeys: script.numberOfKeys });
-    // defineCommand adds each script as a method named at run time, which TypeScript cannot see.
-    const method = (client as unknown as Record<string, ((...a: string[]) => Promise<unknown>) | undefined>)[
-      script.name
-    ];
-    if (typeof method !== 'function') {
+    // defineCommand adds each script as a method named at run time, which TypeScript cannot see;
+    // it is looked up at each call, as `client[name](...)` would be.
+    const methods = client as unknown as Record<string, ((...a: string[]) => Promise<unknown>) | undefined>;
+    if (typeof methods[script.name] !== 'function') {
       throw new SluiceConfigError(
         'client',
         client,
         'defineCommand did not add the script as a method: expected an ioredis or iovalkey client',
       );
     }
+    const { name } = script;
     const command: ScriptCommand =
       script.numberOfKeys === 1
-        ? (keys, args) => method.call(client, keys[0] as string, ...args)
-        : (keys, args) => method.call(client, String(keys.length), ...keys, ...args);
+        ? (keys, args) => (methods[name] as Method).call(client, keys[0] as string, ...args)
+        : (keys, args) => (methods[name] as Method).call(client, String(keys.length), ...keys, ...args);
     this.#commands.set(script.name, command);
     return command;
   }

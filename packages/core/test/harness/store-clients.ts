@@ -1,0 +1,91 @@
+import Redis from 'ioredis';
+import Valkey, { Cluster as ValkeyCluster } from 'iovalkey';
+import * as redis5 from 'redis';
+import * as redis4 from 'redis-4';
+import * as redis6 from 'redis-6';
+import type { RedisStoreClient } from '../../src';
+
+/**
+ * Every client `RedisStore` takes, so that store suites run once per client: ioredis, node-redis
+ * 4, 5 and 6 (`createClient` / `createCluster`), and iovalkey.
+ */
+export const ALL_CLIENT_KINDS = [
+  'ioredis',
+  'node-redis 4',
+  'node-redis 5',
+  'node-redis 6',
+  'iovalkey',
+] as const;
+export type StoreClientKind = (typeof ALL_CLIENT_KINDS)[number];
+/** The clients besides ioredis, for suites whose ioredis run lives in the plain fixtures' files. */
+export const OTHER_CLIENT_KINDS = ALL_CLIENT_KINDS.filter((kind) => kind !== 'ioredis');
+
+interface Address {
+  readonly host: string;
+  readonly port: number;
+}
+
+/** A client of some kind, and how to let go of it. */
+export interface OpenClient {
+  readonly client: RedisStoreClient;
+  close(): Promise<void>;
+}
+
+const NODE_REDIS = { 'node-redis 4': redis4, 'node-redis 5': redis5, 'node-redis 6': redis6 } as const;
+
+/**
+ * A single-node client of that kind, connected. `reconnect: false` makes a node-redis client
+ * give up on a dead port instead of retrying (its commands then reject at once).
+ */
+export async function openClient(kind: StoreClientKind, { host, port }: Address): Promise<OpenClient> {
+  if (kind === 'ioredis' || kind === 'iovalkey') {
+    const client = kind === 'ioredis' ? new Redis({ host, port }) : new Valkey({ host, port });
+    return { client, close: async () => client.disconnect() };
+  }
+  const client = NODE_REDIS[kind].createClient({ socket: { host, port } });
+  client.on('error', () => undefined);
+  await client.connect();
+  return { client, close: () => closeNodeRedis(client) };
+}
+
+/** A cluster client of that kind, its slots known. */
+export async function openClusterClient(
+  kind: StoreClientKind,
+  nodes: readonly Address[],
+): Promise<OpenClient> {
+  if (kind === 'ioredis' || kind === 'iovalkey') {
+    const Kind = kind === 'ioredis' ? Redis.Cluster : ValkeyCluster;
+    const client = new Kind(nodes.map(({ host, port }) => ({ host, port })));
+    await new Promise((resolve, reject) => client.once('ready', resolve).once('error', reject));
+    return { client, close: async () => client.disconnect() };
+  }
+  const rootNodes = nodes.map(({ host, port }) => ({ url: `redis://${host}:${port}` }));
+  const client = NODE_REDIS[kind].createCluster({ rootNodes });
+  client.on('error', () => undefined);
+  await client.connect();
+  return { client, close: () => closeNodeRedis(client) };
+}
+
+/**
+ * A client of that kind to a port nothing listens on, which gives up at once: every command
+ * rejects (no offline queue, no reconnection).
+ */
+export async function openDeadClient(kind: StoreClientKind, { host, port }: Address): Promise<OpenClient> {
+  if (kind === 'ioredis' || kind === 'iovalkey') {
+    const options = { host, port, enableOfflineQueue: false, lazyConnect: true };
+    const client = kind === 'ioredis' ? new Redis(options) : new Valkey(options);
+    return { client, close: async () => client.disconnect() };
+  }
+  const client = NODE_REDIS[kind].createClient({ socket: { host, port, reconnectStrategy: false } });
+  client.on('error', () => undefined);
+  await client.connect().catch(() => undefined);
+  return { client, close: () => closeNodeRedis(client) };
+}
+
+/** node-redis 4 and 5 have `disconnect()`, 5 and 6 `destroy()`. */
+async function closeNodeRedis(client: object): Promise<void> {
+  const c = client as { isOpen?: boolean; destroy?: () => unknown; disconnect?: () => Promise<unknown> };
+  if (c.isOpen === false) return;
+  if (typeof c.destroy === 'function') c.destroy();
+  else await c.disconnect?.();
+}
