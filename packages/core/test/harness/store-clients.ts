@@ -31,7 +31,25 @@ export interface OpenClient {
   close(): Promise<void>;
 }
 
-const NODE_REDIS = { 'node-redis 4': redis4, 'node-redis 5': redis5, 'node-redis 6': redis6 } as const;
+type NodeRedisKind = Exclude<StoreClientKind, 'ioredis' | 'iovalkey'>;
+/** A node-redis client or cluster client, as the store takes it (each version's own type must fit). */
+type NodeRedis = RedisStoreClient & {
+  on(event: 'error', listener: () => void): unknown;
+  connect(): Promise<unknown>;
+};
+
+/** Each version's `createClient`, called apart so that each version's types are checked. */
+const CREATE_CLIENT: Record<NodeRedisKind, (options: { socket: object }) => NodeRedis> = {
+  'node-redis 4': (options) => redis4.createClient(options),
+  'node-redis 5': (options) => redis5.createClient(options),
+  'node-redis 6': (options) => redis6.createClient(options),
+};
+
+const CREATE_CLUSTER: Record<NodeRedisKind, (options: { rootNodes: { url: string }[] }) => NodeRedis> = {
+  'node-redis 4': (options) => redis4.createCluster(options),
+  'node-redis 5': (options) => redis5.createCluster(options),
+  'node-redis 6': (options) => redis6.createCluster(options),
+};
 
 /**
  * A single-node client of that kind, connected. `reconnect: false` makes a node-redis client
@@ -42,7 +60,7 @@ export async function openClient(kind: StoreClientKind, { host, port }: Address)
     const client = kind === 'ioredis' ? new Redis({ host, port }) : new Valkey({ host, port });
     return { client, close: async () => client.disconnect() };
   }
-  const client = NODE_REDIS[kind].createClient({ socket: { host, port } });
+  const client = CREATE_CLIENT[kind]({ socket: { host, port } });
   client.on('error', () => undefined);
   await client.connect();
   return { client, close: () => closeNodeRedis(client) };
@@ -60,7 +78,7 @@ export async function openClusterClient(
     return { client, close: async () => client.disconnect() };
   }
   const rootNodes = nodes.map(({ host, port }) => ({ url: `redis://${host}:${port}` }));
-  const client = NODE_REDIS[kind].createCluster({ rootNodes });
+  const client = CREATE_CLUSTER[kind]({ rootNodes });
   client.on('error', () => undefined);
   await client.connect();
   return { client, close: () => closeNodeRedis(client) };
@@ -76,7 +94,7 @@ export async function openDeadClient(kind: StoreClientKind, { host, port }: Addr
     const client = kind === 'ioredis' ? new Redis(options) : new Valkey(options);
     return { client, close: async () => client.disconnect() };
   }
-  const client = NODE_REDIS[kind].createClient({ socket: { host, port, reconnectStrategy: false } });
+  const client = CREATE_CLIENT[kind]({ socket: { host, port, reconnectStrategy: false } });
   client.on('error', () => undefined);
   await client.connect().catch(() => undefined);
   return { client, close: () => closeNodeRedis(client) };

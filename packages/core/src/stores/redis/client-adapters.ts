@@ -3,7 +3,6 @@ import { SluiceConfigError } from '../../policy/config-error';
 import type {
   IoredisLikeClient,
   LuaScript,
-  NodeRedisEvalOptions,
   NodeRedisLikeClient,
   ScriptClient,
   ScriptCommand,
@@ -49,7 +48,12 @@ function isIoredisLike(client: object): client is IoredisLikeClient {
 
 function isNodeRedisLike(client: object): client is NodeRedisLikeClient {
   const c = client as Partial<Record<keyof NodeRedisLikeClient, unknown>>;
-  return typeof c.evalSha === 'function' && typeof c.eval === 'function' && typeof c.del === 'function';
+  return (
+    typeof c.evalSha === 'function' &&
+    typeof c.eval === 'function' &&
+    typeof c.sendCommand === 'function' &&
+    typeof c.del === 'function'
+  );
 }
 
 /**
@@ -95,25 +99,32 @@ class IoredisScripts implements ScriptClient {
 
 /**
  * node-redis (`redis` 4 to 6), single node or cluster: EVALSHA, and on NOSCRIPT only, EVAL with
- * the script's text (which loads it), once. Its cluster client routes both by the first of
- * `keys`; it is told apart by its `masters` and `slots` lists.
+ * the script's text (which loads it), once. Sent with `sendCommand`, which a cluster client
+ * routes by the first key it is given (node-redis 4's cluster `evalSha` does not route by its
+ * keys); a cluster client is told apart by its `masters` and `slots` lists.
  */
 class NodeRedisScripts implements ScriptClient {
   readonly isCluster: boolean;
+  /** The client's `sendCommand`, as (first key, command). */
+  readonly #send: (firstKey: string, command: string[]) => Promise<unknown>;
 
-  constructor(private readonly client: NodeRedisLikeClient) {
+  constructor(client: NodeRedisLikeClient) {
     const lists = client as unknown as { masters?: unknown; slots?: unknown };
     this.isCluster = Array.isArray(lists.masters) && Array.isArray(lists.slots);
+    const send = client.sendCommand as (...args: unknown[]) => Promise<unknown>;
+    this.#send = this.isCluster
+      ? (firstKey, command) => send.call(client, firstKey, false, command)
+      : (_, command) => send.call(client, command);
   }
 
   command(script: LuaScript): ScriptCommand {
-    const { client } = this;
     return (keys, args) => {
-      const options: NodeRedisEvalOptions = { keys: keys as string[], arguments: args as string[] };
+      const tail = [String(keys.length), ...keys, ...args];
+      const key = keys[0] as string;
       try {
-        return client.evalSha(script.sha, options).catch((error: unknown) => {
+        return this.#send(key, ['EVALSHA', script.sha, ...tail]).catch((error: unknown) => {
           if (!isNoScript(error)) throw error;
-          return client.eval(script.lua, options);
+          return this.#send(key, ['EVAL', script.lua, ...tail]);
         });
       } catch (error) {
         // A client that throws (closed, say) instead of rejecting: a rejection like any other.
@@ -123,7 +134,7 @@ class NodeRedisScripts implements ScriptClient {
   }
 
   del(keys: readonly string[]): Promise<unknown> {
-    return this.client.del(keys as string[]);
+    return Promise.resolve().then(() => this.#send(keys[0] as string, ['DEL', ...keys]));
   }
 }
 

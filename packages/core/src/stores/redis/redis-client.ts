@@ -21,22 +21,18 @@ export interface IoredisLikeClient {
   readonly isCluster?: boolean;
 }
 
-/** node-redis's options of `EVAL` / `EVALSHA`: on a cluster client the first key routes the call. */
-export interface NodeRedisEvalOptions {
-  keys: string[];
-  arguments: string[];
-}
-
 /**
  * What the store uses of a node-redis client (`createClient()` or `createCluster()` of the
- * `redis` package, 4 to 6): `evalSha`, `eval` and `del`. A cluster client is told apart by its
- * `masters` and `slots` lists, which a single-node client lacks. Methods are written as methods
- * so that node-redis's generic signatures fit.
+ * `redis` package, 4 to 6), recognised by `evalSha`, `eval`, `sendCommand` and `del`; the store
+ * sends its scripts with `sendCommand` (a single-node client's `(args)`, a cluster client's
+ * `(firstKey, isReadonly, args)`). A cluster client is told apart by its `masters` and `slots`
+ * lists, which a single-node client lacks. Loosely typed so node-redis's generic signatures fit.
  */
 export interface NodeRedisLikeClient {
-  evalSha(sha1: string, options: NodeRedisEvalOptions): Promise<unknown>;
-  eval(script: string, options: NodeRedisEvalOptions): Promise<unknown>;
-  del(keys: string[]): Promise<unknown>;
+  evalSha(...args: never[]): unknown;
+  eval(...args: never[]): unknown;
+  sendCommand(...args: never[]): unknown;
+  del(...args: never[]): unknown;
 }
 
 /** A client {@link RedisStore} accepts: ioredis / iovalkey, or node-redis. */
