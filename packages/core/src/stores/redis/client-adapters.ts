@@ -99,12 +99,14 @@ class IoredisScripts implements ScriptClient {
 
 /**
  * node-redis (`redis` 4 to 6), single node or cluster: EVALSHA, and on NOSCRIPT only, EVAL with
- * the script's text (which loads it), once. Sent with `sendCommand`, which a cluster client
+ * the script's text (which loads it), once; a script's first call on the client is EVAL. Sent with `sendCommand`, which a cluster client
  * routes by the first key it is given (node-redis 4's cluster `evalSha` does not route by its
  * keys); a cluster client is told apart by its `masters` and `slots` lists.
  */
 class NodeRedisScripts implements ScriptClient {
   readonly isCluster: boolean;
+  /** Scripts sent once: the first call of each sends EVAL (its text), as ioredis does. */
+  readonly #sent = new Set<string>();
   /** The client's `sendCommand`, as (first key, command). */
   readonly #send: (firstKey: string, command: string[]) => Promise<unknown>;
 
@@ -122,6 +124,13 @@ class NodeRedisScripts implements ScriptClient {
       const tail = [String(keys.length), ...keys, ...args];
       const key = keys[0] as string;
       try {
+        // A script's first call sends its text: no NOSCRIPT round trip on a fresh server. Calls
+        // after it are EVALSHA; a node that has not seen it (another Cluster master, a restart)
+        // answers NOSCRIPT and gets the text then.
+        if (!this.#sent.has(script.sha)) {
+          this.#sent.add(script.sha);
+          return this.#send(key, ['EVAL', script.lua, ...tail]);
+        }
         return this.#send(key, ['EVALSHA', script.sha, ...tail]).catch((error: unknown) => {
           if (!isNoScript(error)) throw error;
           return this.#send(key, ['EVAL', script.lua, ...tail]);
