@@ -54,7 +54,11 @@ export async function runClients(settings: Settings, port: number): Promise<Clie
       const samples = candidates.map((): number[] => []);
       const before = candidates.map((c) => c.counted.withoutStore());
       for (const { counted } of candidates) {
-        await throughput((key) => counted.limiter.consume(key).then((d) => d.allowed), inFlight, Math.min(200, settings.redisMs));
+        await throughput(
+          (key) => counted.limiter.consume(key).then((d) => d.allowed),
+          inFlight,
+          Math.min(200, settings.redisMs),
+        );
       }
       for (let r = 0; r < settings.redisRounds; r++) {
         progress(
