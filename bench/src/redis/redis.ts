@@ -9,6 +9,7 @@ import type { Settings } from '../settings';
 import { countedLimiter, SHARED_STORE_TIMEOUT_MS, supportsBlockCache } from '../sluice-limiter';
 import { spawnTsChild } from '../child';
 import { runBatching, type BatchingResult } from './batching';
+import { runClients, type ClientsResult } from './clients';
 import { countCommands, total } from './command-count';
 import { ADMIT_ALL, WINDOW_MS } from '../limits';
 
@@ -72,6 +73,8 @@ export interface RedisResult {
   readonly counts: readonly RedisCountRow[];
   /** Redis time per decision by batch size, and latency at 1 in flight with and without batching. */
   readonly batching: BatchingResult;
+  /** node-redis vs ioredis (issue 14); absent from results recorded before it. */
+  readonly clients?: ClientsResult;
   readonly notes: readonly string[];
 }
 
@@ -182,7 +185,7 @@ function yieldToEventLoop(): Promise<void> {
 }
 
 /** Decisions/s with `inFlight` decisions outstanding at all times, for about `ms`. */
-async function throughput(decide: Decide, inFlight: number, ms: number): Promise<number> {
+export async function throughput(decide: Decide, inFlight: number, ms: number): Promise<number> {
   let next = 0;
   let done = 0;
   const start = performance.now();
@@ -305,6 +308,7 @@ export async function runRedis(settings: Settings, port: number): Promise<RedisR
     for (const candidate of all) candidate.client.disconnect();
   }
   const batching = await runBatching(settings, port);
+  const clients = await runClients(settings, port);
   const blockCache = supportsBlockCache();
   return {
     rounds: settings.redisRounds,
@@ -313,6 +317,7 @@ export async function runRedis(settings: Settings, port: number): Promise<RedisR
     rows,
     counts,
     batching,
+    clients,
     notes: [
       'sluice batches concurrent decisions (the default: 2 calls on their way per connection, up to 64 decisions each); one row without (batch: false) for comparison',
       `each candidate has its own ioredis connection; 10 000 keys in turn; limit ${ADMIT_ALL.toLocaleString('en')} per minute (sliding-log: 1000/s), so every decision admits`,

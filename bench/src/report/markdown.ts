@@ -1,4 +1,5 @@
 import { machineLine } from '../machine';
+import type { ClientsResult } from '../redis/clients';
 import type { Results } from './results';
 
 const n = (value: number): string => Math.round(value).toLocaleString('en');
@@ -236,6 +237,35 @@ function redisSection(results: Results): string[] {
       ]),
     ),
     ...notes(redis.batching.notes),
+    ...(redis.clients === undefined ? [] : clientsTable(redis.clients)),
+  ];
+}
+
+/** The "node-redis vs ioredis decisions/s" rows (issue 14: within 10 %). */
+export function clientsTable(clients: ClientsResult): string[] {
+  const at = (client: string, inFlight: number) =>
+    clients.rows.find((r) => r.client === client && r.inFlight === inFlight);
+  return [
+    '',
+    '### node-redis vs ioredis decisions/s (sluice gcra, batching on)',
+    '',
+    ...table(
+      ['client', '1 in flight', '× ioredis', '256 in flight', '× ioredis', 'without store'],
+      ['l', 'r', 'r', 'r', 'r', 'r'],
+      ['ioredis', 'node-redis'].map((client) => {
+        const one = at(client, 1);
+        const many = at(client, 256);
+        return [
+          client,
+          one === undefined ? '' : n(one.perSecond),
+          one === undefined ? '' : x(one.ofIoredis, 3),
+          many === undefined ? '' : n(many.perSecond),
+          many === undefined ? '' : x(many.ofIoredis, 3),
+          String((one?.withoutStore ?? 0) + (many?.withoutStore ?? 0)),
+        ];
+      }),
+    ),
+    ...notes(clients.notes),
   ];
 }
 

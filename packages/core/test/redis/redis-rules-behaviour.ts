@@ -6,7 +6,7 @@ import {
   type LimiterRulesOptions,
 } from '../../src';
 import { fakeClock } from '../contract/fake-clock';
-import { HOSTILE_KEYS, scanKeys, type RedisTarget } from './redis-store-behaviour';
+import { HOSTILE_KEYS, scanKeys, storeClientOf, type RedisTarget } from './redis-store-behaviour';
 import { scriptCalls } from '../harness/script-calls';
 
 let prefixes = 0;
@@ -21,7 +21,7 @@ export function describeRedisRulesBehaviour(name: string, target: RedisTarget): 
     let store: RedisStore;
     let prefix: string;
     beforeEach(() => {
-      store = new RedisStore({ client: target.client() });
+      store = new RedisStore({ client: storeClientOf(target) });
       prefix = `rules-behaviour-${++prefixes}`;
     });
     const make = (

@@ -49,6 +49,21 @@ describe('RedisStore options', () => {
     );
   });
 
+  test('an unrecognised client is refused naming client and listing what is accepted', () => {
+    const error = (() => {
+      try {
+        new RedisStore({ client: { get: () => Promise.resolve(null) } as never });
+      } catch (thrown) {
+        return thrown;
+      }
+    })();
+    expect(error).toBeInstanceOf(SluiceConfigError);
+    expect(error).toMatchObject({ option: 'client' });
+    expect(String((error as Error).message)).toMatch(
+      /ioredis.*iovalkey.*node-redis.*createClient.*createCluster/,
+    );
+  });
+
   test('a client whose defineCommand adds no method is refused at construction', () => {
     const fake = { defineCommand: () => undefined, del: () => Promise.resolve(0) };
     expect(() => new RedisStore({ client: fake })).toThrow(/defineCommand did not add the script/);

@@ -6,6 +6,7 @@ import {
   type AlgorithmName,
   type Policy,
   type PolicyOptions,
+  type RedisStoreClient,
   type Verdict,
 } from '../../src';
 
@@ -15,6 +16,16 @@ export interface RedisTarget {
   client(): Redis | Cluster;
   /** One client per master node, for SCAN, SCRIPT FLUSH, INFO and TIME. */
   masters(): Redis[];
+  /**
+   * The client the store is built on when it is not `client()` (node-redis, iovalkey): the
+   * suites then read through `client()`, an ioredis client to the same deployment.
+   */
+  storeClient?(): RedisStoreClient;
+}
+
+/** The client a target's stores are built on. */
+export function storeClientOf(target: RedisTarget): RedisStoreClient {
+  return target.storeClient?.() ?? target.client();
 }
 
 /** Key texts chosen to break naive key building. */
@@ -102,7 +113,7 @@ export function describeRedisStoreBehaviour(name: string, target: RedisTarget): 
     let store: RedisStore;
     let prefix: string;
     beforeEach(() => {
-      store = new RedisStore({ client: target.client() });
+      store = new RedisStore({ client: storeClientOf(target) });
       prefix = `behaviour-${++prefixes}`;
     });
     const consume = (policy: Policy, key: string, cost = 1, nowMs?: number): Promise<Verdict> =>

@@ -1,6 +1,6 @@
 import type { Policy } from '../../types';
 import { Op } from './batch-call';
-import type { RedisStoreClient, ScriptCommand } from './redis-client';
+import type { ScriptClient, ScriptCommand } from './redis-client';
 import { policyScriptArgs, rulesArgs, scriptArgs, toVerdict, toVerdicts } from './redis-command';
 import { policyCommand, scriptCommands, type ScriptCommands } from './script-commands';
 import { stateKindOf } from './scripts';
@@ -16,7 +16,7 @@ export class AloneCalls {
   /** Each policy's own script, or `null` when it runs its kind's shared one. */
   readonly #policyCommands = new WeakMap<Policy, ScriptCommand | null>();
 
-  constructor(private readonly client: RedisStoreClient) {
+  constructor(private readonly client: ScriptClient) {
     this.scripts = scriptCommands(client);
   }
 
@@ -33,22 +33,20 @@ export class AloneCalls {
     rules: boolean,
   ): Promise<unknown> {
     const { scripts } = this;
-    if (op === Op.reset) return this.client.del(...keys);
-    if (op === Op.giveBack)
-      return scripts.giveBack(String(keys.length), ...keys, ...rulesArgs({ policies, cost, nowMs }));
+    if (op === Op.reset) return this.client.del(keys);
+    if (op === Op.giveBack) return scripts.giveBack(keys, rulesArgs({ policies, cost, nowMs }));
     if (rules) {
       return scripts
-        .rules(String(keys.length), ...keys, ...rulesArgs({ policies, cost, nowMs }))
+        .rules(keys, rulesArgs({ policies, cost, nowMs }))
         .then((reply) => toVerdicts(reply, policies));
     }
     const policy = policies[0] as Policy;
-    const key = keys[0] as string;
     let own = this.#policyCommands.get(policy);
     if (own === undefined) this.#policyCommands.set(policy, (own = policyCommand(this.client, policy)));
     const reply =
       own === null
-        ? scripts.single[stateKindOf(policy)](key, ...scriptArgs({ policy, cost, nowMs }))
-        : own(key, ...policyScriptArgs({ cost, nowMs }));
+        ? scripts.single[stateKindOf(policy)](keys, scriptArgs({ policy, cost, nowMs }))
+        : own(keys, policyScriptArgs({ cost, nowMs }));
     return reply.then((r) => toVerdict(r, policy));
   }
 

@@ -77,7 +77,7 @@ export function runBatch(command: ScriptCommand, batch: readonly ScriptEntry[], 
       runs.push(String(ref));
     }
   }
-  command(String(keys.length), ...keys, String(refs.size), ...table, ...runs).then(
+  command(keys, [String(refs.size), ...table, ...runs]).then(
     (reply) => {
       landed();
       settle(reply, batch);

@@ -1,6 +1,7 @@
-import { createHash } from 'node:crypto';
 import { capacityOf } from '../../policy/resolve-policy';
 import type { RulesRequest, StoreRequest } from '../store';
+import { luaScript } from './client-adapters';
+import type { LuaScript } from './redis-client';
 import type { Policy, RejectReason, Verdict } from '../../types';
 import {
   BATCH_SCRIPT,
@@ -15,22 +16,36 @@ import {
   type StateKind,
 } from './scripts';
 
-/** `sluice:<name>:<digest of the source>`: two versions of sluice sharing a client never overwrite each other's script. */
-function commandName(name: string, source: string): string {
-  return `sluice:${name}:${createHash('sha1').update(source).digest('hex').slice(0, 12)}`;
-}
+/** Each single-rule script, of one key, which takes the policy's numbers as arguments. */
+export const SINGLE_SCRIPTS: Readonly<Record<StateKind, LuaScript>> = Object.fromEntries(
+  STATE_KINDS.map((kind) => [kind, luaScript(kind, LUA_SCRIPTS[kind], 1)]),
+) as Record<StateKind, LuaScript>;
 
-/** The name each single-rule script is registered under with ioredis `defineCommand`. */
+/** The several-rules script; the number of keys goes first. */
+export const RULES_SCRIPT = luaScript('rules', MULTI_SCRIPT);
+
+/** The give-back script (several keys). */
+export const GIVE_BACK = luaScript('give-back', GIVE_BACK_SCRIPT);
+
+/** The batch script (many requests in one call). */
+export const BATCH = luaScript('batch', BATCH_SCRIPT);
+
+/** The name each single-rule script is defined under with ioredis `defineCommand`. */
 export const COMMAND_NAMES: Readonly<Record<StateKind, string>> = Object.fromEntries(
-  STATE_KINDS.map((kind) => [kind, commandName(kind, LUA_SCRIPTS[kind])]),
+  STATE_KINDS.map((kind) => [kind, SINGLE_SCRIPTS[kind].name]),
 ) as Record<StateKind, string>;
 
-/** The name the several-rules script is registered under. */
-export const MULTI_COMMAND_NAME = commandName('rules', MULTI_SCRIPT);
+/** The name the several-rules script is defined under. */
+export const MULTI_COMMAND_NAME = RULES_SCRIPT.name;
 
-/** The name a policy's own script (see `policyScript`) is registered under. */
+/** A policy's own script (see `policyScript`): one key, its numbers written in. */
+export function policyLuaScript(source: string): LuaScript {
+  return luaScript('policy', source, 1);
+}
+
+/** The name a policy's own script is defined under. */
 export function policyCommandName(source: string): string {
-  return commandName('policy', source);
+  return policyLuaScript(source).name;
 }
 
 const NO_ARGS: readonly string[] = [];
@@ -44,11 +59,11 @@ export function policyScriptArgs({ cost, nowMs }: Pick<StoreRequest, 'cost' | 'n
   return cost === 1 ? NO_ARGS : [String(cost)];
 }
 
-/** The name the give-back script is registered under. */
-export const GIVE_BACK_COMMAND_NAME = commandName('give-back', GIVE_BACK_SCRIPT);
+/** The name the give-back script is defined under. */
+export const GIVE_BACK_COMMAND_NAME = GIVE_BACK.name;
 
-/** The name the batch script (many requests in one call) is registered under. */
-export const BATCH_COMMAND_NAME = commandName('batch', BATCH_SCRIPT);
+/** The name the batch script is defined under. */
+export const BATCH_COMMAND_NAME = BATCH.name;
 
 /** The script's `now`: `''` makes it read the server's `TIME`. */
 function timeArg(nowMs: number | undefined): string {

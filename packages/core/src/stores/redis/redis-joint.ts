@@ -1,9 +1,9 @@
-import { createHash } from 'node:crypto';
 import calculateSlot from 'cluster-key-slot';
 import { capacityOf } from '../../policy/resolve-policy';
 import type { Policy, Receipt, RejectReason, Verdict } from '../../types';
 import type { JointPart, JointVerdicts, RulesRequest } from '../store';
-import type { RedisStoreClient, ScriptCommand } from './redis-client';
+import { luaScript } from './client-adapters';
+import type { ScriptClient } from './redis-client';
 import {
   GIVE_BACK_SCRIPT,
   JOINT_SCRIPT,
@@ -19,34 +19,9 @@ import {
  * the store's single-decision path: these calls go through their own commands.
  */
 
-const JOINT_NAME = `sluice:joint:${digest(JOINT_SCRIPT)}`;
-const GIVE_BACK_NAME = `sluice:give-back-taken:${digest(GIVE_BACK_SCRIPT)}`;
+const JOINT = luaScript('joint', JOINT_SCRIPT);
+const GIVE_BACK_TAKEN = luaScript('give-back-taken', GIVE_BACK_SCRIPT);
 const RECEIPT_FIELDS = 6;
-
-function digest(source: string): string {
-  return createHash('sha1').update(source).digest('hex').slice(0, 12);
-}
-
-/** The commands defined on each client: `defineCommand` runs once per client. */
-const commands = new WeakMap<RedisStoreClient, { joint: ScriptCommand; giveBack: ScriptCommand }>();
-
-function commandsOf(client: RedisStoreClient): { joint: ScriptCommand; giveBack: ScriptCommand } {
-  let found = commands.get(client);
-  if (found === undefined) {
-    client.defineCommand(JOINT_NAME, { lua: JOINT_SCRIPT });
-    client.defineCommand(GIVE_BACK_NAME, { lua: GIVE_BACK_SCRIPT });
-    const method = (name: string): ScriptCommand => {
-      // defineCommand adds each script as a method named at run time, which TypeScript cannot see.
-      const command = (client as unknown as Record<string, ScriptCommand | undefined>)[name];
-      if (typeof command !== 'function')
-        throw new Error('sluice: defineCommand did not add the script as a method');
-      return command.bind(client);
-    };
-    found = { joint: method(JOINT_NAME), giveBack: method(GIVE_BACK_NAME) };
-    commands.set(client, found);
-  }
-  return found;
-}
 
 /** A part's keys, in rule order: the keys `consume` or `consumeRules` use for it. */
 export type PartKeys = (part: RulesRequest) => string[];
@@ -57,18 +32,17 @@ export type PartKeys = (part: RulesRequest) => string[];
  * escaped user key: the same tag, or tags that hash alike). Any other client is one node
  * (standalone, or the master Sentinel points to).
  */
-export function canJoin(client: RedisStoreClient, keys: readonly string[]): boolean {
+export function canJoin(client: ScriptClient, keys: readonly string[]): boolean {
   if (new Set(keys).size !== keys.length) return false;
-  // ioredis marks its Cluster client (`Cluster#isCluster`); a plain client is one node.
-  if (client.isCluster !== true) return true;
-  // The slot as ioredis computes it: keys whose tags differ may still share one.
+  if (!client.isCluster) return true;
+  // The slot as the clients compute it: keys whose tags differ may still share one.
   const slot = calculateSlot(keys[0] ?? '');
   return keys.every((key) => calculateSlot(key) === slot);
 }
 
 /** Runs the joint script (see `joint.lua.ts`) on every part: one round trip, all or none. */
 export async function consumeJoint(
-  client: RedisStoreClient,
+  client: ScriptClient,
   parts: readonly JointPart[],
   keysOf: PartKeys,
 ): Promise<JointVerdicts> {
@@ -82,13 +56,13 @@ export async function consumeJoint(
     args.push(String(own.length), String(part.cost), timeArg(part.nowMs), part.dryRun === true ? '1' : '0');
     for (const policy of part.policies) args.push(...kindAndParams(policy));
   }
-  const reply = await commandsOf(client).joint(String(keys.length), ...keys, ...args);
+  const reply = await client.command(JOINT)(keys, args);
   return jointVerdicts(reply, parts);
 }
 
 /** Gives back what a part took, with its receipts: one call of the give-back script. */
 export async function giveBackJoint(
-  client: RedisStoreClient,
+  client: ScriptClient,
   part: RulesRequest,
   receipts: readonly Receipt[],
   keysOf: PartKeys,
@@ -99,7 +73,7 @@ export async function giveBackJoint(
     const receipt = receipts[i] ?? { at: 0, member: 0 };
     args.push(...kindAndParams(policy), String(receipt.at), String(receipt.member));
   });
-  await commandsOf(client).giveBack(String(keys.length), ...keys, ...args);
+  await client.command(GIVE_BACK_TAKEN)(keys, args);
 }
 
 function timeArg(nowMs: number | undefined): string {

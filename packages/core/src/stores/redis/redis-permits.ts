@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import type {
   PermitAcquireReply,
   PermitAcquireRequest,
@@ -13,31 +12,22 @@ import {
   RELEASE_PERMIT_SCRIPT,
   RENEW_PERMITS_SCRIPT,
 } from './concurrency-scripts.lua';
-import type { RedisStoreClient, ScriptCommand } from './redis-client';
+import { luaScript } from './client-adapters';
+import type { ScriptClient, ScriptCommand } from './redis-client';
 import { escapeKeyText } from './redis-keys';
 
+/** The three permit scripts, each of one key, defined once per client where the client keeps scripts. */
 const SCRIPTS = {
-  acquire: ACQUIRE_PERMIT_SCRIPT,
-  release: RELEASE_PERMIT_SCRIPT,
-  renew: RENEW_PERMITS_SCRIPT,
+  acquire: luaScript('permit-acquire', ACQUIRE_PERMIT_SCRIPT, 1),
+  release: luaScript('permit-release', RELEASE_PERMIT_SCRIPT, 1),
+  renew: luaScript('permit-renew', RENEW_PERMITS_SCRIPT, 1),
 } as const;
 type Operation = keyof typeof SCRIPTS;
 
-/** `sluice:permit-<op>:<digest>`: two versions of sluice sharing a client never overwrite each other's script. */
-const NAMES = Object.fromEntries(
-  Object.entries(SCRIPTS).map(([op, lua]) => [
-    op,
-    `sluice:permit-${op}:${createHash('sha1').update(lua).digest('hex').slice(0, 12)}`,
-  ]),
-) as Record<Operation, string>;
-
-/** Clients whose permit scripts are defined: `defineCommand` runs once per client. */
-const registered = new WeakSet<RedisStoreClient>();
-
 /**
  * The permits of concurrency limits in Redis (see `concurrency-scripts.lua.ts`): one `EVALSHA`
- * per operation, through the same ioredis client, NOSCRIPT handling and key escaping as the
- * `RedisStore` it belongs to (`store.permits()`).
+ * per operation, through the same client interface, NOSCRIPT handling and key escaping as the
+ * `RedisStore` it belongs to (`store.permits()`), on every client the store accepts.
  */
 export class RedisPermits implements PermitStore {
   readonly #storePrefix: string | undefined;
@@ -46,33 +36,23 @@ export class RedisPermits implements PermitStore {
   readonly #namespaces = new Map<string, string>();
 
   /**
-   * @param client - the store's ioredis client
+   * @param client - the store's client, adapted
    * @param storePrefix - the `RedisStore` prefix, if any
    */
-  constructor(client: RedisStoreClient, storePrefix: string | undefined) {
+  constructor(client: ScriptClient, storePrefix: string | undefined) {
     this.#storePrefix = storePrefix;
-    if (!registered.has(client)) {
-      for (const op of Object.keys(SCRIPTS) as Operation[])
-        client.defineCommand(NAMES[op], { lua: SCRIPTS[op], numberOfKeys: 1 });
-      registered.add(client);
-    }
-    const method = (op: Operation): ScriptCommand => {
-      // defineCommand adds each script as a method named at run time, which TypeScript cannot see.
-      const found = (client as unknown as Record<string, ScriptCommand | undefined>)[NAMES[op]];
-      if (typeof found !== 'function') throw new Error('defineCommand did not add the permit script');
-      return found.bind(client);
+    this.#commands = {
+      acquire: client.command(SCRIPTS.acquire),
+      release: client.command(SCRIPTS.release),
+      renew: client.command(SCRIPTS.renew),
     };
-    this.#commands = { acquire: method('acquire'), release: method('release'), renew: method('renew') };
   }
 
   async acquire(request: PermitAcquireRequest): Promise<PermitAcquireReply> {
     const { max, leaseMs, id, nowMs } = request;
     const reply = await this.#commands.acquire(
-      this.keyOf(request),
-      String(max),
-      String(leaseMs),
-      id,
-      nowMs === undefined ? '' : String(nowMs),
+      [this.keyOf(request)],
+      [String(max), String(leaseMs), id, nowMs === undefined ? '' : String(nowMs)],
     );
     if (
       !Array.isArray(reply) ||
@@ -85,17 +65,14 @@ export class RedisPermits implements PermitStore {
   }
 
   async release(request: PermitReleaseRequest): Promise<void> {
-    await this.#commands.release(this.keyOf(request), request.id);
+    await this.#commands.release([this.keyOf(request)], [request.id]);
   }
 
   async renew(request: PermitRenewRequest): Promise<PermitRenewReply> {
     const { max, leaseMs, ids, nowMs } = request;
     const reply = await this.#commands.renew(
-      this.keyOf(request),
-      String(max),
-      String(leaseMs),
-      nowMs === undefined ? '' : String(nowMs),
-      ...ids,
+      [this.keyOf(request)],
+      [String(max), String(leaseMs), nowMs === undefined ? '' : String(nowMs), ...ids],
     );
     if (!Array.isArray(reply) || !isCount(reply[0])) throw unexpected(reply);
     return { held: reply[0], lost: reply.slice(1).map(String) };

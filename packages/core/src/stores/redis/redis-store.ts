@@ -6,7 +6,8 @@ import { Op, runBatch, ScriptEntry } from './batch-call';
 import { resolveBatch, type BatchOption } from './batch-option';
 import { BatchQueue } from './batch-queue';
 import { AloneCalls } from './alone-calls';
-import type { RedisStoreClient } from './redis-client';
+import { adaptClient } from './client-adapters';
+import type { RedisStoreClient, ScriptClient } from './redis-client';
 import { canJoin, consumeJoint, giveBackJoint } from './redis-joint';
 import { redisKey } from './redis-keys';
 import { RedisPermits } from './redis-permits';
@@ -18,9 +19,13 @@ export type { RedisStoreClient } from './redis-client';
 /** Options of {@link RedisStore}. */
 export interface RedisStoreOptions {
   /**
-   * Your ioredis client: a `Redis` (standalone, or Sentinel) or a `Cluster`. The store registers
-   * its scripts on it and never closes it. Commands go through the client's own settings
-   * (`keyPrefix`, timeouts, offline queue), so a `keyPrefix` lands before every sluice key.
+   * Your Redis client, connected or connecting; the store never closes it:
+   * - ioredis (5, 6) or iovalkey: a `Redis` (standalone, or Sentinel) or a `Cluster`. The store
+   *   defines its scripts on it; commands go through the client's own settings (`keyPrefix`,
+   *   timeouts, offline queue), so a `keyPrefix` lands before every sluice key.
+   * - node-redis (`redis` 4, 5, 6): `createClient(...)` or `createCluster(...)`, after (or while)
+   *   `connect()`. A cluster client routes each script call by its first key.
+   * Told apart by their methods (`defineCommand`; `evalSha` and `eval`), never by class name.
    */
   client: RedisStoreClient;
   /**
@@ -62,9 +67,10 @@ const OPTIONS = new Set(['client', 'prefix', 'batch']);
  * {@link MAX_POLICY_SCRIPTS} policies per client, its kind's shared script takes the numbers as
  * arguments). A limiter with several rules sends one `EVALSHA` for all of them
  * ({@link RedisStore.consumeRules}), and several limiters' parts of one request on one node do
- * too ({@link RedisStore.consumeAll}). ioredis (`defineCommand`) sends the script text itself with
- * `EVAL` on a connection's first use, and again only when the server answers `NOSCRIPT` (after a
- * restart, a failover or `SCRIPT FLUSH`); any other error rejects, unretried.
+ * too ({@link RedisStore.consumeAll}). Whatever the client (ioredis, iovalkey, node-redis), a
+ * script call is `EVALSHA`, and only when the server answers `NOSCRIPT` (after a restart, a
+ * failover or `SCRIPT FLUSH`) `EVAL` with the script's text, once; any other error rejects,
+ * unretried.
  *
  * - Time: the Redis server's `TIME`, so app servers whose clocks disagree share one exact limit;
  *   when the limiter has a `clock`, that time is sent instead.
@@ -103,12 +109,12 @@ export class RedisStore implements Store {
   /** Batches are made per hash slot on a Cluster; a standalone Redis is one group. */
   readonly #cluster: boolean;
   /** For the joint calls of several limits (`consumeAll`, `giveBackTaken`), which go alone. */
-  readonly #client: RedisStoreClient;
+  readonly #client: ScriptClient;
   #permits: RedisPermits | undefined;
 
   /**
    * @param options - `client` (required), `prefix` and `batch`
-   * @throws {@link SluiceConfigError} when `client` is not an ioredis client or an option is invalid
+   * @throws {@link SluiceConfigError} when `client` is not an ioredis, iovalkey or node-redis client, or an option is invalid
    */
   constructor(options: RedisStoreOptions) {
     if (typeof options !== 'object' || options === null) {
@@ -124,25 +130,14 @@ export class RedisStore implements Store {
         );
       }
     }
-    const { client, prefix } = options;
-    if (
-      typeof client !== 'object' ||
-      client === null ||
-      typeof client.defineCommand !== 'function' ||
-      typeof client.del !== 'function'
-    ) {
-      throw new SluiceConfigError(
-        'client',
-        client,
-        'expected an ioredis client: new Redis(...) or new Cluster([...])',
-      );
-    }
+    const { prefix } = options;
+    const client = adaptClient(options.client);
     if (prefix !== undefined && (typeof prefix !== 'string' || prefix.length === 0)) {
       throw new SluiceConfigError('prefix', prefix, 'must be a non-empty string (or left out)');
     }
     const maxSize = resolveBatch(options.batch);
     this.prefix = prefix;
-    this.#cluster = client.isCluster === true;
+    this.#cluster = client.isCluster;
     this.#client = client;
     this.#calls = new AloneCalls(client);
     this.#queue =

@@ -1,0 +1,152 @@
+import { createHash } from 'node:crypto';
+import { SluiceConfigError } from '../../policy/config-error';
+import type {
+  IoredisLikeClient,
+  LuaScript,
+  NodeRedisLikeClient,
+  ScriptClient,
+  ScriptCommand,
+} from './redis-client';
+
+type Method = (...keysAndArgs: string[]) => Promise<unknown>;
+
+/** What `client` accepts, for the error of anything else. */
+const ACCEPTED =
+  'expected a Redis client: ioredis or iovalkey (new Redis(...), new Cluster([...])), ' +
+  'or node-redis (createClient(...), createCluster(...))';
+
+/** One adapter per client object: scripts are defined once per client, however many stores share it. */
+const adapted = new WeakMap<object, ScriptClient>();
+
+/**
+ * The client behind the store's one narrow interface, told apart by what it can do, never by
+ * its class name: ioredis and iovalkey define scripts (`defineCommand`), node-redis runs them
+ * (`evalSha` and `eval`).
+ * @throws {@link SluiceConfigError} naming `client` when it is neither
+ */
+export function adaptClient(client: unknown): ScriptClient {
+  if (typeof client !== 'object' || client === null) throw new SluiceConfigError('client', client, ACCEPTED);
+  let found = adapted.get(client);
+  if (found !== undefined) return found;
+  if (isIoredisLike(client)) found = new IoredisScripts(client);
+  else if (isNodeRedisLike(client)) found = new NodeRedisScripts(client);
+  else throw new SluiceConfigError('client', client, ACCEPTED);
+  adapted.set(client, found);
+  return found;
+}
+
+/** A script with its name and SHA-1, built once per source. */
+export function luaScript(what: string, lua: string, numberOfKeys?: 1): LuaScript {
+  const sha = createHash('sha1').update(lua).digest('hex');
+  return { name: `sluice:${what}:${sha.slice(0, 12)}`, lua, sha, numberOfKeys };
+}
+
+function isIoredisLike(client: object): client is IoredisLikeClient {
+  const c = client as Partial<Record<keyof IoredisLikeClient, unknown>>;
+  return typeof c.defineCommand === 'function' && typeof c.del === 'function';
+}
+
+function isNodeRedisLike(client: object): client is NodeRedisLikeClient {
+  const c = client as Partial<Record<keyof NodeRedisLikeClient, unknown>>;
+  return (
+    typeof c.evalSha === 'function' &&
+    typeof c.eval === 'function' &&
+    typeof c.sendCommand === 'function' &&
+    typeof c.del === 'function'
+  );
+}
+
+/**
+ * ioredis and iovalkey: each script becomes a method (`defineCommand`), which sends EVALSHA and,
+ * on NOSCRIPT, the script (EVAL); a Cluster client routes it by its first key.
+ */
+class IoredisScripts implements ScriptClient {
+  readonly isCluster: boolean;
+  readonly #commands = new Map<string, ScriptCommand>();
+
+  constructor(private readonly client: IoredisLikeClient) {
+    this.isCluster = client.isCluster === true;
+  }
+
+  command(script: LuaScript): ScriptCommand {
+    const known = this.#commands.get(script.name);
+    if (known !== undefined) return known;
+    const { client } = this;
+    client.defineCommand(script.name, { lua: script.lua, numberOfKeys: script.numberOfKeys });
+    // defineCommand adds each script as a method named at run time, which TypeScript cannot see;
+    // it is looked up at each call, as `client[name](...)` would be.
+    const methods = client as unknown as Record<string, ((...a: string[]) => Promise<unknown>) | undefined>;
+    if (typeof methods[script.name] !== 'function') {
+      throw new SluiceConfigError(
+        'client',
+        client,
+        'defineCommand did not add the script as a method: expected an ioredis or iovalkey client',
+      );
+    }
+    const { name } = script;
+    const command: ScriptCommand =
+      script.numberOfKeys === 1
+        ? (keys, args) => (methods[name] as Method).call(client, keys[0] as string, ...args)
+        : (keys, args) => (methods[name] as Method).call(client, String(keys.length), ...keys, ...args);
+    this.#commands.set(script.name, command);
+    return command;
+  }
+
+  del(keys: readonly string[]): Promise<number> {
+    return this.client.del(...keys);
+  }
+}
+
+/**
+ * node-redis (`redis` 4 to 6), single node or cluster: EVALSHA, and on NOSCRIPT only, EVAL with
+ * the script's text (which loads it), once; a script's first call on the client is EVAL. Sent with `sendCommand`, which a cluster client
+ * routes by the first key it is given (node-redis 4's cluster `evalSha` does not route by its
+ * keys); a cluster client is told apart by its `masters` and `slots` lists.
+ */
+class NodeRedisScripts implements ScriptClient {
+  readonly isCluster: boolean;
+  /** Scripts sent once: the first call of each sends EVAL (its text), as ioredis does. */
+  readonly #sent = new Set<string>();
+  /** The client's `sendCommand`, as (first key, command). */
+  readonly #send: (firstKey: string, command: string[]) => Promise<unknown>;
+
+  constructor(client: NodeRedisLikeClient) {
+    const lists = client as unknown as { masters?: unknown; slots?: unknown };
+    this.isCluster = Array.isArray(lists.masters) && Array.isArray(lists.slots);
+    const send = client.sendCommand as (...args: unknown[]) => Promise<unknown>;
+    this.#send = this.isCluster
+      ? (firstKey, command) => send.call(client, firstKey, false, command)
+      : (_, command) => send.call(client, command);
+  }
+
+  command(script: LuaScript): ScriptCommand {
+    return (keys, args) => {
+      const tail = [String(keys.length), ...keys, ...args];
+      const key = keys[0] as string;
+      try {
+        // A script's first call sends its text: no NOSCRIPT round trip on a fresh server. Calls
+        // after it are EVALSHA; a node that has not seen it (another Cluster master, a restart)
+        // answers NOSCRIPT and gets the text then.
+        if (!this.#sent.has(script.sha)) {
+          this.#sent.add(script.sha);
+          return this.#send(key, ['EVAL', script.lua, ...tail]);
+        }
+        return this.#send(key, ['EVALSHA', script.sha, ...tail]).catch((error: unknown) => {
+          if (!isNoScript(error)) throw error;
+          return this.#send(key, ['EVAL', script.lua, ...tail]);
+        });
+      } catch (error) {
+        // A client that throws (closed, say) instead of rejecting: a rejection like any other.
+        return Promise.reject(error);
+      }
+    };
+  }
+
+  del(keys: readonly string[]): Promise<unknown> {
+    return Promise.resolve().then(() => this.#send(keys[0] as string, ['DEL', ...keys]));
+  }
+}
+
+function isNoScript(error: unknown): boolean {
+  return error instanceof Error && error.message.startsWith('NOSCRIPT');
+}
