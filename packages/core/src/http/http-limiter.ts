@@ -167,10 +167,13 @@ export function createHttpLimiter<TRequest, THandler extends (...args: never[]) 
             dryRunMissingKey = true;
             continue;
           }
-          // Refused before any limit consumed anything, as the client's error (400, not `status`):
-          // the request lacks what the limit keys on, and sending it again unchanged cannot help.
+          // Refused before any limit consumed anything. A missing key is the client's error (400,
+          // not `status`): the request lacks what the limit keys on, and sending it again
+          // unchanged cannot help. A client that is gone gets the limit's own refusal (no one
+          // reads it; a log does).
           const { type, body } = rejectionBody(undefined, view.header('accept'));
-          return { kind: 'reply', headers: [], status: MISSING_KEY_STATUS, type, body };
+          const status = gone ? limit.status : MISSING_KEY_STATUS;
+          return { kind: 'reply', headers: [], status, type, body };
         }
         entries.push({
           limit,

@@ -133,6 +133,6 @@ describe('a request whose connection is gone, against a limit keyed by the clien
     const unix: HttpRequest = { remoteAddress: '', url: '/', headers: {} };
     expect(await byAddress.decide({}, unix)).toEqual({ kind: 'next', headers: [] });
     const rejecting = limiterOf({ rate: '1/1h', onMissingKey: 'reject' });
-    expect(await rejecting.decide({}, unix)).toMatchObject({ kind: 'reply', status: 429 });
+    expect(await rejecting.decide({}, unix)).toMatchObject({ kind: 'reply', status: 400 });
   });
 });
