@@ -10,6 +10,7 @@ import {
 import type { HeaderList, HttpReply } from './http-options';
 import { DRY_RUN_HEADER } from './http-limiter';
 import { toSeconds } from './rate-limit-headers';
+import { MISSING_KEY_STATUS } from './http-limiter';
 import { JSON_TYPE, prefersJson, rejectionBody, TEXT_TYPE } from './reply-body';
 import { onResponseClose, releaseOnClose, type ListenableResponse } from './response-close';
 import { keyOf, reportFailure, skipOf } from './user-callbacks';
@@ -122,8 +123,10 @@ export function createHttpConcurrencyLimiter<TRequest, THandler extends (...args
       if (missing === 'skip') return NEXT;
       if (missing === 'reject') {
         if (limit.dryRun) return DRY_RUN_NEXT;
+        // As rateLimit: a missing key is the client's error (400); a client that is gone gets the
+        // limit's own refusal.
         const { type, body } = rejectionBody(undefined, view.header('accept'));
-        return { kind: 'reply', headers: [], status: limit.status, type, body };
+        return { kind: 'reply', headers: [], status: gone ? limit.status : MISSING_KEY_STATUS, type, body };
       }
       if (limiter.queued) {
         const now = limiter.acquireSync(key);

@@ -71,3 +71,16 @@ describe('concurrencyLimit and a client whose connection is gone', () => {
     expect(byUser.limiter.stats().inFlight).toBe(1);
   });
 });
+
+test("a missing key with onMissingKey 'reject' is the client's error: 400, as rateLimit answers", async () => {
+  const response = new ServerResponse(new IncomingMessage(new Socket()));
+  const request = { remoteAddress: '203.0.113.9', url: '/checkout', headers: {} };
+  const limit = createHttpConcurrencyLimiter<object, () => void>({
+    max: 1,
+    key: '$http_user_id',
+    onMissingKey: 'reject',
+    status: 503,
+  });
+  expect(await limit.decide({}, request, response)).toMatchObject({ kind: 'reply', status: 400 });
+  expect(limit.limiter.stats().inFlight).toBe(0);
+});
