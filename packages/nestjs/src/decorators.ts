@@ -1,5 +1,5 @@
 import { SetMetadata } from '@nestjs/common';
-import type { NestHttpRequest, RateLimitOptions } from './options';
+import type { ConcurrencyLimitOptions, NestHttpRequest, RateLimitOptions } from './options';
 
 /**
  * What `@RateLimit` and `@SkipRateLimit` store under one key, so the nearest wins: a method's
@@ -53,4 +53,41 @@ export function RateLimit<TRequest = NestHttpRequest, TResponse = unknown>(
 export function SkipRateLimit(): MethodDecorator & ClassDecorator {
   const metadata: RateLimitMetadata = false;
   return SetMetadata(RATE_LIMIT_METADATA, metadata);
+}
+
+/** What `@ConcurrencyLimit` stores: a fresh object per use, each with its own permits. */
+export interface ConcurrencyLimitMetadata {
+  readonly limit: ConcurrencyLimitOptions<never, never>;
+}
+
+/** The metadata key of {@link ConcurrencyLimit}, read with Nest's `Reflector`. */
+export const CONCURRENCY_LIMIT_METADATA = 'sluice:concurrency-limit';
+
+/**
+ * Caps the requests in flight per key on a route handler, or on every route of a controller
+ * together (nginx `limit_conn`): `SluiceModule`'s guard takes a permit before the handler and
+ * gives it back exactly once when the response finishes or its connection closes — also when
+ * the handler throws, never answers, or the client leaves. Needs `SluiceModule` imported; runs
+ * after the route's rate limits, so a request they refuse takes no permit. A method's decorator
+ * replaces its controller's (as nginx's `limit_conn` in a `location`). Without a `prefix`, each
+ * decorator has its own permits in a shared store too (`sluice:<Controller>[.<method>]`). The
+ * options are validated when the application starts.
+ *
+ * @param options - `max` and the rest, as every adapter's `concurrencyLimit`
+ * @example
+ * ```ts
+ * @Post('checkout')
+ * @ConcurrencyLimit({ key: '$http_user_id', max: 1 }) // one checkout per user at a time
+ * checkout() {}
+ *
+ * @Controller('orders')
+ * @ConcurrencyLimit({ key: 'all', max: 500, queue: { maxWaitMs: 2000 } }) // protect the backend
+ * export class OrdersController {}
+ * ```
+ */
+export function ConcurrencyLimit<TRequest = NestHttpRequest, TResponse = unknown>(
+  options: ConcurrencyLimitOptions<TRequest, TResponse>,
+): MethodDecorator & ClassDecorator {
+  const metadata: ConcurrencyLimitMetadata = { limit: options as ConcurrencyLimitOptions<never, never> };
+  return SetMetadata(CONCURRENCY_LIMIT_METADATA, metadata);
 }

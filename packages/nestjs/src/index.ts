@@ -1,10 +1,18 @@
 export { SluiceModule } from './sluice-module';
 export type { SluiceModuleAsyncOptions } from './sluice-module';
 export { SluiceGuard } from './sluice-guard';
-export { RateLimit, SkipRateLimit, RATE_LIMIT_METADATA } from './decorators';
-export type { RateLimitMetadata } from './decorators';
+export {
+  ConcurrencyLimit,
+  CONCURRENCY_LIMIT_METADATA,
+  RateLimit,
+  SkipRateLimit,
+  RATE_LIMIT_METADATA,
+} from './decorators';
+export type { ConcurrencyLimitMetadata, RateLimitMetadata } from './decorators';
 export type {
   CompleteRateLimitOptions,
+  ConcurrencyLimitOptions,
+  NestConcurrencyFallback,
   NestFallback,
   NestHttpRequest,
   RateLimitOptions,
@@ -12,6 +20,8 @@ export type {
 } from './options';
 export type {
   CallbackErrorEvent,
+  ConcurrencyDecision,
+  ConcurrencyLimitEvent,
   Decision,
   HeaderMode,
   LimitEvent,

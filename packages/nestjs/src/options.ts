@@ -1,5 +1,11 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import type { Decision, PartialRateLimitOptions, RateLimitOptions as CoreOptions } from '@sluice/core';
+import type {
+  ConcurrencyDecision,
+  ConcurrencyLimitOptions as CoreConcurrencyOptions,
+  Decision,
+  PartialRateLimitOptions,
+  RateLimitOptions as CoreOptions,
+} from '@sluice/core';
 
 /**
  * The request your `key`, `cost`, `skip` and `overrides` functions and `onLimit` receive: the
@@ -47,6 +53,27 @@ export type CompleteRateLimitOptions<TRequest = NestHttpRequest, TResponse = unk
  */
 export type SluiceModuleOptions<TRequest = NestHttpRequest, TResponse = unknown> =
   RateLimitOptions<TRequest, TResponse> | ReadonlyArray<CompleteRateLimitOptions<TRequest, TResponse>>;
+
+/**
+ * A fallback handler of `@ConcurrencyLimit`: replies in place of the refusal, with the
+ * concurrency decision at hand, on the platform's own request and response.
+ */
+export type NestConcurrencyFallback<TRequest = NestHttpRequest, TResponse = unknown> = (
+  request: TRequest,
+  response: TResponse,
+  decision: ConcurrencyDecision,
+) => unknown;
+
+/**
+ * Options of `@ConcurrencyLimit`: `max` (required), `key`, `store`, `queue`, `leaseMs`, `status`,
+ * `fallback`, `skip`, `onMissingKey`, `trustProxy`, `dryRun`, `name`, `prefix`, … — those of every
+ * adapter's `concurrencyLimit` — with the platform's request in callbacks. Used as they are: the
+ * module's (rate limit) options are not merged in.
+ */
+export type ConcurrencyLimitOptions<TRequest = NestHttpRequest, TResponse = unknown> = CoreConcurrencyOptions<
+  TRequest,
+  NestConcurrencyFallback<TRequest, TResponse>
+>;
 
 /** Where the module's options are provided, for the guard to inject. */
 export const SLUICE_OPTIONS = Symbol('sluice:options');

@@ -4,20 +4,31 @@ import {
   callFallback,
   SluiceConfigError,
   socketPeerAddress,
+  type ConcurrencyOutcome,
   type HttpOutcome,
   type HttpRequest,
 } from '@sluice/core';
-import type { NestFallback } from './options';
 
 /** What `true` / `false` mean: pass the request on, or stop (the reply was sent or the client left). */
 export type Verdict = boolean | Promise<boolean>;
+
+/**
+ * A fallback handler of either kind of limit, as the platforms call it: a rate limit's receives
+ * its `Decision`, a concurrency limit's its `ConcurrencyDecision` (`never` here admits both).
+ */
+export type Fallback = (request: unknown, response: unknown, decision: never) => unknown;
+
+/** What a rate limit or a concurrency limit decided for a request. */
+export type Outcome = HttpOutcome<Fallback> | ConcurrencyOutcome<Fallback>;
 
 /** How one Nest platform's request and response map onto the core's neutral shapes. */
 export interface Platform {
   /** The request as the core's HTTP layer reads it. */
   http(request: unknown): HttpRequest;
+  /** Node's response under the platform's: its `close` gives a concurrency permit back. */
+  raw(response: unknown): ServerResponse;
   /** Does what the outcome says on the platform's response. */
-  apply(request: unknown, response: unknown, outcome: HttpOutcome<NestFallback<unknown, unknown>>): Verdict;
+  apply(request: unknown, response: unknown, outcome: Outcome): Verdict;
 }
 
 interface ExpressRequest {
@@ -66,7 +77,10 @@ const express: Platform = {
       },
     };
   },
+  raw: (response) => response as ServerResponse,
   apply(request, response, outcome) {
+    // The client left while waiting for a permit: nothing to answer.
+    if (outcome.kind === 'gone') return false;
     const res = response as ServerResponse;
     for (const [name, value] of outcome.headers) res.setHeader(name, value);
     switch (outcome.kind) {
@@ -80,7 +94,7 @@ const express: Platform = {
         res.end(outcome.body);
         return false;
       case 'handler':
-        return callFallback(outcome, [request, res, outcome.decision], res).then(() => false);
+        return callFallback(outcome, [request, res, outcome.decision as never], res).then(() => false);
     }
   },
 };
@@ -97,8 +111,13 @@ const fastify: Platform = {
       route: () => req.routeOptions?.url,
     };
   },
+  raw: (response) => (response as FastifyReply).raw,
   apply(request, response, outcome) {
     const reply = response as FastifyReply;
+    if (outcome.kind === 'gone') {
+      reply.hijack(); // the client left while waiting for a permit: nothing more runs for it
+      return false;
+    }
     for (const [name, value] of outcome.headers) reply.header(name, value);
     switch (outcome.kind) {
       case 'next':
@@ -114,7 +133,7 @@ const fastify: Platform = {
         return false;
       case 'handler':
         // If the handler throws, core answers on the raw response, out of Fastify's hands.
-        return callFallback(outcome, [request, reply, outcome.decision], reply.raw, () =>
+        return callFallback(outcome, [request, reply, outcome.decision as never], reply.raw, () =>
           reply.hijack(),
         ).then(() => false);
     }

@@ -4,17 +4,22 @@ import {
   createHttpLimiter,
   scopedOptions,
   SluiceConfigError,
+  type ConcurrencyLimitOptions,
   type HttpOutcome,
   type RateLimitOptions,
 } from '@sluice/core';
-import { RATE_LIMIT_METADATA, type RateLimitMetadata } from './decorators';
-import type { NestFallback, RateLimitOptions as RouteOptions, SluiceModuleOptions } from './options';
-import { platformOf, type Platform, type Verdict } from './platforms';
+import { concurrencyGate, type Gate } from './concurrency-gate';
+import {
+  CONCURRENCY_LIMIT_METADATA,
+  RATE_LIMIT_METADATA,
+  type ConcurrencyLimitMetadata,
+  type RateLimitMetadata,
+} from './decorators';
+import type { RateLimitOptions as RouteOptions, SluiceModuleOptions } from './options';
+import { platformOf, type Fallback, type Platform, type Verdict } from './platforms';
 
-type Fallback = NestFallback<unknown, unknown>;
 type Limits = RateLimitOptions<unknown, Fallback>;
-/** Runs one set of limits for a request: `true` when it may go on. */
-type Gate = (request: unknown, response: unknown) => Verdict;
+type ConcurrencyOptions = ConcurrencyLimitOptions<unknown, Fallback>;
 
 /**
  * The guard `SluiceModule` registers as `APP_GUARD`: on each HTTP request it finds the limits of
@@ -31,6 +36,8 @@ export class SluiceGuard implements CanActivate, OnModuleInit {
   readonly #defaults: RouteOptions<unknown, unknown> | undefined;
   /** The limits of each `@RateLimit` use, by its metadata. */
   readonly #routes = new WeakMap<object, Gate>();
+  /** The permits of each `@ConcurrencyLimit` use, by its metadata. */
+  readonly #concurrency = new WeakMap<object, Gate>();
   #platform: Platform | undefined;
 
   constructor(
@@ -69,17 +76,26 @@ export class SluiceGuard implements CanActivate, OnModuleInit {
       const prototype = metatype.prototype as Record<string, unknown>;
       for (const name of this.scanner.getAllMethodNames(prototype)) {
         const handler = prototype[name];
-        if (typeof handler === 'function') this.#limitsOf(handler, metatype);
+        if (typeof handler !== 'function') continue;
+        this.#limitsOf(handler, metatype);
+        this.#concurrencyOf(handler, metatype);
       }
     }
   }
 
   canActivate(context: ExecutionContext): Verdict {
     if (context.getType() !== 'http') return true;
-    const gate = this.#limitsOf(context.getHandler(), context.getClass());
-    if (gate === undefined) return true;
+    const [handler, controller] = [context.getHandler(), context.getClass()];
+    const rate = this.#limitsOf(handler, controller);
+    const concurrency = this.#concurrencyOf(handler, controller);
+    if (rate === undefined && concurrency === undefined) return true;
     const http = context.switchToHttp();
-    const verdict = gate(http.getRequest(), http.getResponse());
+    const [request, response] = [http.getRequest<unknown>(), http.getResponse<unknown>()];
+    // Rate limits first: a request they refuse (or delay, then refuse) takes no permit.
+    const limited = rate === undefined ? true : rate(request, response);
+    const next = (pass: boolean): Verdict =>
+      !pass || concurrency === undefined || concurrency(request, response);
+    const verdict = limited === true || limited === false ? next(limited) : limited.then(next);
     // Refused: the reply is sent (or the client left). Nest has no "stop without an exception"
     // for guards — `false` would become a 403 its exception filters then try to send — so the
     // pipeline is left waiting, as a middleware that never calls `next()` leaves Express's. Each
@@ -107,12 +123,39 @@ export class SluiceGuard implements CanActivate, OnModuleInit {
           RATE_LIMIT_METADATA,
           targets[0] as Type<unknown>,
         ) === metadata;
-      const className = (controller as { name?: string }).name ?? 'controller';
-      const scope = own ? `${className}.${(handler as { name?: string }).name ?? 'handler'}` : className;
+      const scope = scopeOf(handler, controller, own);
       gate = this.#gate(this.#routeOptions(metadata.limits as RouteOptions<unknown, unknown>, scope));
       this.#routes.set(metadata, gate);
     }
     return gate;
+  }
+
+  /** The concurrency limit of a route: its own `@ConcurrencyLimit`, else its controller's. */
+  #concurrencyOf(handler: object, controller: object): Gate | undefined {
+    const targets = [handler, controller] as Array<Type<unknown>>;
+    const metadata = this.reflector.getAllAndOverride<ConcurrencyLimitMetadata | undefined, string>(
+      CONCURRENCY_LIMIT_METADATA,
+      targets,
+    );
+    if (metadata === undefined) return undefined;
+    let gate = this.#concurrency.get(metadata);
+    if (gate === undefined) {
+      const own =
+        this.reflector.get<ConcurrencyLimitMetadata | undefined, string>(
+          CONCURRENCY_LIMIT_METADATA,
+          targets[0] as Type<unknown>,
+        ) === metadata;
+      gate = concurrencyGate(metadata.limit as ConcurrencyOptions, scopeOf(handler, controller, own), () =>
+        this.#platformNow(),
+      );
+      this.#concurrency.set(metadata, gate);
+    }
+    return gate;
+  }
+
+  /** Chosen once: at start, or at the first request if the guard was never initialized. */
+  #platformNow(): Platform {
+    return (this.#platform ??= platformOf(this.adapterHost.httpAdapter.getType()));
   }
 
   /** A decorator's options over the module's defaults, if one object, with their own buckets (`prefix`). */
@@ -129,12 +172,17 @@ export class SluiceGuard implements CanActivate, OnModuleInit {
   #gate(options: Limits | readonly Limits[]): Gate {
     const limits = createHttpLimiter<unknown, Fallback>(options);
     return (request, response) => {
-      // Chosen once: at start, or at the first request if the guard was never initialized.
-      const platform = (this.#platform ??= platformOf(this.adapterHost.httpAdapter.getType()));
+      const platform = this.#platformNow();
       const http = platform.http(request);
       const apply = (outcome: HttpOutcome<Fallback>): Verdict => platform.apply(request, response, outcome);
       const outcome = limits.decideSync(request, http);
       return outcome !== undefined ? apply(outcome) : limits.decide(request, http).then(apply);
     };
   }
+}
+
+/** Where a decorator is: `Controller.method` on a method, `Controller` on a controller. */
+function scopeOf(handler: object, controller: object, own: boolean): string {
+  const className = (controller as { name?: string }).name ?? 'controller';
+  return own ? `${className}.${(handler as { name?: string }).name ?? 'handler'}` : className;
 }

@@ -1,0 +1,31 @@
+import { createHttpConcurrencyLimiter, type ConcurrencyLimitOptions } from '@sluice/core';
+import type { Fallback, Platform, Verdict } from './platforms';
+
+/** Runs one limit for a request: `true` when it may go on. */
+export type Gate = (request: unknown, response: unknown) => Verdict;
+
+/**
+ * The gate of one `@ConcurrencyLimit`: takes a permit (or waits for one), tied to the close of
+ * Node's response under the platform's, then writes what core decided. Built once, at start.
+ *
+ * @param options - the decorator's options
+ * @param scope - where the decorator is (`Controller` or `Controller.method`): its permits' prefix unless one is given
+ * @param platform - the platform, looked up at the first request if the module never started
+ */
+export function concurrencyGate(
+  options: ConcurrencyLimitOptions<unknown, Fallback>,
+  scope: string,
+  platform: () => Platform,
+): Gate {
+  // As @RateLimit's buckets: two decorators on one shared store keep their own counts.
+  const own = options.limiter === undefined && options.prefix === undefined;
+  const limit = createHttpConcurrencyLimiter(own ? { ...options, prefix: `sluice:${scope}` } : options);
+  return (request, response) => {
+    const on = platform();
+    const http = on.http(request);
+    const raw = on.raw(response);
+    const outcome = limit.decideSync(request, http, raw);
+    if (outcome !== undefined) return on.apply(request, response, outcome);
+    return limit.decide(request, http, raw).then((decided) => on.apply(request, response, decided));
+  };
+}
