@@ -94,7 +94,7 @@ export class SluiceGuard implements CanActivate, OnModuleInit {
     // Rate limits first: a request they refuse (or delay, then refuse) takes no permit.
     const limited = rate === undefined ? true : rate(request, response);
     const next = (pass: boolean): Verdict =>
-      !pass || concurrency === undefined || concurrency(request, response);
+      !pass ? false : concurrency === undefined ? true : concurrency(request, response);
     const verdict = limited === true || limited === false ? next(limited) : limited.then(next);
     // Refused: the reply is sent (or the client left). Nest has no "stop without an exception"
     // for guards — `false` would become a 403 its exception filters then try to send — so the
