@@ -1,4 +1,9 @@
-import { createConcurrencyLimiter, SluiceConfigError, type ConcurrencyDecision } from '@sluice/core';
+import {
+  createConcurrencyLimiter,
+  createLimiter,
+  SluiceConfigError,
+  type ConcurrencyDecision,
+} from '@sluice/core';
 import { concurrencyLimit } from '@sluice/express';
 import express from 'express';
 import { Registry } from 'prom-client';
@@ -100,6 +105,28 @@ describe('concurrency limiters in prometheus()', () => {
       'sluice_decisions_total{limiter="trial",outcome="delayed",dry_run="true"} 0',
       'sluice_decisions_total{limiter="trial",outcome="limited",dry_run="true"} 1',
     ]);
+  });
+
+  test('the dashboard frames carry in flight and queued for concurrency limiters only', async () => {
+    const { History } = await import('../src/dashboard/history');
+    const { countsOf } = await import('../src/counting/sluice-metrics');
+    const metrics = prometheus({ registry: new Registry() });
+    createLimiter({ name: 'rate', rate: '1r/s', metrics });
+    const limiter = createConcurrencyLimiter({ name: 'conc', max: 1, queue: { maxWaitMs: 60_000 }, metrics });
+    const held = await limiter.acquire('k');
+    const waiting = limiter.acquire('k');
+    const history = new History(
+      countsOf(metrics) as NonNullable<ReturnType<typeof countsOf>>,
+      1000,
+      () => [],
+    );
+    history.sample();
+    const frames = Object.fromEntries(history.frames().map((f) => [f.name, f.concurrency]));
+    expect(frames).toEqual({ rate: null, conc: { inFlight: 1, queued: 1 } });
+    await held.permit?.release();
+    await (await waiting).permit?.release();
+    history.sample();
+    expect(history.frames().find((f) => f.name === 'conc')?.concurrency).toEqual({ inFlight: 0, queued: 0 });
   });
 
   test('a sink without the concurrency methods still works', async () => {
