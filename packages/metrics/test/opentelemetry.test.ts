@@ -1,4 +1,4 @@
-import { createLimiter } from '@sluice/core';
+import { createConcurrencyLimiter, createLimiter } from '@sluice/core';
 import { dashboard, openTelemetry } from '@sluice/metrics';
 import { MeterProvider, MetricReader, type MetricData } from '@opentelemetry/sdk-metrics';
 import { errorOf } from '../../core/test/contract/config-error-of';
@@ -65,6 +65,23 @@ describe('openTelemetry({ meter })', () => {
     expect(metrics.hotKeys('per-user')[0]).toMatchObject({ key: 'ann', requests: 3, limited: 1 });
     dashboard({ metrics }).close();
     await provider.shutdown();
+  });
+
+  test('concurrency limiters: in flight and queued gauges', async () => {
+    const reader = new TestReader();
+    const provider = new MeterProvider({ readers: [reader] });
+    const metrics = openTelemetry({ meter: provider.getMeter('sluice') });
+    const limiter = createConcurrencyLimiter({ name: 'conc', max: 1, queue: { maxWaitMs: 60_000 }, metrics });
+    const held = await limiter.acquire('k');
+    const waiting = limiter.acquire('k');
+    let all = await collected(reader);
+    expect(points(all.get('sluice.in_flight'))).toEqual([[{ limiter: 'conc' }, 1]]);
+    expect(points(all.get('sluice.queued'))).toEqual([[{ limiter: 'conc' }, 1]]);
+    await held.permit?.release();
+    await (await waiting).permit?.release();
+    all = await collected(reader);
+    expect(points(all.get('sluice.in_flight'))).toEqual([[{ limiter: 'conc' }, 0]]);
+    expect(points(all.get('sluice.queued'))).toEqual([[{ limiter: 'conc' }, 0]]);
   });
 
   test('bad options fail at construction, naming the option', () => {

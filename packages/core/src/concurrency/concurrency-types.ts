@@ -1,5 +1,6 @@
 import type { StoreErrorEvent } from '../resilience/events';
 import type { OnStoreError } from '../resilience/on-store-error';
+import type { MetricsSink } from '../limiter/metrics-sink';
 import type { Store } from '../stores/store';
 
 /**
@@ -18,8 +19,17 @@ export interface ConcurrencyLimiterOptions {
   store?: Store;
   /** Namespace of the permits in the store (Redis: `<prefix>:{<key>}:permits`). @defaultValue `'sluice'` */
   prefix?: string;
-  /** The limiter's name, for events and metrics. @defaultValue the `prefix` */
+  /**
+   * The limiter's name: labels its metrics (`limiter="…"`). Printable ASCII, 1 to 128 characters.
+   * @defaultValue the `prefix`
+   */
   name?: string;
+  /**
+   * Where to report decisions and the in-flight and queued counts: `prometheus()` from
+   * `@sluice/metrics` (gauges `sluice_in_flight{limiter}`, `sluice_queued{limiter}`), or your own sink.
+   * @defaultValue none
+   */
+  metrics?: MetricsSink;
   /**
    * Shared stores (Redis): how long a permit lives unless renewed, in ms or a duration (`'30s'`).
    * A held permit is renewed every third of it, so a permit whose holder crashed (or lost Redis

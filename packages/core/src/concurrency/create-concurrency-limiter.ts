@@ -80,7 +80,7 @@ class HeldPermit implements Permit {
  */
 export function createConcurrencyLimiter(options: ConcurrencyLimiterOptions): ConcurrencyLimiter {
   const resolved = resolveConcurrencyOptions(options);
-  const { max } = resolved;
+  const { max, metrics } = resolved;
   const events = concurrencyEmitter();
   const table = resolved.local === undefined ? undefined : permitTable(resolved.local, resolved.prefix);
   const remote = resolved.remote === undefined ? undefined : guardPermits(resolved, events);
@@ -99,9 +99,12 @@ export function createConcurrencyLimiter(options: ConcurrencyLimiterOptions): Co
   ): ConcurrencyDecision => {
     holding++;
     const permit = new HeldPermit(key, grant, queue === undefined ? 0 : performance.now(), giveBack);
-    return degraded === undefined
-      ? { allowed: true, permit, key, max, inFlight, retryAfterMs: 0, waitedMs }
-      : { allowed: true, permit, key, max, inFlight, retryAfterMs: 0, waitedMs, degraded };
+    const decision: ConcurrencyDecision =
+      degraded === undefined
+        ? { allowed: true, permit, key, max, inFlight, retryAfterMs: 0, waitedMs }
+        : { allowed: true, permit, key, max, inFlight, retryAfterMs: 0, waitedMs, degraded };
+    metrics?.acquired?.(decision);
+    return decision;
   };
   const refused = (
     key: string,
@@ -115,6 +118,7 @@ export function createConcurrencyLimiter(options: ConcurrencyLimiterOptions): Co
       degraded === undefined
         ? { allowed: false, key, max, inFlight, retryAfterMs, waitedMs, reason }
         : { allowed: false, key, max, inFlight, retryAfterMs, waitedMs, reason, degraded };
+    metrics?.acquired?.(decision);
     if (events.has('limited')) events.emit('limited', decision);
     return decision;
   };
@@ -285,5 +289,6 @@ export function createConcurrencyLimiter(options: ConcurrencyLimiterOptions): Co
       return limiter;
     },
   };
+  metrics?.watch?.(limiter);
   return limiter;
 }

@@ -2,6 +2,7 @@ import { SluiceConfigError } from '../policy/config-error';
 import { parseDuration } from '../policy/duration';
 import { MAX_LIMIT } from '../policy/rate';
 import { MAX_QUEUE_WAIT_MS } from '../policy/resolve-policy';
+import { resolveMetrics, type LimiterMetrics } from '../limiter/metrics-sink';
 import { resolveOnStoreError, type ResolvedOnStoreError } from '../resilience/on-store-error';
 import { MemoryStore } from '../stores/memory-store';
 import type { PermitStore } from '../stores/permit-store';
@@ -15,6 +16,7 @@ export const CONCURRENCY_OPTION_NAMES = [
   'store',
   'prefix',
   'name',
+  'metrics',
   'leaseMs',
   'queue',
   'onStoreError',
@@ -36,6 +38,8 @@ export interface ResolvedConcurrencyOptions {
   readonly max: number;
   readonly prefix: string;
   readonly name: string;
+  /** `undefined` without the `metrics` option. */
+  readonly metrics: LimiterMetrics | undefined;
   readonly leaseMs: number;
   /** `undefined` without a queue. */
   readonly queue: { readonly maxWaitMs: number; readonly maxSize: number } | undefined;
@@ -82,11 +86,6 @@ export function resolveConcurrencyOptions(options: ConcurrencyLimiterOptions): R
   if (typeof prefix !== 'string' || prefix.length === 0) {
     throw new SluiceConfigError('prefix', prefix, 'must be a non-empty string');
   }
-  const name = options.name ?? prefix;
-  // As a rate limiter's name: it will label metrics and a dashboard, which show printable ASCII.
-  if (options.name !== undefined && (typeof name !== 'string' || !/^[\x20-\x7e]{1,128}$/.test(name))) {
-    throw new SluiceConfigError('name', name, 'must be printable ASCII text of 1 to 128 characters');
-  }
   const leaseMs =
     options.leaseMs === undefined ? DEFAULT_LEASE_MS : parseDuration('leaseMs', options.leaseMs);
   if (leaseMs < MIN_LEASE_MS || leaseMs > MAX_LEASE_MS) {
@@ -117,10 +116,14 @@ export function resolveConcurrencyOptions(options: ConcurrencyLimiterOptions): R
       'expected a store such as new MemoryStore() or new RedisStore({ client }) (a shared store needs permits())',
     );
   }
+  // Checked as a rate limiter's `name` and `metrics`. Store calls are not reported (yet), so the
+  // store counts as local for the metrics: no store series that would never move.
+  const metrics = resolveMetrics(options, prefix, store, false);
   return {
     max,
     prefix,
-    name,
+    name: options.name ?? prefix,
+    metrics,
     leaseMs,
     queue: resolveQueue(options.queue),
     timeoutMs,

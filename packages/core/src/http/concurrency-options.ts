@@ -9,6 +9,7 @@ import type {
   ConcurrencyLimiterOptions,
 } from '../concurrency/concurrency-types';
 import { CONCURRENCY_OPTION_NAMES } from '../concurrency/resolve-concurrency-options';
+import { dryRunMetrics } from '../limiter/metrics-sink';
 import { SluiceConfigError } from '../policy/config-error';
 import type {
   CallbackErrorEvent,
@@ -76,7 +77,8 @@ export interface ConcurrencyHttpOptions<TRequest, THandler extends (...args: nev
 
 /**
  * Options of `concurrencyLimit`: the HTTP options plus either `createConcurrencyLimiter` options
- * (`max`, `store`, `prefix`, `name`, `leaseMs`, `queue`, `onStoreError`, `timeoutMs`) or a ready `limiter`.
+ * (`max`, `store`, `prefix`, `name`, `metrics`, `leaseMs`, `queue`, `onStoreError`, `timeoutMs`) or a
+ * ready `limiter`.
  */
 export type ConcurrencyLimitOptions<
   TRequest,
@@ -139,6 +141,9 @@ export function resolveConcurrencyLimit<TRequest, THandler extends (...args: nev
     if (!HTTP_NAMES.has(name) && value !== undefined) core[name] = value;
   }
   const trust = compileTrustProxy(http.trustProxy);
+  const dryRun = boolean('dryRun', http.dryRun);
+  // As rateLimit's: refusals dryRun lets through are counted with dry_run="true".
+  if (dryRun && core.metrics !== undefined) core.metrics = dryRunMetrics(core.metrics);
   return {
     limiter: resolveLimiter(http.limiter, core),
     ...resolveKey(http.key, trust, resolveIpv6Subnet(http.ipv6Subnet)),
@@ -146,7 +151,7 @@ export function resolveConcurrencyLimit<TRequest, THandler extends (...args: nev
     status: wholeNumberIn('status', http.status, 429, 400, 599),
     fallback: resolveFallback<THandler>(http.fallback),
     onMissingKey: oneOf('onMissingKey', http.onMissingKey, MISSING_KEY_MODES, 'skip'),
-    dryRun: boolean('dryRun', http.dryRun),
+    dryRun,
     onLimit: optionalFunction('onLimit', http.onLimit),
     onCallbackError: optionalFunction('onCallbackError', http.onCallbackError),
   };

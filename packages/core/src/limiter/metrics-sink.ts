@@ -3,6 +3,7 @@ import { MemoryStore } from '../stores/memory-store';
 import { RedisStore } from '../stores/redis/redis-store';
 import type { Store } from '../stores/store';
 import type { Decision } from '../types';
+import type { ConcurrencyDecision, ConcurrencyStats } from '../concurrency/concurrency-types';
 
 /** What a limiter tells its metrics about itself, once, when it is created. */
 export interface LimiterInfo {
@@ -34,6 +35,17 @@ export interface LimiterMetrics {
   blockCacheHit(): void;
   /** A store call made by `lease` (fetching units for this instance). */
   leaseCall(): void;
+  /**
+   * Concurrency limiters: each answer of `acquire` (admitted, admitted after waiting in the
+   * queue, or refused). Optional: a sink without it counts no concurrency decisions.
+   */
+  acquired?(decision: ConcurrencyDecision): void;
+  /**
+   * Concurrency limiters: called once, at creation, with the limiter, whose `stats()` (permits
+   * held and requests queued in this process) a sink reads when scraped. A sink should hold it
+   * weakly (`WeakRef`), so that reporting does not keep a dropped limiter alive. Optional.
+   */
+  watch?(limiter: { stats(): ConcurrencyStats }): void;
 }
 
 /**
@@ -53,12 +65,15 @@ const MAX_NAME_LENGTH = 128;
  * The limiter's metrics, from its `name` and `metrics` options: `undefined` without `metrics`,
  * so a limiter without them pays one `undefined` check per decision.
  *
+ * @param reportsStore - `false` for a limiter that reports no store calls, errors or health
+ *   (a concurrency limiter, today): its store is then not reported as remote
  * @throws {@link SluiceConfigError} naming `name` (not printable ASCII, or longer than 128) or `metrics`
  */
 export function resolveMetrics(
   options: { readonly name?: unknown; readonly metrics?: unknown },
   prefix: string,
   store: Store,
+  reportsStore = true,
 ): LimiterMetrics | undefined {
   const { name, metrics } = options;
   if (
@@ -86,7 +101,7 @@ export function resolveMetrics(
   const info: LimiterInfo = {
     name: name ?? printableName(prefix),
     store: store instanceof MemoryStore ? 'memory' : store instanceof RedisStore ? 'redis' : 'custom',
-    remote: store.consumeSync === undefined,
+    remote: reportsStore && store.consumeSync === undefined,
     dryRun: false,
   };
   return (metrics as MetricsSink).limiter(info);

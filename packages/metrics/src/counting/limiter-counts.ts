@@ -1,4 +1,10 @@
-import type { Decision, LimiterInfo, LimiterMetrics } from '@sluice/core';
+import type {
+  ConcurrencyDecision,
+  ConcurrencyStats,
+  Decision,
+  LimiterInfo,
+  LimiterMetrics,
+} from '@sluice/core';
 import { ADMITTED, DELAYED, LIMITED, SpaceSaving } from '../hot-keys/space-saving';
 
 /** Upper bounds of the store-call duration buckets, in seconds (Prometheus `le`); +Inf follows. */
@@ -43,6 +49,11 @@ export class LimiterCounts {
   onStoreCall: ((seconds: number) => void) | undefined = undefined;
   /** The most requested keys; `undefined` when hot keys are off. */
   readonly hotKeys: SpaceSaving | undefined;
+  /**
+   * Concurrency limiters of this name, held weakly (a dropped limiter is not kept alive by its
+   * metrics); `undefined` while none: only then are in-flight and queued series reported.
+   */
+  concurrency: Array<WeakRef<{ stats(): ConcurrencyStats }>> | undefined = undefined;
 
   constructor(info: LimiterInfo, hotKeys: number) {
     this.name = info.name;
@@ -57,6 +68,21 @@ export class LimiterCounts {
     if (info.remote && !this.remote) this.store = info.store;
     this.remote ||= info.remote;
     this.dryRun ||= info.dryRun;
+  }
+
+  /** In flight and queued now, over this name's live concurrency limiters (in this process). */
+  stats(): ConcurrencyStats {
+    let inFlight = 0;
+    let queued = 0;
+    const live = (this.concurrency ?? []).filter((ref) => {
+      const stats = ref.deref()?.stats();
+      if (stats === undefined) return false;
+      inFlight += stats.inFlight;
+      queued += stats.queued;
+      return true;
+    });
+    if (this.concurrency !== undefined) this.concurrency = live;
+    return { inFlight, queued };
   }
 
   /** Records a store call of `seconds`. */
@@ -86,13 +112,26 @@ export class LimiterRecorder implements LimiterMetrics {
   }
 
   decided(decision: Decision): void {
+    this.#count(decision, decision.delayMs > 0);
+  }
+
+  /** A concurrency decision: one that waited in the queue for its permit counts as delayed. */
+  acquired(decision: ConcurrencyDecision): void {
+    this.#count(decision, decision.waitedMs > 0);
+  }
+
+  watch(limiter: { stats(): ConcurrencyStats }): void {
+    (this.#counts.concurrency ??= []).push(new WeakRef(limiter));
+  }
+
+  #count(decision: Decision | ConcurrencyDecision, delayed: boolean): void {
     const counts = this.#counts;
     let outcome: typeof ADMITTED | typeof DELAYED | typeof LIMITED;
     if (!decision.allowed) {
       outcome = LIMITED;
       counts.limited++;
       if (this.#dryRun) counts.dryRunLimited++;
-    } else if (decision.delayMs > 0) {
+    } else if (delayed) {
       outcome = DELAYED;
       counts.delayed++;
       if (this.#dryRun) counts.dryRunDelayed++;

@@ -42,6 +42,8 @@ export interface LimiterFrame {
     readonly blockCacheHits: number;
     readonly leaseCalls: number;
   } | null;
+  /** Concurrency limiters only: permits held and requests queued now, in this process. */
+  readonly concurrency: { readonly inFlight: number; readonly queued: number } | null;
   readonly hotKeys: readonly HotKey[];
 }
 
@@ -164,6 +166,7 @@ export class History {
               leaseCalls: c.leaseCalls,
             }
           : null,
+        concurrency: c.concurrency === undefined ? null : c.stats(),
         hotKeys: this.hotKeys(c.name, HOT_KEYS_SHOWN),
       };
     });

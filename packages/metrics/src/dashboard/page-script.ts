@@ -92,6 +92,11 @@ export const PAGE_SCRIPT = `
       limited: fact(facts, 'limited', 'limited')
     };
     root.appendChild(facts);
+    // Concurrency limiters only: what is held and waiting now.
+    var nowFacts = el('div', 'facts');
+    var now = { inFlight: fact(nowFacts, 'in flight now', 'in-flight'), queued: fact(nowFacts, 'queued now', 'queued') };
+    nowFacts.hidden = true;
+    root.appendChild(nowFacts);
     // Store health and degraded decisions: a remote store's only (an in-process one cannot fail).
     var storeFacts = el('div', 'facts');
     totals.insurance = fact(storeFacts, 'degraded: insurance', 'insurance');
@@ -124,7 +129,7 @@ export const PAGE_SCRIPT = `
       series: { admitted: [], delayed: [], limited: [] },
       store: store, health: health, rates: rateValues, lines: lines, maxLabel: maxLabel,
       startLabel: startLabel, totals: totals, storeFacts: storeFacts, storeValues: storeValues,
-      dryRun: dryRun, hotKeys: body
+      dryRun: dryRun, hotKeys: body, nowFacts: nowFacts, now: now
     };
     cards.set(name, card);
     return card;
@@ -166,6 +171,11 @@ export const PAGE_SCRIPT = `
     ['insurance', 'fail-open', 'fail-closed'].forEach(function (mode) {
       card.totals[mode].textContent = whole.format(frame.degraded[mode]);
     });
+    card.nowFacts.hidden = !frame.concurrency;
+    if (frame.concurrency) {
+      card.now.inFlight.textContent = whole.format(frame.concurrency.inFlight);
+      card.now.queued.textContent = whole.format(frame.concurrency.queued);
+    }
     var health = frame.storeHealth;
     card.storeFacts.hidden = !health;
     card.health.hidden = !health;

@@ -45,7 +45,8 @@ const OPTION_NAMES = ['meter', 'hotKeys', 'clock'];
  * and become the Prometheus names through OTel's Prometheus exporter: `sluice.decisions`
  * (`sluice_decisions_total`), `sluice.degraded_decisions`, `sluice.store.errors`,
  * `sluice.store.duration` (seconds), `sluice.store.up`, `sluice.block_cache.hits`,
- * `sluice.lease.calls`, with the same attributes (`limiter`, `outcome`, `dry_run`, `mode`,
+ * `sluice.lease.calls`, and for concurrency limiters the gauges `sluice.in_flight` and
+ * `sluice.queued`, with the same attributes (`limiter`, `outcome`, `dry_run`, `mode`,
  * `kind`, `store`). `hotKeys` and `dashboard` work with it as with `prometheus()`.
  *
  * @throws `SluiceConfigError` naming an unknown option or a `meter` that is not an OpenTelemetry meter
@@ -118,10 +119,20 @@ export function openTelemetry(options: OpenTelemetryOptions): SluiceMetrics {
     unit: '1',
   });
 
+  const gauge = (name: string, description: string) =>
+    meter.createObservableGauge(name, { description, unit: '{request}' });
+  const inFlight = gauge('sluice.in_flight', 'Permits of concurrency limiters held now in this process.');
+  const queued = gauge('sluice.queued', "Requests waiting now in this process's concurrency limiter queues.");
+
   meter.addBatchObservableCallback(
     (result) => {
       for (const c of limiters.values()) {
         const limiter = c.name;
+        if (c.concurrency !== undefined) {
+          const stats = c.stats();
+          result.observe(inFlight, stats.inFlight, { limiter });
+          result.observe(queued, stats.queued, { limiter });
+        }
         result.observe(decisions, c.admitted, { limiter, outcome: 'admitted' });
         result.observe(decisions, c.delayed - c.dryRunDelayed, { limiter, outcome: 'delayed' });
         result.observe(decisions, c.limited - c.dryRunLimited, { limiter, outcome: 'limited' });
@@ -140,7 +151,7 @@ export function openTelemetry(options: OpenTelemetryOptions): SluiceMetrics {
         result.observe(up, c.up, { limiter });
       }
     },
-    [decisions, degraded, errors, hits, leases, up],
+    [decisions, degraded, errors, hits, leases, up, inFlight, queued],
   );
   return metrics;
 }

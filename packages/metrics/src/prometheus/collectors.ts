@@ -10,6 +10,8 @@ export const METRIC_NAMES = [
   'sluice_store_up',
   'sluice_block_cache_hits_total',
   'sluice_lease_calls_total',
+  'sluice_in_flight',
+  'sluice_queued',
 ] as const;
 
 type Limiters = ReadonlyMap<string, LimiterCounts>;
@@ -98,6 +100,29 @@ export function registerCollectors(registry: Registry, limiters: Limiters): void
     collect() {
       this.reset();
       for (const c of remote()) this.inc({ limiter: c.name }, c.leaseCalls);
+    },
+  });
+  // Concurrency limiters: read from their stats() at scrape time, so nothing runs per request.
+  const concurrent = (): LimiterCounts[] =>
+    [...limiters.values()].filter((counts) => counts.concurrency !== undefined);
+  new Gauge({
+    name: 'sluice_in_flight',
+    help: 'Permits of concurrency limiters held now in this process (requests in flight).',
+    labelNames: ['limiter'],
+    registers,
+    collect() {
+      this.reset();
+      for (const c of concurrent()) this.set({ limiter: c.name }, c.stats().inFlight);
+    },
+  });
+  new Gauge({
+    name: 'sluice_queued',
+    help: "Requests waiting now in this process's concurrency limiter queues.",
+    labelNames: ['limiter'],
+    registers,
+    collect() {
+      this.reset();
+      for (const c of concurrent()) this.set({ limiter: c.name }, c.stats().queued);
     },
   });
 }

@@ -23,7 +23,10 @@ const OPTION_NAMES = ['registry', 'hotKeys', 'clock'];
  * - `sluice_store_errors_total{limiter, kind}`: `timeout` | `error`;
  * - `sluice_store_duration_seconds{limiter, store}`: histogram of store calls;
  * - `sluice_store_up{limiter}`: 1 while the store answers, 0 while its circuit is open;
- * - `sluice_block_cache_hits_total{limiter}`, `sluice_lease_calls_total{limiter}`.
+ * - `sluice_block_cache_hits_total{limiter}`, `sluice_lease_calls_total{limiter}`;
+ * - concurrency limiters: `sluice_in_flight{limiter}` and `sluice_queued{limiter}`, gauges of the
+ *   permits held and requests waiting in this process (read from `stats()` when scraped); their
+ *   decisions count in `sluice_decisions_total`, one admitted after waiting in the queue as `delayed`.
  *
  * The store series appear for limiters on a remote store (Redis) only. `limiter` is the
  * limiter's `name` (default: its `prefix`); limiters with the same name share their series.
