@@ -136,7 +136,10 @@ export function describeHeldRequests(driver: AdapterDriver): void {
       expect(jest.getTimerCount()).toBe(DEFAULT_MAX_HELD);
       expect(seen).toBeLessThan(20_000);
       // Held and queued requests cost a few kB each: 10 000 held and their refusals took ~130 MB.
-      expect(grown).toBeLessThan(48 * 1024 * 1024);
+      // Nest's pipeline keeps more per request read (its context and guard promise): measured
+      // 17 MB alone and up to 61 MB amid the full suite, where the heap settles less.
+      const bound = driver.name.startsWith('nest') ? 96 : 48;
+      expect(grown).toBeLessThan(bound * 1024 * 1024);
       client.resetAndDestroy();
       // The refusals queued behind the held responses made Node stop reading the connection
       // (Node 20 shows the reset only when a response is written to it): at most the first held
