@@ -1,9 +1,9 @@
 import calculateSlot from 'cluster-key-slot';
-import { capacityOf } from '../../policy/resolve-policy';
-import type { Policy, Receipt, RejectReason, Verdict } from '../../types';
+import type { Policy, Receipt, Verdict } from '../../types';
 import type { JointPart, JointVerdicts, RulesRequest } from '../store';
 import { luaScript } from './client-adapters';
 import type { ScriptClient } from './redis-client';
+import { verdictAt } from './redis-command';
 import {
   GIVE_BACK_SCRIPT,
   JOINT_SCRIPT,
@@ -88,8 +88,6 @@ function kindAndParams(policy: Policy): string[] {
   return out;
 }
 
-const REASONS: readonly (RejectReason | undefined)[] = [undefined, 'limited', 'cost-exceeds-capacity'];
-
 function jointVerdicts(reply: unknown, parts: readonly JointPart[]): JointVerdicts {
   const expected = parts.reduce((n, part) => n + part.policies.length, 0) * RECEIPT_FIELDS;
   if (!Array.isArray(reply) || reply.length !== expected || !reply.every(isCount)) {
@@ -103,17 +101,9 @@ function jointVerdicts(reply: unknown, parts: readonly JointPart[]): JointVerdic
     const own: Verdict[] = [];
     const taken: Receipt[] = [];
     for (const policy of part.policies) {
-      const [code, remaining, resetMs, waitMs, takenAt, member] = numbers.slice(at, at + RECEIPT_FIELDS) as [
-        number,
-        number,
-        number,
-        number,
-        number,
-        number,
-      ];
-      if (code > 2) throw new Error(`sluice: unexpected code ${code} from the Redis joint script`);
-      own.push(verdictOf(policy, code, remaining, resetMs, waitMs));
-      taken.push({ at: takenAt, member });
+      // The four numbers every script answers a verdict with, then the receipt: when and which entry.
+      own.push(verdictAt(numbers, at, policy));
+      taken.push({ at: numbers[at + 4] as number, member: numbers[at + 5] as number });
       at += RECEIPT_FIELDS;
     }
     verdicts.push(own);
@@ -123,26 +113,6 @@ function jointVerdicts(reply: unknown, parts: readonly JointPart[]): JointVerdic
   // A part reported as a peek was not written: its receipt is none.
   const written = verdicts.every((own, p) => own.every((v) => v.allowed) || parts[p]?.dryRun === true);
   return { verdicts, receipts: written ? receipts : receipts.map(() => undefined) };
-}
-
-function verdictOf(
-  policy: Policy,
-  code: number,
-  remaining: number,
-  resetMs: number,
-  waitMs: number,
-): Verdict {
-  const limit = capacityOf(policy);
-  if (code === 0) return { allowed: true, limit, remaining, resetMs, retryAfterMs: 0, delayMs: waitMs };
-  return {
-    allowed: false,
-    limit,
-    remaining,
-    resetMs,
-    retryAfterMs: waitMs,
-    delayMs: 0,
-    reason: REASONS[code] as RejectReason,
-  };
 }
 
 function isCount(n: unknown): n is number {
