@@ -168,6 +168,13 @@ export const LUA_SCRIPTS: Readonly<Record<StateKind, string>> = Object.fromEntri
   STATE_KINDS.map((kind) => [kind, singleScript(LUA[kind])]),
 ) as Record<StateKind, string>;
 
+/** A Lua table of one entry per kind of state, by its number (see {@link kindNumberOf}): `local NAME = { … }`. */
+function kindTable(name: string, entry: (kind: (typeof STATE_KINDS)[number]) => string): string {
+  return `local ${name} = { ${STATE_KINDS.map(entry).join(', ')} }`;
+}
+const STEPS_TABLE = kindTable('STEPS', (kind) => LUA[kind].fn);
+const WRITES_TABLE = kindTable('WRITES', (kind) => LUA[kind].write);
+
 /**
  * The script that decides several rules at once, all or nothing: every step function, then the
  * driver of `multi.lua.ts`. Kinds are numbered by their place in `STATE_KINDS`, from 1.
@@ -177,8 +184,8 @@ export const MULTI_SCRIPT: string = [
   setStateLua,
   ...STATE_KINDS.map((kind) => LUA[kind].source),
   nowLua('ARGV[1]'),
-  `local STEPS = { ${STATE_KINDS.map((kind) => LUA[kind].fn).join(', ')} }`,
-  `local WRITES = { ${STATE_KINDS.map((kind) => LUA[kind].write).join(', ')} }`,
+  STEPS_TABLE,
+  WRITES_TABLE,
   multiDriverLua,
 ].join('\n');
 
@@ -192,7 +199,7 @@ export const GIVE_BACK_SCRIPT: string = [
   ...STATE_KINDS.map((kind) => LUA[kind].source),
   giveBackLua,
   nowLua('ARGV[1]'),
-  `local BACKS = { ${STATE_KINDS.map((kind) => LUA[kind].back ?? LUA[kind].backTaken ?? 'false').join(', ')} }`,
+  kindTable('BACKS', (kind) => LUA[kind].back ?? LUA[kind].backTaken ?? 'false'),
   giveBackDriverLua,
 ].join('\n');
 
@@ -205,9 +212,9 @@ export const JOINT_SCRIPT: string = [
   setStateLua,
   ...STATE_KINDS.map((kind) => LUA[kind].source),
   nowLua('ARGV[1]'),
-  `local STEPS = { ${STATE_KINDS.map((kind) => LUA[kind].fn).join(', ')} }`,
-  `local WRITES = { ${STATE_KINDS.map((kind) => LUA[kind].write).join(', ')} }`,
-  `local RECEIPTS = { ${STATE_KINDS.map((kind) => (LUA[kind].receipt === undefined ? 'false' : `'${LUA[kind].receipt}'`)).join(', ')} }`,
+  STEPS_TABLE,
+  WRITES_TABLE,
+  kindTable('RECEIPTS', (kind) => (LUA[kind].receipt === undefined ? 'false' : `'${LUA[kind].receipt}'`)),
   jointDriverLua,
 ].join('\n');
 
@@ -220,9 +227,9 @@ export const BATCH_SCRIPT: string = [
   setStateLua,
   ...STATE_KINDS.map((kind) => LUA[kind].source),
   giveBackLua,
-  `local STEPS = { ${STATE_KINDS.map((kind) => LUA[kind].fn).join(', ')} }`,
-  `local WRITES = { ${STATE_KINDS.map((kind) => LUA[kind].write).join(', ')} }`,
-  `local BACKS = { ${STATE_KINDS.map((kind) => LUA[kind].back ?? 'false').join(', ')} }`,
+  STEPS_TABLE,
+  WRITES_TABLE,
+  kindTable('BACKS', (kind) => LUA[kind].back ?? 'false'),
   batchDriverLua,
 ].join('\n');
 
