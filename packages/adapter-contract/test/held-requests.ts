@@ -135,11 +135,12 @@ export function describeHeldRequests(driver: AdapterDriver): void {
       const grown = heapUsed() - before;
       expect(jest.getTimerCount()).toBe(DEFAULT_MAX_HELD);
       expect(seen).toBeLessThan(20_000);
-      // Held and queued requests cost a few kB each: 10 000 held and their refusals took ~130 MB.
-      // Nest's pipeline keeps more per request read (its context and guard promise): measured
-      // 17 MB alone and up to 61 MB amid the full suite, where the heap settles less.
-      const bound = driver.name.startsWith('nest') ? 96 : 48;
-      expect(grown).toBeLessThan(bound * 1024 * 1024);
+      // Held are exactly maxHeld (above); what grows with the flood is what the server read
+      // before it stopped (queued refusals its client never reads), a few kB each: 6 kB on Koa,
+      // 10 kB on Nest, measured alone. How many it reads first depends on the machine's timing
+      // (the same test grew 21 MB alone and 73 MB amid the full suite), so the bound is per
+      // request read, not a total.
+      expect(grown / seen).toBeLessThan(16 * 1024);
       client.resetAndDestroy();
       // The refusals queued behind the held responses made Node stop reading the connection
       // (Node 20 shows the reset only when a response is written to it): at most the first held
