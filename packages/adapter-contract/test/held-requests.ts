@@ -136,11 +136,11 @@ export function describeHeldRequests(driver: AdapterDriver): void {
       expect(jest.getTimerCount()).toBe(DEFAULT_MAX_HELD);
       expect(seen).toBeLessThan(20_000);
       // Held are exactly maxHeld (above); what grows with the flood is what the server read
-      // before it stopped (queued refusals its client never reads), a few kB each: 6 kB on Koa,
-      // 10 kB on Nest, measured alone. How many it reads first depends on the machine's timing
-      // (the same test grew 21 MB alone and 73 MB amid the full suite), so the bound is per
-      // request read, not a total.
-      expect(grown / seen).toBeLessThan(16 * 1024);
+      // before it stopped (queued refusals its client never reads): 6 kB each on Koa and 10 kB on
+      // Nest measured alone, up to 21 kB in a fresh clone's full suite (ts-jest compiling and
+      // caching modules while the flood runs counts too). How many it reads first depends on the
+      // machine's timing, so the bound is per request read, not a total.
+      expect(grown / seen).toBeLessThan(32 * 1024);
       client.resetAndDestroy();
       // The refusals queued behind the held responses made Node stop reading the connection
       // (Node 20 shows the reset only when a response is written to it): at most the first held
