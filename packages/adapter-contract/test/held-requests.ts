@@ -136,11 +136,12 @@ export function describeHeldRequests(driver: AdapterDriver): void {
       expect(jest.getTimerCount()).toBe(DEFAULT_MAX_HELD);
       expect(seen).toBeLessThan(20_000);
       // Held are exactly maxHeld (above); what grows with the flood is what the server read
-      // before it stopped (queued refusals its client never reads): 6 kB each on Koa and 10 kB on
-      // Nest measured alone, up to 21 kB in a fresh clone's full suite (ts-jest compiling and
-      // caching modules while the flood runs counts too). How many it reads first depends on the
-      // machine's timing, so the bound is per request read, not a total.
-      expect(grown / seen).toBeLessThan(32 * 1024);
+      // before it stopped (queued refusals its client never reads), and what the worker compiles
+      // and caches while the flood runs (cold in a fresh clone): per request read, 6 kB on Koa
+      // and 10 kB on Nest alone, up to 21 kB and (Nest) 62 kB in a fresh clone's full suite. How
+      // many it reads first depends on the machine's timing, so the bound is per request read.
+      const perRequest = driver.name.startsWith('nest') ? 128 : 32;
+      expect(grown / seen).toBeLessThan(perRequest * 1024);
       client.resetAndDestroy();
       // The refusals queued behind the held responses made Node stop reading the connection
       // (Node 20 shows the reset only when a response is written to it): at most the first held
