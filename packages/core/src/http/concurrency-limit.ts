@@ -2,7 +2,6 @@ import type { ConcurrencyDecision, ConcurrencyLimiter, Permit } from '../concurr
 import { RequestView, type HttpRequest } from '../keys/http-request';
 import {
   resolveConcurrencyLimit,
-  type ConcurrencyLimitEvent,
   type ConcurrencyLimitOptions,
   type ConcurrencyOutcome,
   type ResolvedConcurrencyLimit,
@@ -13,7 +12,7 @@ import { toSeconds } from './rate-limit-headers';
 import { MISSING_KEY_STATUS } from './http-limiter';
 import { JSON_TYPE, prefersJson, rejectionBody, TEXT_TYPE } from './reply-body';
 import { onResponseClose, releaseOnClose, type ListenableResponse } from './response-close';
-import { keyOf, reportFailure, skipOf } from './user-callbacks';
+import { keyOf, notify, reportFailure, skipOf } from './user-callbacks';
 
 /** One concurrency limit on a route, resolved once; adapters call `decide` per request. */
 export interface HttpConcurrencyLimiter<TRequest, THandler> {
@@ -205,24 +204,4 @@ function refusalBody(
   const message = retryAfter === undefined ? `${what}.` : `${what}, retry in ${retryAfter} s.`;
   if (prefersJson(accept)) return { type: JSON_TYPE, body: JSON.stringify({ error, message, retryAfter }) };
   return { type: TEXT_TYPE, body: `${message}\n` };
-}
-
-const warned = new WeakSet<object>();
-
-/** Calls `onLimit`; a listener that throws never breaks the request. */
-function notify<TRequest>(
-  limit: ResolvedConcurrencyLimit<TRequest, unknown>,
-  event: ConcurrencyLimitEvent<TRequest>,
-): void {
-  if (limit.onLimit === undefined) return;
-  try {
-    limit.onLimit(event);
-  } catch (error) {
-    if (warned.has(limit)) return;
-    warned.add(limit);
-    process.emitWarning(
-      `a sluice onLimit listener threw (ignored; further ones are not reported): ${String(error)}`,
-      'SluiceListenerWarning',
-    );
-  }
 }

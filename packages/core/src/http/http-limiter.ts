@@ -4,12 +4,12 @@ import type { ConsumeOptions, Limiter } from '../limiter/create-limiter';
 import { SluiceConfigError } from '../policy/config-error';
 import type { Decision } from '../types';
 import { delayOutcome, takeHeldSlots } from './delay-outcome';
-import type { HeaderList, HttpOutcome, LimitEvent, RateLimitOptions } from './http-options';
+import type { HeaderList, HttpOutcome, RateLimitOptions } from './http-options';
 import { retryAfterSeconds } from './rate-limit-headers';
 import { rejectionBody } from './reply-body';
 import { ReplyCache, withRetryAfter } from './reply-cache';
 import { resolveHttpLimit, type ResolvedLimit } from './resolve-http-options';
-import { costOf, keyOf, reportFailure, skipOf } from './user-callbacks';
+import { costOf, keyOf, notify, reportFailure, skipOf } from './user-callbacks';
 
 /** Status of a request refused by `onMissingKey: 'reject'`: Bad Request, whatever `status` says. */
 export const MISSING_KEY_STATUS = 400;
@@ -300,23 +300,6 @@ function outcomeOf<TRequest, THandler>(
 /** The status of a refusal: `onStoreError: 'fail-closed'` is the server's trouble (503), not the client's. */
 function rejectionStatus(limit: { readonly status: number }, decision: Decision): number {
   return decision.reason === 'store-unavailable' ? 503 : limit.status;
-}
-
-const warned = new WeakSet<object>();
-
-/** Calls `onLimit`; as with limiter events, a listener that throws never breaks the request. */
-function notify<TRequest>(limit: ResolvedLimit<TRequest, unknown>, event: LimitEvent<TRequest>): void {
-  if (limit.onLimit === undefined) return;
-  try {
-    limit.onLimit(event);
-  } catch (error) {
-    if (warned.has(limit)) return;
-    warned.add(limit);
-    process.emitWarning(
-      `a sluice onLimit listener threw (ignored; further ones are not reported): ${String(error)}`,
-      'SluiceListenerWarning',
-    );
-  }
 }
 
 function moreRestrictive(a: Decision, b: Decision): boolean {

@@ -182,3 +182,27 @@ export function requestOverrides(
     }
   };
 }
+
+/** Limits whose `onLimit` threw once already. */
+const warnedLimits = new WeakSet<object>();
+
+/**
+ * Calls a limit's `onLimit` (rate and concurrency limits alike); as with limiter events, a
+ * listener that throws never breaks the request, and is reported once per limit.
+ */
+export function notify<TEvent>(
+  limit: { readonly onLimit?: ((event: TEvent) => void) | undefined },
+  event: TEvent,
+): void {
+  if (limit.onLimit === undefined) return;
+  try {
+    limit.onLimit(event);
+  } catch (error) {
+    if (warnedLimits.has(limit)) return;
+    warnedLimits.add(limit);
+    process.emitWarning(
+      `a sluice onLimit listener threw (ignored; further ones are not reported): ${String(error)}`,
+      'SluiceListenerWarning',
+    );
+  }
+}
