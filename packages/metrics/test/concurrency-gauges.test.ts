@@ -1,8 +1,11 @@
 import {
   createConcurrencyLimiter,
   createLimiter,
+  RedisStore,
   SluiceConfigError,
   type ConcurrencyDecision,
+  type PermitStore,
+  type Store,
 } from '@sluice/core';
 import { concurrencyLimit } from '@sluice/express';
 import express from 'express';
@@ -10,6 +13,7 @@ import { Registry } from 'prom-client';
 import request from 'supertest';
 import { prometheus } from '@sluice/metrics';
 import { errorOf } from '../../core/test/contract/config-error-of';
+import { useRedisServer } from '../../core/test/harness/redis-fixtures';
 
 /** The sample lines of one metric family in an exposition, without HELP and TYPE. */
 async function samples(registry: Registry, name: string): Promise<string[]> {
@@ -65,11 +69,72 @@ describe('concurrency limiters in prometheus()', () => {
     );
     expect(await samples(registry, 'sluice_in_flight')).toEqual(['sluice_in_flight{limiter="sluice"} 1']);
     await held.permit?.release();
-    expect(await samples(registry, 'sluice_store_up')).toEqual([]); // no store series for permits
+    expect(await samples(registry, 'sluice_store_up')).toEqual([]); // in process: no store series
 
     const alone = new Registry();
     prometheus({ registry: alone });
     expect(await samples(alone, 'sluice_in_flight')).toEqual([]);
+  });
+
+  describe('on a shared store', () => {
+    const redis = useRedisServer();
+
+    test('permit calls are store calls: duration by store, health up', async () => {
+      const registry = new Registry();
+      const metrics = prometheus({ registry });
+      const store = new RedisStore({ client: redis.client() });
+      const limiter = createConcurrencyLimiter({ name: 'pay', max: 1, store, metrics, timeoutMs: 5000 });
+      const held = await limiter.acquire('user:42');
+      expect((await limiter.acquire('user:42')).allowed).toBe(false);
+      await held.permit?.release();
+      // Two acquires and one release went to Redis.
+      expect(await samples(registry, 'sluice_store_duration_seconds_count')).toEqual([
+        'sluice_store_duration_seconds_count{limiter="pay",store="redis"} 3',
+      ]);
+      expect(await samples(registry, 'sluice_store_up')).toEqual(['sluice_store_up{limiter="pay"} 1']);
+      expect(await samples(registry, 'sluice_store_errors_total')).toEqual([
+        'sluice_store_errors_total{limiter="pay",kind="timeout"} 0',
+        'sluice_store_errors_total{limiter="pay",kind="error"} 0',
+      ]);
+    });
+
+    test('failed permit calls count as store errors; the open circuit reads as down, recovery as up', async () => {
+      const registry = new Registry();
+      const metrics = prometheus({ registry });
+      let down = true;
+      const permits: PermitStore = {
+        acquire: async () => {
+          if (down) throw new Error('connection refused');
+          return { acquired: true, held: 1 };
+        },
+        release: async () => undefined,
+        renew: async () => ({ held: 0, lost: [] }),
+      };
+      let now = 1_000_000;
+      const store = { permits: () => permits } as unknown as Store;
+      const limiter = createConcurrencyLimiter({
+        name: 'flaky',
+        max: 5,
+        store,
+        metrics,
+        onStoreError: 'fail-open',
+        clock: () => now,
+      });
+      for (let i = 0; i < 3; i++) expect((await limiter.acquire('k')).degraded).toBe('fail-open');
+      expect(await samples(registry, 'sluice_store_errors_total')).toContain(
+        'sluice_store_errors_total{limiter="flaky",kind="error"} 3',
+      );
+      expect(await samples(registry, 'sluice_store_up')).toEqual(['sluice_store_up{limiter="flaky"} 0']);
+      down = false;
+      now += 60_000; // past the circuit's cool-down: the next call tries the store
+      const decision = await limiter.acquire('k');
+      expect(decision.degraded).toBeUndefined();
+      await decision.permit?.release();
+      expect(await samples(registry, 'sluice_store_up')).toEqual(['sluice_store_up{limiter="flaky"} 1']);
+      expect(await samples(registry, 'sluice_store_duration_seconds_count')).toEqual([
+        'sluice_store_duration_seconds_count{limiter="flaky",store="custom"} 5',
+      ]);
+    });
   });
 
   test('Express concurrencyLimit: name and metrics; dryRun labels what it let through', async () => {

@@ -53,7 +53,7 @@ export function guardPermits(
   options: ResolvedConcurrencyOptions,
   events: ConcurrencyEmitter,
 ): GuardedPermits {
-  const { prefix, max, leaseMs, timeoutMs, onStoreError } = options;
+  const { prefix, max, leaseMs, timeoutMs, onStoreError, metrics } = options;
   const store = options.remote as NonNullable<ResolvedConcurrencyOptions['remote']>;
   const circuit = new CircuitBreaker(FAILURE_THRESHOLD, COOLDOWN_MS, options.clock ?? Date.now);
   const insurance = onStoreError.mode === 'insurance' ? permitTable(onStoreError.store, prefix) : undefined;
@@ -68,16 +68,27 @@ export function guardPermits(
     return Math.floor(ms);
   };
 
-  /** Runs one store call bounded and counted by the circuit; rethrows its failure once reported. */
+  /**
+   * Runs one store call bounded and counted by the circuit, and reported to `metrics` as a rate
+   * limiter's store calls are (duration, errors, health); rethrows its failure once reported.
+   */
   const guarded = async <T>(key: string, run: () => Promise<T>): Promise<T> => {
+    const startedAt = metrics === undefined ? 0 : performance.now();
     try {
       const result = await withTimeout(run(), timeoutMs);
+      metrics?.storeCall((performance.now() - startedAt) / 1000);
       answered();
       return result;
     } catch (error) {
+      if (metrics !== undefined) {
+        metrics.storeCall((performance.now() - startedAt) / 1000);
+        metrics.storeError(error instanceof StoreTimeoutError ? 'timeout' : 'error');
+      }
       const scope = storeErrorScope(error);
-      if (scope === 'store') circuit.failed();
-      else answered();
+      if (scope === 'store') {
+        circuit.failed();
+        if (metrics !== undefined && circuit.retryInMs() > 0) metrics.storeUp(false);
+      } else answered();
       if (events.has('storeError')) {
         const lag =
           error instanceof StoreTimeoutError && error.eventLoopLagMs > 0
@@ -90,7 +101,9 @@ export function guardPermits(
   };
   const answered = (): void => {
     const outage = circuit.succeeded();
-    if (outage !== undefined && events.has('storeRecovered')) events.emit('storeRecovered', outage);
+    if (outage === undefined) return;
+    metrics?.storeUp(true);
+    if (events.has('storeRecovered')) events.emit('storeRecovered', outage);
   };
 
   /** `onStoreError`'s answer when the store could not give one. */

@@ -116,9 +116,9 @@ export function resolveConcurrencyOptions(options: ConcurrencyLimiterOptions): R
       'expected a store such as new MemoryStore() or new RedisStore({ client }) (a shared store needs permits())',
     );
   }
-  // Checked as a rate limiter's `name` and `metrics`. Store calls are not reported (yet), so the
-  // store counts as local for the metrics: no store series that would never move.
-  const metrics = resolveMetrics(options, prefix, store, false);
+  // Checked as a rate limiter's `name` and `metrics`; a shared store's permit calls are reported
+  // as a rate limiter's store calls are (duration, errors, health).
+  const metrics = resolveMetrics(options, prefix, store);
   return {
     max,
     prefix,

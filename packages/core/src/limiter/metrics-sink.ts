@@ -65,15 +65,12 @@ const MAX_NAME_LENGTH = 128;
  * The limiter's metrics, from its `name` and `metrics` options: `undefined` without `metrics`,
  * so a limiter without them pays one `undefined` check per decision.
  *
- * @param reportsStore - `false` for a limiter that reports no store calls, errors or health
- *   (a concurrency limiter, today): its store is then not reported as remote
  * @throws {@link SluiceConfigError} naming `name` (not printable ASCII, or longer than 128) or `metrics`
  */
 export function resolveMetrics(
   options: { readonly name?: unknown; readonly metrics?: unknown },
   prefix: string,
   store: Store,
-  reportsStore = true,
 ): LimiterMetrics | undefined {
   const { name, metrics } = options;
   if (
@@ -101,7 +98,7 @@ export function resolveMetrics(
   const info: LimiterInfo = {
     name: name ?? printableName(prefix),
     store: store instanceof MemoryStore ? 'memory' : store instanceof RedisStore ? 'redis' : 'custom',
-    remote: reportsStore && store.consumeSync === undefined,
+    remote: store.consumeSync === undefined,
     dryRun: false,
   };
   return (metrics as MetricsSink).limiter(info);
