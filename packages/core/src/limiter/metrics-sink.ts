@@ -3,7 +3,7 @@ import { MemoryStore } from '../stores/memory-store';
 import { RedisStore } from '../stores/redis/redis-store';
 import type { Store } from '../stores/store';
 import type { Decision } from '../types';
-import type { ConcurrencyDecision, ConcurrencyStats } from '../concurrency/concurrency-types';
+import type { ConcurrencyDecision, ConcurrencyStats } from '../concurrency/concurrency-decision';
 
 /** What a limiter tells its metrics about itself, once, when it is created. */
 export interface LimiterInfo {
