@@ -2,7 +2,8 @@
 // redis-server of its own; prints, writes no results file. Per client and round, interleaved:
 // decisions/s, decisions per script call (INFO commandstats), CPU per decision of this process
 // and of redis-server, the share of the time Redis had no call of the client (written to the
-// socket, reply not yet read) and the share of script writes that found it so. `nr-at-once` is
+// socket, reply not yet read), the share of script writes that found it so and of those made
+// in one run with another (calls that left together). `nr-at-once` is
 // node-redis with its write made synchronous (its own `setImmediate` run at once, for this
 // probe only): what node-redis would do if it wrote as ioredis does.
 // Knobs: PROBE_IN_FLIGHT (256), PROBE_MS (1000), PROBE_ROUNDS (3), PROBE_ONLY (names, commas).
@@ -24,6 +25,9 @@ interface Tracker {
   idleMs: number;
   writes: number;
   intoIdle: number;
+  /** Script writes made in the same synchronous run as another: calls that left together. */
+  together: number;
+  burst: boolean;
 }
 
 const trackers = new Map<number, Tracker>();
@@ -43,6 +47,11 @@ function trackWrites(): void {
           t.idleMs += performance.now() - t.idleSince;
         }
         t.written += calls;
+        if (t.burst) t.together++;
+        else {
+          t.burst = true;
+          queueMicrotask(() => (t.burst = false));
+        }
       }
     }
     return write.call(this, chunk, ...rest);
@@ -57,7 +66,16 @@ function replied(t: Tracker): void {
 /** The tracker of the connection whose `CLIENT INFO` this is (its `addr=` port). */
 function track(clientInfo: unknown): Tracker {
   const port = Number(/ addr=[^ ]*:(\d+)/.exec(String(clientInfo))?.[1]);
-  const t = { written: 0, replied: 0, idleSince: performance.now(), idleMs: 0, writes: 0, intoIdle: 0 };
+  const t = {
+    written: 0,
+    replied: 0,
+    idleSince: performance.now(),
+    idleMs: 0,
+    writes: 0,
+    intoIdle: 0,
+    together: 0,
+    burst: false,
+  };
   trackers.set(port, t);
   return t;
 }
@@ -151,7 +169,7 @@ async function main(): Promise<void> {
         const c = candidates[(i + r) % candidates.length] as (typeof candidates)[number];
         await admin.config('RESETSTAT');
         const t = c.tracker;
-        Object.assign(t, { idleMs: 0, writes: 0, intoIdle: 0, idleSince: performance.now() });
+        Object.assign(t, { idleMs: 0, writes: 0, intoIdle: 0, together: 0, idleSince: performance.now() });
         const cpu = process.cpuUsage();
         const redisBefore = await redisCpuUs();
         const start = performance.now();
@@ -168,7 +186,8 @@ async function main(): Promise<void> {
             `node ${((used.user + used.system) / decisions).toFixed(2)} µs/decision, ` +
             `redis ${(redisUs / decisions).toFixed(2)} µs/decision, ` +
             `no call at redis ${((t.idleMs / elapsed) * 100).toFixed(0)} % of the time, ` +
-            `${((t.intoIdle / Math.max(1, t.writes)) * 100).toFixed(0)} % of writes found none\n`,
+            `${((t.intoIdle / Math.max(1, t.writes)) * 100).toFixed(0)} % of writes found none, ` +
+            `${((t.together / Math.max(1, t.writes)) * 100).toFixed(0)} % written together with another\n`,
         );
       }
     }

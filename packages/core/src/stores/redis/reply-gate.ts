@@ -6,19 +6,22 @@
  *
  * Why it matters: the batch queue keeps two calls on their way and sends the next one as a call
  * lands, before that call's callers run on, so Redis works on one call while this process reads
- * the other's reply. With node-redis, when two replies come in at once (one read, or one poll of
- * the event loop), both are handled, their callers run on, and only then do the two calls sent
- * in their place leave, together: Redis and this process take turns instead of working at once
- * (measured: no call at Redis 15 to 22 % of the time at 256 in flight, against 0 % with ioredis,
- * and half the writes finding Redis idle). Handing the second reply on only after the call sent
- * in place of the first has left keeps the two calls apart, as with ioredis.
+ * the other's reply; ioredis writes at once, before any caller runs. With node-redis, when two
+ * replies come in at once (one read, or one poll of the event loop), both are handled, their
+ * callers run on, and only then do the two calls sent in their place leave, together: Redis and
+ * this process take turns instead of working at once (measured at 256 in flight: no call at
+ * Redis 12 to 22 % of the time, every other call written together with another; 0.71 × ioredis
+ * in a full bench run). Handing the second reply on only after the call sent in place of the
+ * first has left keeps the two apart: Redis works on that one while this process handles the
+ * second reply. (With the cores crowded, taking turns costs less CPU: see the bench README.)
  *
  * How: the first reply to come is handed on at once; replies that come before the write of what
  * it sent are held, in order. When the store sends a command while a reply is out, an immediate
  * queued behind the client's own write hands the next held reply on (the immediates of one turn
  * run in order). When a reply held finds nothing sent since the last one handed on, the next turn
- * hands it on. So a reply waits for at most the client's next write, a turn at most, and never
- * overtakes an earlier one; at one call in flight nothing is ever held.
+ * hands it on. So a held reply waits for the write of what the one before it sent (about a turn
+ * of the event loop for each reply held ahead of it) and never overtakes an earlier one; at one
+ * call in flight nothing is ever held.
  */
 export class ReplyGate {
   /** A reply was handed on, and what its caller sent may not have been written yet. */
