@@ -101,7 +101,8 @@ export async function runClients(settings: Settings, port: number): Promise<Clie
     rows,
     notes: [
       'sluice gcra, batching on, one connection per client, 10 000 keys in turn, every decision admits',
-      'ioredis runs scripts through defineCommand, node-redis through sendCommand (EVALSHA)',
+      'ioredis runs scripts through defineCommand, node-redis through sendCommand (EVALSHA), its replies handed on one client write at a time (node-redis writes in a setImmediate)',
+      'a ratio measured with the cores crowded says little: there, node-redis taking turns with Redis costs less CPU than working at the same time (see clients-probe.ts)',
     ],
   };
 }

@@ -7,6 +7,7 @@ import type {
   ScriptClient,
   ScriptCommand,
 } from './redis-client';
+import { ReplyGate } from './reply-gate';
 
 type Method = (...keysAndArgs: string[]) => Promise<unknown>;
 
@@ -99,9 +100,15 @@ class IoredisScripts implements ScriptClient {
 
 /**
  * node-redis (`redis` 4 to 6), single node or cluster: EVALSHA, and on NOSCRIPT only, EVAL with
- * the script's text (which loads it), once; a script's first call on the client is EVAL. Sent with `sendCommand`, which a cluster client
- * routes by the first key it is given (node-redis 4's cluster `evalSha` does not route by its
- * keys); a cluster client is told apart by its `masters` and `slots` lists.
+ * the script's text (which loads it), once; a script's first call on the client is EVAL. Sent
+ * with `sendCommand`, which a cluster client routes by the first key it is given (node-redis 4's
+ * cluster `evalSha` does not route by its keys); a cluster client is told apart by its `masters`
+ * and `slots` lists.
+ *
+ * node-redis writes a command to its socket in a `setImmediate`, after everything this turn of
+ * the event loop still does: on a single node, replies go through a {@link ReplyGate}, so the
+ * call sent as one lands leaves before the next reply's callers run (see there why, and what it
+ * measured). A cluster client's replies come from several nodes, each its own Redis: not gated.
  */
 class NodeRedisScripts implements ScriptClient {
   readonly isCluster: boolean;
@@ -109,14 +116,22 @@ class NodeRedisScripts implements ScriptClient {
   readonly #sent = new Set<string>();
   /** The client's `sendCommand`, as (first key, command). */
   readonly #send: (firstKey: string, command: string[]) => Promise<unknown>;
+  readonly #gate: ReplyGate | undefined;
 
   constructor(client: NodeRedisLikeClient) {
     const lists = client as unknown as { masters?: unknown; slots?: unknown };
     this.isCluster = Array.isArray(lists.masters) && Array.isArray(lists.slots);
     const send = client.sendCommand as (...args: unknown[]) => Promise<unknown>;
-    this.#send = this.isCluster
-      ? (firstKey, command) => send.call(client, firstKey, false, command)
-      : (_, command) => send.call(client, command);
+    if (this.isCluster) {
+      this.#send = (firstKey, command) => send.call(client, firstKey, false, command);
+    } else {
+      const gate = (this.#gate = new ReplyGate());
+      this.#send = (_, command) => {
+        const reply = send.call(client, command);
+        gate.sent();
+        return reply;
+      };
+    }
   }
 
   command(script: LuaScript): ScriptCommand {
@@ -129,12 +144,14 @@ class NodeRedisScripts implements ScriptClient {
         // answers NOSCRIPT and gets the text then.
         if (!this.#sent.has(script.sha)) {
           this.#sent.add(script.sha);
-          return this.#send(key, ['EVAL', script.lua, ...tail]);
+          return this.#passed(this.#send(key, ['EVAL', script.lua, ...tail]));
         }
-        return this.#send(key, ['EVALSHA', script.sha, ...tail]).catch((error: unknown) => {
-          if (!isNoScript(error)) throw error;
-          return this.#send(key, ['EVAL', script.lua, ...tail]);
-        });
+        return this.#passed(
+          this.#send(key, ['EVALSHA', script.sha, ...tail]).catch((error: unknown) => {
+            if (!isNoScript(error)) throw error;
+            return this.#send(key, ['EVAL', script.lua, ...tail]);
+          }),
+        );
       } catch (error) {
         // A client that throws (closed, say) instead of rejecting: a rejection like any other.
         return Promise.reject(error);
@@ -143,7 +160,11 @@ class NodeRedisScripts implements ScriptClient {
   }
 
   del(keys: readonly string[]): Promise<unknown> {
-    return Promise.resolve().then(() => this.#send(keys[0] as string, ['DEL', ...keys]));
+    return Promise.resolve().then(() => this.#passed(this.#send(keys[0] as string, ['DEL', ...keys])));
+  }
+
+  #passed(reply: Promise<unknown>): Promise<unknown> {
+    return this.#gate === undefined ? reply : this.#gate.pass(reply);
   }
 }
 

@@ -27,6 +27,8 @@ export interface IoredisLikeClient {
  * sends its scripts with `sendCommand` (a single-node client's `(args)`, a cluster client's
  * `(firstKey, isReadonly, args)`). A cluster client is told apart by its `masters` and `slots`
  * lists, which a single-node client lacks. Loosely typed so node-redis's generic signatures fit.
+ * node-redis writes a command on a later turn of the event loop (a `setImmediate`), not when it
+ * is sent: a single-node client's replies are handed on one write at a time (see `ReplyGate`).
  */
 export interface NodeRedisLikeClient {
   evalSha(...args: never[]): unknown;
