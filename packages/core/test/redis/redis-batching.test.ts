@@ -10,7 +10,7 @@ import {
   type LimiterEvents,
   type Verdict,
 } from '../../src';
-import { MAX_IN_FLIGHT } from '../../src/stores/redis/batch-queue';
+import { MAX_FULL_IN_FLIGHT, MAX_IN_FLIGHT } from '../../src/stores/redis/batch-queue';
 import { FAKE_EPOCH } from '../contract/fake-clock';
 import { useRedisServer } from '../harness/redis-fixtures';
 import { scriptCalls } from '../harness/script-calls';
@@ -84,6 +84,40 @@ describe('calls on the wire', () => {
       const verdicts = await consumeMany(store, count);
       expect(verdicts.filter((v) => v.allowed)).toHaveLength(count);
       expect(await scriptCalls(client)).toBe(expected);
+    },
+  );
+
+  test.each([
+    // Two alone, three full batches at once; the last ten wait for a call to land.
+    [MAX_IN_FLIGHT + 3 * 64 + 10, MAX_IN_FLIGHT + 3, MAX_IN_FLIGHT + 4],
+    // Full batches go until MAX_FULL_IN_FLIGHT calls fly; the rest wait their turn.
+    [
+      MAX_IN_FLIGHT + (MAX_FULL_IN_FLIGHT + 2) * 64 + 5,
+      MAX_FULL_IN_FLIGHT,
+      MAX_IN_FLIGHT + MAX_FULL_IN_FLIGHT + 2 + 1,
+    ],
+  ])(
+    '%i decisions asked at once: %i calls leave at once (full batches do not wait for a call to land), %i in all',
+    async (count, atOnce, total) => {
+      const store = new RedisStore({ client });
+      const prefix = `full-${++prefixes}`;
+      await client.config('RESETSTAT');
+      const send = jest.spyOn(client, 'sendCommand');
+      const pending = Array.from({ length: count }, () =>
+        store.consume({ prefix, key: 'hot', policy, cost: 1 }),
+      );
+      // Written before any reply could be read: no call has landed yet.
+      expect(send).toHaveBeenCalledTimes(atOnce);
+      send.mockRestore();
+      const verdicts = await Promise.all(pending);
+      expect(await scriptCalls(client)).toBe(total);
+      // Each decided once, in arrival order: the first 1000 admitted, exactly.
+      expect(verdicts.map((v) => v.allowed)).toEqual(Array.from({ length: count }, (_, i) => i < 1000));
+      expect(verdicts.slice(0, 1000).map((v) => v.remaining)).toEqual(
+        Array.from({ length: Math.min(count, 1000) }, (_, i) => 999 - i),
+      );
+      const counted = Number((await client.get(`${prefix}:{hot}:fixed-window`))?.split(' ')[1]);
+      expect(counted).toBe(Math.min(count, 1000));
     },
   );
 
@@ -232,7 +266,9 @@ describe('deadlines', () => {
     expect((await limiter.consume('warm-up')).degraded).toBeUndefined();
     proxy.setBlackhole(true);
     const started = performance.now();
-    const first = Array.from({ length: 200 }, () => limiter.consume('hot'));
+    // Fewer than a full batch behind the first two calls: they wait for a place (a full batch
+    // would leave at once, see above).
+    const first = Array.from({ length: 60 }, () => limiter.consume('hot'));
     // Asked later: each request keeps its own deadline, from when it was asked.
     await new Promise((resolve) => setTimeout(resolve, 30));
     const laterAsked = performance.now();
@@ -248,15 +284,15 @@ describe('deadlines', () => {
 
     proxy.setBlackhole(false);
     // The calls held by the network arrive now: only those that had left count, never those of
-    // the 198 that waited past their deadline. (The first calls freed their places at their
+    // the 58 that waited past their deadline. (The first calls freed their places at their
     // requests' deadline, so the requests asked later, still within theirs, could leave.)
     await new Promise((resolve) => setTimeout(resolve, 200));
     const count = Number((await client.get(`${prefix}:{hot}:fixed-window`))?.split(' ')[1] ?? 0);
-    // (With batch: false all 200 would have left at once, and count now.) How many of the 200
+    // (With batch: false all 60 would have left at once, and count now.) How many of the 60
     // were still within their deadline when the first places came free depends on how long the
     // loop asking them took: on a quiet machine about 2 + 2 batches, on a loaded one more.
     expect(count).toBeGreaterThanOrEqual(MAX_IN_FLIGHT);
-    expect(count).toBeLessThan(200);
+    expect(count).toBeLessThan(60);
   });
 
   test('a store request waiting past its timeoutMs rejects with StoreTimeoutError without being sent', async () => {
