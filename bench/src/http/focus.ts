@@ -34,8 +34,8 @@ async function main(): Promise<void> {
     redis = await startRedis(pinned ? { cpu: 1 } : {});
   const loadgen = spawnTsChild('http/loadgen-child.ts', pinned ? { cpu: 1 } : {});
   const lines = [
-    '| framework | limiter | path | × bare | rounds | CPU/request × bare | req/s | bare req/s |',
-    '| --- | --- | --- | ---: | --- | ---: | ---: | ---: |',
+    '| framework | limiter | path | × bare | rounds | CPU/request × bare | req/s | bare req/s | without store | errors |',
+    '| --- | --- | --- | ---: | --- | ---: | ---: | ---: | ---: | ---: |',
   ];
   try {
     await loadgen.first('ready');
@@ -50,7 +50,7 @@ async function main(): Promise<void> {
       );
       for (const row of rows) {
         lines.push(
-          `| ${framework} | ${row.name} | ${row.path} | ${row.ratio.toFixed(3)} | ${row.ratios.join(' ')} | ${row.cpuRatio.toFixed(3)} | ${row.rps} | ${row.bareRps} |`,
+          `| ${framework} | ${row.name} | ${row.path} | ${row.ratio.toFixed(3)} | ${row.ratios.join(' ')} | ${row.cpuRatio.toFixed(3)} | ${row.rps} | ${row.bareRps} | ${row.withoutStore} | ${row.errors} |`,
         );
       }
     }
