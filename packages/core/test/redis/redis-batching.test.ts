@@ -229,7 +229,8 @@ describe('failures', () => {
     proxy.setBlackhole(true);
     const pending = Array.from({ length: 100 }, (_, i) => limiter.consume(`k${i}`));
     await new Promise((resolve) => setTimeout(resolve, 20));
-    await proxy.close(); // the connection drops with two calls on their way, 98 decisions waiting
+    // The connection drops with three calls on their way (two alone, a full batch), 34 waiting.
+    await proxy.close();
     const decisions = await Promise.all(pending);
     doomed.disconnect();
     expect(decisions.filter((d) => d.degraded !== 'fail-open')).toEqual([]);
