@@ -1,6 +1,9 @@
-// A focused HTTP run for work on the adapters: only the memory-store variants (sluice and the
-// usual limiter, admitted and 429 paths), no Redis, nothing written to bench/results.
+// A focused HTTP run for work on the adapters: by default only the memory-store variants (sluice
+// and the usual limiter, admitted and 429 paths), no Redis, nothing written to bench/results.
 //   cd bench && npx tsx src/http/focus.ts            (BENCH_FRAMEWORKS=koa,fastify to narrow)
+//   BENCH_STORES=redis: the Redis variants instead (memory,redis: both), on a redis-server of its
+//   own pinned beside the load generator (cpu 1), as in the full run
+//   BENCH_PATHS=admitted: only that path (admitted, 429)
 // Ratios of one run compare with each other only: the machine is shared and noisy.
 import { spawnTsChild } from '../child';
 import { hasTaskset } from '../machine';
@@ -8,6 +11,7 @@ import { availableParallelism } from 'node:os';
 import { settingsFromEnv } from '../settings';
 import { FRAMEWORKS, VARIANTS, type Framework } from './apps';
 import { runFramework } from './http';
+import { startRedis, type BenchRedis } from '../redis/redis-server';
 
 async function main(): Promise<void> {
   const settings = settingsFromEnv({ BENCH_QUICK: '1', BENCH_HTTP_ROUNDS: '3', ...process.env });
@@ -15,14 +19,23 @@ async function main(): Promise<void> {
   const frameworks = FRAMEWORKS.filter((name: Framework) => only === undefined || only.includes(name));
   // BENCH_LIMITERS=concurrency: only those limiters' variants (sluice, usual, concurrency).
   const limiters = process.env.BENCH_LIMITERS?.split(',');
+  const stores = (process.env.BENCH_STORES ?? 'memory').split(',');
+  const paths = process.env.BENCH_PATHS?.split(',');
   const variants = VARIANTS.filter(
-    (variant) => variant.store === 'memory' && (limiters === undefined || limiters.includes(variant.limiter)),
+    (variant) =>
+      stores.includes(variant.store) &&
+      (paths === undefined || paths.includes(variant.path)) &&
+      (limiters === undefined || limiters.includes(variant.limiter)),
   );
+  if (variants.length === 0) throw new Error('BENCH_STORES, BENCH_PATHS, BENCH_LIMITERS: no variant left');
   const pinned = availableParallelism() >= 2 && hasTaskset();
+  let redis: BenchRedis | undefined;
+  if (variants.some((variant) => variant.store === 'redis'))
+    redis = await startRedis(pinned ? { cpu: 1 } : {});
   const loadgen = spawnTsChild('http/loadgen-child.ts', pinned ? { cpu: 1 } : {});
   const lines = [
-    '| framework | limiter | path | × bare | rounds | CPU/request × bare | req/s | bare req/s |',
-    '| --- | --- | --- | ---: | --- | ---: | ---: | ---: |',
+    '| framework | limiter | path | × bare | rounds | CPU/request × bare | req/s | bare req/s | without store | errors |',
+    '| --- | --- | --- | ---: | --- | ---: | ---: | ---: | ---: | ---: |',
   ];
   try {
     await loadgen.first('ready');
@@ -30,19 +43,20 @@ async function main(): Promise<void> {
       const { rows } = await runFramework(
         framework,
         loadgen,
-        undefined,
+        redis?.port,
         settings,
         pinned ? 0 : undefined,
         variants,
       );
       for (const row of rows) {
         lines.push(
-          `| ${framework} | ${row.name} | ${row.path} | ${row.ratio.toFixed(3)} | ${row.ratios.join(' ')} | ${row.cpuRatio.toFixed(3)} | ${row.rps} | ${row.bareRps} |`,
+          `| ${framework} | ${row.name} | ${row.path} | ${row.ratio.toFixed(3)} | ${row.ratios.join(' ')} | ${row.cpuRatio.toFixed(3)} | ${row.rps} | ${row.bareRps} | ${row.withoutStore} | ${row.errors} |`,
         );
       }
     }
   } finally {
     await loadgen.stop();
+    await redis?.stop();
   }
   process.stdout.write(`${lines.join('\n')}\n`);
 }

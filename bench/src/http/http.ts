@@ -154,6 +154,8 @@ export async function runFramework(
 ): Promise<{ bare: BareRow; rows: HttpRow[] }> {
   const server = spawnTsChild('http/server-child.ts', {
     cpu,
+    // e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`: the server writes its profile when stopped.
+    nodeArgs: process.env.BENCH_SERVER_NODE_ARGS?.split(' ').filter(Boolean),
     env: {
       BENCH_FRAMEWORK: framework,
       BENCH_HTTP_VARIANTS: variants.map(variantId).join(','),

@@ -47,6 +47,8 @@ async function main(): Promise<void> {
       ),
     };
   });
+  // Stopped by SIGTERM: exit normally, so that `--cpu-prof` (BENCH_SERVER_NODE_ARGS) writes its profile.
+  process.once('SIGTERM', () => process.exit(0));
   process.send?.({ type: 'ready', ports });
 }
 

@@ -319,7 +319,7 @@ export async function runRedis(settings: Settings, port: number): Promise<RedisR
     batching,
     clients,
     notes: [
-      'sluice batches concurrent decisions (the default: 2 calls on their way per connection, up to 64 decisions each); one row without (batch: false) for comparison',
+      'sluice batches concurrent decisions (the default: up to 64 decisions a call; 2 calls on their way per connection, 16 when the next is full); one row without (batch: false) for comparison',
       `each candidate has its own ioredis connection; 10 000 keys in turn; limit ${ADMIT_ALL.toLocaleString('en')} per minute (sliding-log: 1000/s), so every decision admits`,
       'sent = commands the client sent, per decision (MONITOR); executed = INFO commandstats deltas, which also count the commands scripts run',
       `flood: a limit of 1 per minute, the key already over it, ${settings.redisCountDecisions} decisions 256 at a time; sluice ${blockCache ? 'with blockCache: true' : 'without blockCache (this core has no such option yet)'}, peers with their defaults`,

@@ -10,7 +10,7 @@ import {
   type LimiterEvents,
   type Verdict,
 } from '../../src';
-import { MAX_IN_FLIGHT } from '../../src/stores/redis/batch-queue';
+import { MAX_FULL_IN_FLIGHT, MAX_IN_FLIGHT } from '../../src/stores/redis/batch-queue';
 import { FAKE_EPOCH } from '../contract/fake-clock';
 import { useRedisServer } from '../harness/redis-fixtures';
 import { scriptCalls } from '../harness/script-calls';
@@ -84,6 +84,40 @@ describe('calls on the wire', () => {
       const verdicts = await consumeMany(store, count);
       expect(verdicts.filter((v) => v.allowed)).toHaveLength(count);
       expect(await scriptCalls(client)).toBe(expected);
+    },
+  );
+
+  test.each([
+    // Two alone, three full batches at once; the last ten wait for a call to land.
+    [MAX_IN_FLIGHT + 3 * 64 + 10, MAX_IN_FLIGHT + 3, MAX_IN_FLIGHT + 4],
+    // Full batches go until MAX_FULL_IN_FLIGHT calls fly; the rest wait their turn.
+    [
+      MAX_IN_FLIGHT + (MAX_FULL_IN_FLIGHT + 2) * 64 + 5,
+      MAX_FULL_IN_FLIGHT,
+      MAX_IN_FLIGHT + MAX_FULL_IN_FLIGHT + 2 + 1,
+    ],
+  ])(
+    '%i decisions asked at once: %i calls leave at once (full batches do not wait for a call to land), %i in all',
+    async (count, atOnce, total) => {
+      const store = new RedisStore({ client });
+      const prefix = `full-${++prefixes}`;
+      await client.config('RESETSTAT');
+      const send = jest.spyOn(client, 'sendCommand');
+      const pending = Array.from({ length: count }, () =>
+        store.consume({ prefix, key: 'hot', policy, cost: 1 }),
+      );
+      // Written before any reply could be read: no call has landed yet.
+      expect(send).toHaveBeenCalledTimes(atOnce);
+      send.mockRestore();
+      const verdicts = await Promise.all(pending);
+      expect(await scriptCalls(client)).toBe(total);
+      // Each decided once, in arrival order: the first 1000 admitted, exactly.
+      expect(verdicts.map((v) => v.allowed)).toEqual(Array.from({ length: count }, (_, i) => i < 1000));
+      expect(verdicts.slice(0, 1000).map((v) => v.remaining)).toEqual(
+        Array.from({ length: Math.min(count, 1000) }, (_, i) => 999 - i),
+      );
+      const counted = Number((await client.get(`${prefix}:{hot}:fixed-window`))?.split(' ')[1]);
+      expect(counted).toBe(Math.min(count, 1000));
     },
   );
 
@@ -195,7 +229,8 @@ describe('failures', () => {
     proxy.setBlackhole(true);
     const pending = Array.from({ length: 100 }, (_, i) => limiter.consume(`k${i}`));
     await new Promise((resolve) => setTimeout(resolve, 20));
-    await proxy.close(); // the connection drops with two calls on their way, 98 decisions waiting
+    // The connection drops with three calls on their way (two alone, a full batch), 34 waiting.
+    await proxy.close();
     const decisions = await Promise.all(pending);
     doomed.disconnect();
     expect(decisions.filter((d) => d.degraded !== 'fail-open')).toEqual([]);
@@ -217,7 +252,9 @@ describe('deadlines', () => {
     const stalled = redis.client({ port: proxy.port });
     await stalled.ping();
     const prefix = `stuck-${++prefixes}`;
-    const store = new RedisStore({ client: stalled });
+    // Batches of up to 1000: the 198 behind the first two calls are never a full batch, so they
+    // wait for a place (a full batch would leave at once, see above).
+    const store = new RedisStore({ client: stalled, batch: { maxSize: 1000 } });
     // Two limiters on one store: the second's circuit stays closed when the first's opens.
     const [limiter, other] = [1, 2].map(() =>
       createLimiter({
@@ -254,7 +291,7 @@ describe('deadlines', () => {
     const count = Number((await client.get(`${prefix}:{hot}:fixed-window`))?.split(' ')[1] ?? 0);
     // (With batch: false all 200 would have left at once, and count now.) How many of the 200
     // were still within their deadline when the first places came free depends on how long the
-    // loop asking them took: on a quiet machine about 2 + 2 batches, on a loaded one more.
+    // loop asking them took: on a quiet machine the first two and a few more, on a loaded one more.
     expect(count).toBeGreaterThanOrEqual(MAX_IN_FLIGHT);
     expect(count).toBeLessThan(200);
   });

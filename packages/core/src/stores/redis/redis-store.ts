@@ -42,6 +42,8 @@ export interface RedisStoreOptions {
    * decides each in the order it was asked, exactly as its own call would (the same state
    * transitions; the batch is atomic). No timer: a slot with room sends at once, so a lone
    * decision costs what it costs without batching, and under load one round trip carries many.
+   * A full batch (`maxSize` waiting) does not wait for a call to return: it leaves at once while
+   * the slot has fewer than 16 calls on their way.
    * A request still waiting at its limiter's `timeoutMs` is never sent: the limiter decides it
    * by `onStoreError`. `false`: one call per decision. `{ maxSize }`: the most requests in one
    * call, 2 to 1000 (a batch runs in Redis as one script, holding the server meanwhile).
