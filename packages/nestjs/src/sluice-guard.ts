@@ -2,10 +2,10 @@ import type { CanActivate, ExecutionContext, OnModuleInit, Type } from '@nestjs/
 import type { DiscoveryService, HttpAdapterHost, MetadataScanner, Reflector } from '@nestjs/core';
 import {
   createHttpLimiter,
+  decideAndWrite,
   scopedOptions,
   SluiceConfigError,
   type ConcurrencyLimitOptions,
-  type HttpOutcome,
   type RateLimitOptions,
 } from '@sluice/core';
 import { concurrencyGate, type Gate } from './concurrency-gate';
@@ -172,11 +172,8 @@ export class SluiceGuard implements CanActivate, OnModuleInit {
   #gate(options: Limits | readonly Limits[]): Gate {
     const limits = createHttpLimiter<unknown, Fallback>(options);
     return (request, response) => {
-      const platform = this.#platformNow();
-      const http = platform.http(request);
-      const apply = (outcome: HttpOutcome<Fallback>): Verdict => platform.apply(request, response, outcome);
-      const outcome = limits.decideSync(request, http);
-      return outcome !== undefined ? apply(outcome) : limits.decide(request, http).then(apply);
+      const on = this.#platformNow();
+      return decideAndWrite(limits, request, response, on.http(request), on.raw(response), on.apply);
     };
   }
 }
