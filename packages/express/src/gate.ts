@@ -17,7 +17,9 @@ export type Gate = (req: Request, res: Response) => Pass;
 
 /** The gate of a limit from core: decides, then writes the outcome on Node's response. */
 export function gateOf(decider: HttpDecider<Request, ExpressOutcome>): Gate {
-  return (req, res) => decideAndWrite(decider, req, res, httpRequestOf(req), res, writeResponseOutcome);
+  // Read once, here: a CommonJS build reads an import through getters at each use.
+  const [decide, write] = [decideAndWrite, writeResponseOutcome];
+  return (req, res) => decide(decider, req, res, httpRequestOf(req), res, write);
 }
 
 /**

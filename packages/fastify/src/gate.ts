@@ -17,8 +17,9 @@ export type Gate = (request: FastifyRequest, reply: FastifyReply) => Pass;
 
 /** The gate of a limit from core: decides, then writes the outcome on the reply. */
 export function gateOf(decider: HttpDecider<FastifyRequest, FastifyOutcome>): Gate {
-  return (request, reply) =>
-    decideAndWrite(decider, request, reply, httpRequestOf(request), reply.raw, writeReplyOutcome);
+  // Read once, here: a CommonJS build reads an import through getters at each use.
+  const [decide, write] = [decideAndWrite, writeReplyOutcome];
+  return (request, reply) => decide(decider, request, reply, httpRequestOf(request), reply.raw, write);
 }
 
 /**

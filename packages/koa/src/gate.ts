@@ -18,6 +18,9 @@ export type KoaOutcome = AnyHttpOutcome<KoaHandler>;
 /** Runs one limit (or several) for a request: `true` when it may go on — synchronously when core can tell at once. */
 export type Gate = (ctx: Context) => Pass;
 
+// Read once: a CommonJS build reads an import through getters at each use.
+const headersOn = setHeaderList;
+
 /** Does what core decided, the Koa way: `ctx.status` and `ctx.body` for a reply. */
 function write(ctx: Context, _: Context, outcome: KoaOutcome): Pass {
   if (outcome.kind === 'gone') {
@@ -27,7 +30,7 @@ function write(ctx: Context, _: Context, outcome: KoaOutcome): Pass {
   // Node's setHeader, as ctx.set ends in, without Koa 3's per-call arrays (text values only,
   // and nothing is sent before this middleware decides).
   const { res } = ctx;
-  setHeaderList(res, outcome.headers);
+  headersOn(res, outcome.headers);
   switch (outcome.kind) {
     case 'next':
       return true;
@@ -49,7 +52,9 @@ function write(ctx: Context, _: Context, outcome: KoaOutcome): Pass {
 
 /** The gate of a limit from core: decides, then writes the outcome on the context. */
 export function gateOf(decider: HttpDecider<Context, KoaOutcome>): Gate {
-  return (ctx) => decideAndWrite(decider, ctx, ctx, httpRequestOf(ctx), ctx.res, write);
+  // Read once, here: a CommonJS build reads an import through getters at each use.
+  const decide = decideAndWrite;
+  return (ctx) => decide(decider, ctx, ctx, httpRequestOf(ctx), ctx.res, write);
 }
 
 /**

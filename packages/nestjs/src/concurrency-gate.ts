@@ -1,6 +1,9 @@
 import { createHttpConcurrencyLimiter, decideAndWrite, type ConcurrencyLimitOptions } from '@sluice/core';
 import type { Fallback, Platform, Verdict } from './platforms';
 
+// Read once: a CommonJS build reads an import through getters at each use (per request here).
+const decideWrite = decideAndWrite;
+
 /** Runs one limit for a request: `true` when it may go on. */
 export type Gate = (request: unknown, response: unknown) => Verdict;
 
@@ -22,6 +25,6 @@ export function concurrencyGate(
   const limit = createHttpConcurrencyLimiter(own ? { ...options, prefix: `sluice:${scope}` } : options);
   return (request, response) => {
     const on = platform();
-    return decideAndWrite(limit, request, response, on.http(request), on.raw(response), on.apply);
+    return decideWrite(limit, request, response, on.http(request), on.raw(response), on.apply);
   };
 }

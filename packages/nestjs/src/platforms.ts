@@ -12,6 +12,9 @@ import {
   type ReplyLike,
 } from '@sluice/core';
 
+// Read once: a CommonJS build reads an import through getters at each use (per request here).
+const peerAddress = socketPeerAddress;
+
 /** What `true` / `false` mean: pass the request on, or stop (the reply was sent or the client left). */
 export type Verdict = Pass;
 
@@ -61,7 +64,7 @@ const express: Platform = {
     // reads what the app reads (`req.query`), and `$route` is the route Nest registered (a
     // guard runs after routing). Express matches a mount path ignoring case: its text is lower-cased.
     return {
-      remoteAddress: socketPeerAddress(req.socket),
+      remoteAddress: peerAddress(req.socket),
       url: req.originalUrl ?? req.url,
       headers: req.headers,
       query: () => req.query,
@@ -81,7 +84,7 @@ const fastify: Platform = {
   http(request) {
     const req = request as FastifyRequest;
     return {
-      remoteAddress: socketPeerAddress(req.raw.socket),
+      remoteAddress: peerAddress(req.raw.socket),
       url: req.url,
       headers: req.headers,
       query: () => req.query,

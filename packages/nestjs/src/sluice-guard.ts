@@ -21,6 +21,9 @@ import { platformOf, type Fallback, type Platform, type Verdict } from './platfo
 type Limits = RateLimitOptions<unknown, Fallback>;
 type ConcurrencyOptions = ConcurrencyLimitOptions<unknown, Fallback>;
 
+// Read once: a CommonJS build reads an import through getters at each use (per request here).
+const decideWrite = decideAndWrite;
+
 /**
  * The guard `SluiceModule` registers as `APP_GUARD`: on each HTTP request it finds the limits of
  * the route (the handler's `@RateLimit` or `@SkipRateLimit`, else the controller's, else the
@@ -173,7 +176,7 @@ export class SluiceGuard implements CanActivate, OnModuleInit {
     const limits = createHttpLimiter<unknown, Fallback>(options);
     return (request, response) => {
       const on = this.#platformNow();
-      return decideAndWrite(limits, request, response, on.http(request), on.raw(response), on.apply);
+      return decideWrite(limits, request, response, on.http(request), on.raw(response), on.apply);
     };
   }
 }
