@@ -1,13 +1,11 @@
 import {
-  callFallback,
   createHttpConcurrencyLimiter,
   type ConcurrencyDecision,
   type ConcurrencyLimitOptions as CoreOptions,
-  type ConcurrencyOutcome,
   type MaybePromise,
 } from '@sluice/core';
-import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import { httpRequestOf } from './http-request';
+import type { Request, RequestHandler, Response } from 'express';
+import { gateOf, middlewareOf } from './gate';
 
 /** A fallback handler for {@link concurrencyLimit}: replies in place of the refusal, with the decision at hand. */
 export type ExpressConcurrencyFallback = (
@@ -22,27 +20,6 @@ export type ExpressConcurrencyFallback = (
  * Express's `req` in callbacks.
  */
 export type ConcurrencyLimitOptions = CoreOptions<Request, ExpressConcurrencyFallback>;
-
-/** Does what core decided: `true` when the request may go on. */
-function apply(
-  req: Request,
-  res: Response,
-  outcome: ConcurrencyOutcome<ExpressConcurrencyFallback>,
-): boolean | Promise<boolean> {
-  if (outcome.kind === 'gone') return false;
-  for (const [name, value] of outcome.headers) res.setHeader(name, value);
-  switch (outcome.kind) {
-    case 'next':
-      return true;
-    case 'reply':
-      res.statusCode = outcome.status;
-      res.setHeader('Content-Type', outcome.type);
-      res.end(outcome.body);
-      return false;
-    case 'handler':
-      return callFallback(outcome, [req, res, outcome.decision], res).then(() => false);
-  }
-}
 
 /**
  * Express middleware (Express 4 and 5) that caps requests in flight per key (nginx
@@ -62,19 +39,5 @@ function apply(
  */
 export function concurrencyLimit(options: ConcurrencyLimitOptions): RequestHandler {
   const limit = createHttpConcurrencyLimiter<Request, ExpressConcurrencyFallback>(options);
-  return function sluiceConcurrencyLimit(req: Request, res: Response, next: NextFunction): void {
-    const http = httpRequestOf(req);
-    let pass: boolean | Promise<boolean>;
-    try {
-      const outcome = limit.decideSync(req, http, res);
-      pass =
-        outcome !== undefined
-          ? apply(req, res, outcome)
-          : limit.decide(req, http, res).then((o) => apply(req, res, o));
-    } catch (error) {
-      return next(error);
-    }
-    if (pass === true) next();
-    else if (pass !== false) pass.then((ok) => ok && next(), next);
-  };
+  return middlewareOf(gateOf(limit), 'sluiceConcurrencyLimit');
 }

@@ -1,10 +1,13 @@
 import { socketPeerAddress, type HttpRequest } from '@sluice/core';
 import type { Request } from 'express';
 
+// Read once: a CommonJS build reads an import through getters at each use (once per request here).
+const peerAddress = socketPeerAddress;
+
 /** Express's request in core's neutral shape, for `rateLimit` and `concurrencyLimit` alike. */
 export function httpRequestOf(req: Request): HttpRequest {
   return {
-    remoteAddress: socketPeerAddress(req.socket),
+    remoteAddress: peerAddress(req.socket),
     // `originalUrl`: a router mounted at /shop still keys on the full path.
     url: req.originalUrl ?? req.url,
     headers: req.headers,

@@ -1,13 +1,11 @@
 import {
-  callFallback,
   createHttpLimiter,
   type Decision,
-  type HttpOutcome,
   type MaybePromise,
   type RateLimitOptions as CoreOptions,
 } from '@sluice/core';
-import { httpRequestOf } from './http-request';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import { gateOf, middlewareOf, type Gate } from './gate';
 
 /** A fallback handler: replies in place of the rejection, with the decision at hand. */
 export type ExpressFallback = (req: Request, res: Response, decision: Decision) => MaybePromise<unknown>;
@@ -19,44 +17,8 @@ export type ExpressFallback = (req: Request, res: Response, decision: Decision) 
  */
 export type RateLimitOptions = CoreOptions<Request, ExpressFallback>;
 
-/** Runs the limits for one request: `true` when it may go on — synchronously when core can tell at once. */
-type Gate = (req: Request, res: Response) => boolean | Promise<boolean>;
-
 function createGate(options: RateLimitOptions | readonly RateLimitOptions[]): Gate {
-  const limits = createHttpLimiter<Request, ExpressFallback>(options);
-  const apply = (
-    req: Request,
-    res: Response,
-    outcome: HttpOutcome<ExpressFallback>,
-  ): boolean | Promise<boolean> => {
-    const { headers } = outcome;
-    for (let i = 0; i < headers.length; i++) {
-      const [name, value] = headers[i] as readonly [string, string];
-      res.setHeader(name, value);
-    }
-    switch (outcome.kind) {
-      case 'next':
-        return true;
-      case 'delay':
-        return outcome.hold(res);
-      case 'reply':
-        // Node's own API: identical on Express 4 and 5.
-        res.statusCode = outcome.status;
-        res.setHeader('Content-Type', outcome.type);
-        res.end(outcome.body);
-        return false;
-      case 'handler':
-        // A handler that throws still leaves the client a reply (core writes it on `res`).
-        return callFallback(outcome, [req, res, outcome.decision], res).then(() => false);
-    }
-  };
-  return (req, res) => {
-    const http = httpRequestOf(req);
-    const outcome = limits.decideSync(req, http);
-    return outcome !== undefined
-      ? apply(req, res, outcome)
-      : limits.decide(req, http).then((o) => apply(req, res, o));
-  };
+  return gateOf(createHttpLimiter<Request, ExpressFallback>(options));
 }
 
 /**
@@ -76,17 +38,7 @@ function createGate(options: RateLimitOptions | readonly RateLimitOptions[]): Ga
  * ```
  */
 export function rateLimit(options: RateLimitOptions | readonly RateLimitOptions[]): RequestHandler {
-  const gate = createGate(options);
-  return function sluiceRateLimit(req: Request, res: Response, next: NextFunction): void {
-    let pass: boolean | Promise<boolean>;
-    try {
-      pass = gate(req, res);
-    } catch (error) {
-      return next(error);
-    }
-    if (pass === true) next();
-    else if (pass !== false) pass.then((ok) => ok && next(), next);
-  };
+  return middlewareOf(createGate(options), 'sluiceRateLimit');
 }
 
 /** A controller method Express calls as a handler. */

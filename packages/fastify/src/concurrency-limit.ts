@@ -1,12 +1,10 @@
 import {
-  callFallback,
   createHttpConcurrencyLimiter,
   type ConcurrencyDecision,
   type ConcurrencyLimitOptions as CoreOptions,
-  type ConcurrencyOutcome,
 } from '@sluice/core';
 import type { FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
-import { httpRequestOf } from './http-request';
+import { gateOf, hookOf } from './gate';
 
 /** A fallback handler for {@link concurrencyLimit}: sends a reply in place of the refusal. */
 export type FastifyConcurrencyFallback = (
@@ -21,31 +19,6 @@ export type FastifyConcurrencyFallback = (
  * Fastify's `request` in callbacks.
  */
 export type ConcurrencyLimitOptions = CoreOptions<FastifyRequest, FastifyConcurrencyFallback>;
-
-/** Does what core decided: `true` when the request may go on. */
-function apply(
-  request: FastifyRequest,
-  reply: FastifyReply,
-  outcome: ConcurrencyOutcome<FastifyConcurrencyFallback>,
-): boolean | Promise<boolean> {
-  if (outcome.kind === 'gone') {
-    reply.hijack(); // the client left while waiting: nothing more runs for it
-    return false;
-  }
-  for (const [name, value] of outcome.headers) reply.header(name, value);
-  switch (outcome.kind) {
-    case 'next':
-      return true;
-    case 'reply':
-      reply.code(outcome.status).type(outcome.type).send(outcome.body);
-      return false;
-    case 'handler':
-      // If the handler throws, core answers on the raw response, out of Fastify's hands.
-      return callFallback(outcome, [request, reply, outcome.decision], reply.raw, () => reply.hijack()).then(
-        () => false,
-      );
-  }
-}
 
 /**
  * A Fastify hook (Fastify 4 and 5) that caps requests in flight per key (nginx `limit_conn`): a
@@ -66,15 +39,5 @@ function apply(
  */
 export function concurrencyLimit(options: ConcurrencyLimitOptions): onRequestHookHandler {
   const limit = createHttpConcurrencyLimiter<FastifyRequest, FastifyConcurrencyFallback>(options);
-  return function sluiceConcurrencyLimit(request, reply, done) {
-    const http = httpRequestOf(request);
-    const outcome = limit.decideSync(request, http, reply.raw);
-    const pass =
-      outcome !== undefined
-        ? apply(request, reply, outcome)
-        : limit.decide(request, http, reply.raw).then((o) => apply(request, reply, o));
-    // A refused request has its reply sent (or hijacked): Fastify wants no `done` then.
-    if (pass === true) done();
-    else if (pass !== false) pass.then((ok) => ok && done(), done);
-  };
+  return hookOf(gateOf(limit), 'sluiceConcurrencyLimit');
 }

@@ -1,11 +1,5 @@
-import {
-  callFallback,
-  createHttpLimiter,
-  namingAdapterOptions,
-  scopedOptions,
-  SluiceConfigError,
-} from '@sluice/core';
-import type { Decision, HttpOutcome, PartialRateLimitOptions, RateLimitOptions } from '@sluice/core';
+import { createHttpLimiter, namingAdapterOptions, scopedOptions, SluiceConfigError } from '@sluice/core';
+import type { Decision, PartialRateLimitOptions, RateLimitOptions } from '@sluice/core';
 import type {
   FastifyInstance,
   FastifyReply,
@@ -14,7 +8,7 @@ import type {
   RouteOptions,
 } from 'fastify';
 import fp from 'fastify-plugin';
-import { httpRequestOf } from './http-request';
+import { gateOf, hookOf, type Gate } from './gate';
 
 /** A fallback handler: sends a reply in place of the rejection, with the decision at hand. */
 export type FastifyFallback = (request: FastifyRequest, reply: FastifyReply, decision: Decision) => unknown;
@@ -41,53 +35,9 @@ declare module 'fastify' {
 }
 
 type Options = RateLimitOptions<FastifyRequest, FastifyFallback>;
-/** Runs the limits for one request: `true` when it may go on — synchronously when core can tell at once. */
-type Gate = (request: FastifyRequest, reply: FastifyReply) => boolean | Promise<boolean>;
 
 function createGate(options: Options | readonly Options[]): Gate {
-  const limits = createHttpLimiter<FastifyRequest, FastifyFallback>(options);
-  const apply = (request: FastifyRequest, reply: FastifyReply, outcome: HttpOutcome<FastifyFallback>) => {
-    const { headers } = outcome;
-    for (let i = 0; i < headers.length; i++) {
-      const [name, value] = headers[i] as readonly [string, string];
-      reply.header(name, value);
-    }
-    switch (outcome.kind) {
-      case 'next':
-        return true;
-      case 'delay':
-        return outcome.hold(reply.raw).then((held) => {
-          // The client left: take the reply out of Fastify's hands so nothing more runs for it.
-          if (!held) reply.hijack();
-          return held;
-        });
-      case 'reply':
-        reply.code(outcome.status).type(outcome.type).send(outcome.body);
-        return false;
-      case 'handler':
-        // If the handler throws, core answers on the raw response, out of Fastify's hands.
-        return callFallback(outcome, [request, reply, outcome.decision], reply.raw, () =>
-          reply.hijack(),
-        ).then(() => false);
-    }
-  };
-  return (request, reply) => {
-    const http = httpRequestOf(request);
-    const outcome = limits.decideSync(request, http);
-    return outcome !== undefined
-      ? apply(request, reply, outcome)
-      : limits.decide(request, http).then((o) => apply(request, reply, o));
-  };
-}
-
-/** A callback-style hook: the common in-memory case answers without a promise. */
-function hookOf(gate: Gate): onRequestHookHandler {
-  return function sluiceRateLimit(request, reply, done) {
-    const pass = gate(request, reply);
-    // A refused request has its reply sent (or hijacked): Fastify wants no `done` then.
-    if (pass === true) done();
-    else if (pass !== false) pass.then((ok) => ok && done(), done);
-  };
+  return gateOf(createHttpLimiter<FastifyRequest, FastifyFallback>(options));
 }
 
 /**
@@ -120,6 +70,7 @@ async function sluicePlugin(fastify: FastifyInstance, options: SluicePluginOptio
   const gateOf = (limits: Options | readonly Options[]): onRequestHookHandler =>
     hookOf(
       namingAdapterOptions(['hook'], 'Fastify plugin options (not per route)', () => createGate(limits)),
+      'sluiceRateLimit',
     );
   const everyRoute =
     defaults.rate !== undefined || defaults.rules !== undefined || defaults.limiter !== undefined

@@ -1,13 +1,11 @@
 import {
-  callFallback,
   createHttpLimiter,
   type Decision,
-  type HttpOutcome,
   type MaybePromise,
   type RateLimitOptions as CoreOptions,
 } from '@sluice/core';
-import { httpRequestOf } from './http-request';
 import type { Context, Middleware, Next } from 'koa';
+import { gateOf, middlewareOf, type Gate } from './gate';
 
 /** A fallback handler: replies in place of the rejection (sets `ctx.status` and `ctx.body`), with the decision at hand. */
 export type KoaFallback = (ctx: Context, decision: Decision) => MaybePromise<unknown>;
@@ -19,43 +17,8 @@ export type KoaFallback = (ctx: Context, decision: Decision) => MaybePromise<unk
  */
 export type RateLimitOptions = CoreOptions<Context, KoaFallback>;
 
-/** Runs the limits for one request: `true` when it may go on — synchronously when core can tell at once. */
-type Gate = (ctx: Context) => boolean | Promise<boolean>;
-
 function createGate(options: RateLimitOptions | readonly RateLimitOptions[]): Gate {
-  const limits = createHttpLimiter<Context, KoaFallback>(options);
-  const apply = (ctx: Context, outcome: HttpOutcome<KoaFallback>): boolean | Promise<boolean> => {
-    // Node's setHeader, as ctx.set ends in, without Koa 3's per-call arrays (text values only,
-    // and nothing is sent before this middleware decides).
-    const { res } = ctx;
-    const { headers } = outcome;
-    for (let i = 0; i < headers.length; i++) {
-      const [name, value] = headers[i] as readonly [string, string];
-      res.setHeader(name, value);
-    }
-    switch (outcome.kind) {
-      case 'next':
-        return true;
-      case 'delay':
-        return outcome.hold(res);
-      case 'reply':
-        ctx.status = outcome.status;
-        // Before the body: Koa infers no type from a body once Content-Type is set.
-        res.setHeader('Content-Type', outcome.type);
-        ctx.body = outcome.body;
-        return false;
-      case 'handler':
-        // If the handler throws, core answers on the raw response: Koa must not respond after it.
-        return callFallback(outcome, [ctx, outcome.decision], ctx.res, () => (ctx.respond = false)).then(
-          () => false,
-        );
-    }
-  };
-  return (ctx) => {
-    const http = httpRequestOf(ctx);
-    const outcome = limits.decideSync(ctx, http);
-    return outcome !== undefined ? apply(ctx, outcome) : limits.decide(ctx, http).then((o) => apply(ctx, o));
-  };
+  return gateOf(createHttpLimiter<Context, KoaFallback>(options));
 }
 
 /**
@@ -75,13 +38,7 @@ function createGate(options: RateLimitOptions | readonly RateLimitOptions[]): Ga
  * ```
  */
 export function rateLimit(options: RateLimitOptions | readonly RateLimitOptions[]): Middleware {
-  const gate = createGate(options);
-  return function sluiceRateLimit(ctx: Context, next: Next): Promise<void> {
-    const pass = gate(ctx);
-    if (pass === true) return next();
-    if (pass === false) return Promise.resolve();
-    return pass.then((ok) => (ok ? next() : undefined));
-  };
+  return middlewareOf(createGate(options), 'sluiceRateLimit');
 }
 
 /** A controller method Koa calls as middleware. */

@@ -1,5 +1,8 @@
-import { createHttpConcurrencyLimiter, type ConcurrencyLimitOptions } from '@sluice/core';
+import { createHttpConcurrencyLimiter, decideAndWrite, type ConcurrencyLimitOptions } from '@sluice/core';
 import type { Fallback, Platform, Verdict } from './platforms';
+
+// Read once: a CommonJS build reads an import through getters at each use (per request here).
+const decideWrite = decideAndWrite;
 
 /** Runs one limit for a request: `true` when it may go on. */
 export type Gate = (request: unknown, response: unknown) => Verdict;
@@ -22,10 +25,6 @@ export function concurrencyGate(
   const limit = createHttpConcurrencyLimiter(own ? { ...options, prefix: `sluice:${scope}` } : options);
   return (request, response) => {
     const on = platform();
-    const http = on.http(request);
-    const raw = on.raw(response);
-    const outcome = limit.decideSync(request, http, raw);
-    if (outcome !== undefined) return on.apply(request, response, outcome);
-    return limit.decide(request, http, raw).then((decided) => on.apply(request, response, decided));
+    return decideWrite(limit, request, response, on.http(request), on.raw(response), on.apply);
   };
 }

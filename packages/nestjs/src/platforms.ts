@@ -1,16 +1,22 @@
 import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import {
-  callFallback,
   SluiceConfigError,
   socketPeerAddress,
-  type ConcurrencyOutcome,
-  type HttpOutcome,
+  writeReplyOutcome,
+  writeResponseOutcome,
+  type AnyHttpOutcome,
   type HttpRequest,
+  type NodeResponse,
+  type Pass,
+  type ReplyLike,
 } from '@sluice/core';
 
+// Read once: a CommonJS build reads an import through getters at each use (per request here).
+const peerAddress = socketPeerAddress;
+
 /** What `true` / `false` mean: pass the request on, or stop (the reply was sent or the client left). */
-export type Verdict = boolean | Promise<boolean>;
+export type Verdict = Pass;
 
 /**
  * A fallback handler of either kind of limit, as the platforms call it: a rate limit's receives
@@ -19,7 +25,7 @@ export type Verdict = boolean | Promise<boolean>;
 export type Fallback = (request: unknown, response: unknown, decision: never) => unknown;
 
 /** What a rate limit or a concurrency limit decided for a request. */
-export type Outcome = HttpOutcome<Fallback> | ConcurrencyOutcome<Fallback>;
+export type Outcome = AnyHttpOutcome<Fallback>;
 
 /** How one Nest platform's request and response map onto the core's neutral shapes. */
 export interface Platform {
@@ -49,16 +55,7 @@ interface FastifyRequest {
   readonly routeOptions?: { readonly url?: string };
 }
 
-interface FastifyReply {
-  readonly raw: ServerResponse;
-  header(name: string, value: string): unknown;
-  code(status: number): FastifyReply;
-  type(contentType: string): FastifyReply;
-  send(body: string): unknown;
-  hijack(): unknown;
-}
-
-/** `@nestjs/platform-express`: Node's own response API, as `@sluice/express` writes it. */
+/** `@nestjs/platform-express`: Node's own response API, written by the same core code as `@sluice/express`'s. */
 const express: Platform = {
   http(request) {
     const req = request as ExpressRequest;
@@ -67,7 +64,7 @@ const express: Platform = {
     // reads what the app reads (`req.query`), and `$route` is the route Nest registered (a
     // guard runs after routing). Express matches a mount path ignoring case: its text is lower-cased.
     return {
-      remoteAddress: socketPeerAddress(req.socket),
+      remoteAddress: peerAddress(req.socket),
       url: req.originalUrl ?? req.url,
       headers: req.headers,
       query: () => req.query,
@@ -78,66 +75,24 @@ const express: Platform = {
     };
   },
   raw: (response) => response as ServerResponse,
-  apply(request, response, outcome) {
-    // The client left while waiting for a permit: nothing to answer.
-    if (outcome.kind === 'gone') return false;
-    const res = response as ServerResponse;
-    for (const [name, value] of outcome.headers) res.setHeader(name, value);
-    switch (outcome.kind) {
-      case 'next':
-        return true;
-      case 'delay':
-        return outcome.hold(res);
-      case 'reply':
-        res.statusCode = outcome.status;
-        res.setHeader('Content-Type', outcome.type);
-        res.end(outcome.body);
-        return false;
-      case 'handler':
-        return callFallback(outcome, [request, res, outcome.decision as never], res).then(() => false);
-    }
-  },
+  apply: (request, response, outcome) =>
+    writeResponseOutcome(request, response as ServerResponse & NodeResponse, outcome),
 };
 
-/** `@nestjs/platform-fastify`: the reply API, as `@sluice/fastify` writes it. */
+/** `@nestjs/platform-fastify`: the reply API, written by the same core code as `@sluice/fastify`'s. */
 const fastify: Platform = {
   http(request) {
     const req = request as FastifyRequest;
     return {
-      remoteAddress: socketPeerAddress(req.raw.socket),
+      remoteAddress: peerAddress(req.raw.socket),
       url: req.url,
       headers: req.headers,
       query: () => req.query,
       route: () => req.routeOptions?.url,
     };
   },
-  raw: (response) => (response as FastifyReply).raw,
-  apply(request, response, outcome) {
-    const reply = response as FastifyReply;
-    if (outcome.kind === 'gone') {
-      reply.hijack(); // the client left while waiting for a permit: nothing more runs for it
-      return false;
-    }
-    for (const [name, value] of outcome.headers) reply.header(name, value);
-    switch (outcome.kind) {
-      case 'next':
-        return true;
-      case 'delay':
-        return outcome.hold(reply.raw).then((held) => {
-          // The client left: take the reply out of Fastify's hands so nothing more runs for it.
-          if (!held) reply.hijack();
-          return held;
-        });
-      case 'reply':
-        reply.code(outcome.status).type(outcome.type).send(outcome.body);
-        return false;
-      case 'handler':
-        // If the handler throws, core answers on the raw response, out of Fastify's hands.
-        return callFallback(outcome, [request, reply, outcome.decision as never], reply.raw, () =>
-          reply.hijack(),
-        ).then(() => false);
-    }
-  },
+  raw: (response) => (response as ReplyLike).raw as ServerResponse,
+  apply: (request, response, outcome) => writeReplyOutcome(request, response as ReplyLike, outcome),
 };
 
 /**

@@ -2,10 +2,10 @@ import type { CanActivate, ExecutionContext, OnModuleInit, Type } from '@nestjs/
 import type { DiscoveryService, HttpAdapterHost, MetadataScanner, Reflector } from '@nestjs/core';
 import {
   createHttpLimiter,
+  decideAndWrite,
   scopedOptions,
   SluiceConfigError,
   type ConcurrencyLimitOptions,
-  type HttpOutcome,
   type RateLimitOptions,
 } from '@sluice/core';
 import { concurrencyGate, type Gate } from './concurrency-gate';
@@ -20,6 +20,9 @@ import { platformOf, type Fallback, type Platform, type Verdict } from './platfo
 
 type Limits = RateLimitOptions<unknown, Fallback>;
 type ConcurrencyOptions = ConcurrencyLimitOptions<unknown, Fallback>;
+
+// Read once: a CommonJS build reads an import through getters at each use (per request here).
+const decideWrite = decideAndWrite;
 
 /**
  * The guard `SluiceModule` registers as `APP_GUARD`: on each HTTP request it finds the limits of
@@ -172,11 +175,8 @@ export class SluiceGuard implements CanActivate, OnModuleInit {
   #gate(options: Limits | readonly Limits[]): Gate {
     const limits = createHttpLimiter<unknown, Fallback>(options);
     return (request, response) => {
-      const platform = this.#platformNow();
-      const http = platform.http(request);
-      const apply = (outcome: HttpOutcome<Fallback>): Verdict => platform.apply(request, response, outcome);
-      const outcome = limits.decideSync(request, http);
-      return outcome !== undefined ? apply(outcome) : limits.decide(request, http).then(apply);
+      const on = this.#platformNow();
+      return decideWrite(limits, request, response, on.http(request), on.raw(response), on.apply);
     };
   }
 }

@@ -1,7 +1,5 @@
 import type { RequestView } from '../keys/http-request';
 import type { TrustProxy } from '../keys/trust-proxy';
-import { compileTrustProxy } from '../keys/trust-proxy';
-import { resolveIpv6Subnet } from '../keys/client-address';
 import { createConcurrencyLimiter } from '../concurrency/create-concurrency-limiter';
 import type {
   ConcurrencyDecision,
@@ -22,11 +20,12 @@ import type {
 } from './http-options';
 import {
   boolean,
+  limiterOptionsOf,
+  MISSING_KEY_MODES,
   oneOf,
   optionalFunction,
-  resolveFallback,
-  resolveKey,
-  wholeNumberIn,
+  refuseLimiterOptions,
+  resolveSharedHttpOptions,
   type ResolvedLimit,
 } from './resolve-http-options';
 
@@ -105,7 +104,6 @@ export const CONCURRENCY_HTTP_OPTION_NAMES = [
 ] as const satisfies ReadonlyArray<keyof ConcurrencyHttpOptions<unknown, () => void>>;
 
 const HTTP_NAMES = new Set<string>(CONCURRENCY_HTTP_OPTION_NAMES);
-const MISSING_KEY_MODES = ['skip', 'reject', 'shared'] as const;
 
 /** One concurrency limit, every option validated and compiled. */
 export interface ResolvedConcurrencyLimit<TRequest, THandler> {
@@ -135,21 +133,13 @@ export function resolveConcurrencyLimit<TRequest, THandler extends (...args: nev
     throw new SluiceConfigError('options', options, 'expected an object such as { max: 10 }');
   }
   const http = options as ConcurrencyHttpOptions<TRequest, THandler>;
-  // Without a prototype: an own `__proto__` (from JSON) is an unknown option, not a prototype.
-  const core = Object.create(null) as Record<string, unknown>;
-  for (const [name, value] of Object.entries(options)) {
-    if (!HTTP_NAMES.has(name) && value !== undefined) core[name] = value;
-  }
-  const trust = compileTrustProxy(http.trustProxy);
+  const core = limiterOptionsOf(options, HTTP_NAMES);
   const dryRun = boolean('dryRun', http.dryRun);
   // As rateLimit's: refusals dryRun lets through are counted with dry_run="true".
   if (dryRun && core.metrics !== undefined) core.metrics = dryRunMetrics(core.metrics);
   return {
     limiter: resolveLimiter(http.limiter, core),
-    ...resolveKey(http.key, trust, resolveIpv6Subnet(http.ipv6Subnet)),
-    skip: optionalFunction('skip', http.skip),
-    status: wholeNumberIn('status', http.status, 429, 400, 599),
-    fallback: resolveFallback<THandler>(http.fallback),
+    ...resolveSharedHttpOptions<TRequest, THandler>(http),
     onMissingKey: oneOf('onMissingKey', http.onMissingKey, MISSING_KEY_MODES, 'skip'),
     dryRun,
     onLimit: optionalFunction('onLimit', http.onLimit),
@@ -181,14 +171,7 @@ function resolveLimiter(limiter: unknown, core: Record<string, unknown>): Concur
   ) {
     throw new SluiceConfigError('limiter', limiter, 'expected a limiter from createConcurrencyLimiter()');
   }
-  const extra = Object.keys(core)[0];
-  if (extra !== undefined) {
-    throw new SluiceConfigError(
-      extra,
-      core[extra],
-      'cannot be combined with a ready `limiter`: give limiter options or a limiter, not both',
-    );
-  }
+  refuseLimiterOptions(core);
   return limiter as ConcurrencyLimiter;
 }
 

@@ -44,3 +44,12 @@ export type {
   ConcurrencyOutcome,
 } from './concurrency-options';
 export { onResponseClose } from './response-close';
+export { decideAndWrite, setHeaderList, writeReplyOutcome, writeResponseOutcome } from './write-outcome';
+export type {
+  AnyHttpOutcome,
+  HttpDecider,
+  NodeFallback,
+  NodeResponse,
+  Pass,
+  ReplyLike,
+} from './write-outcome';

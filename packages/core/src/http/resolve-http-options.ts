@@ -41,7 +41,8 @@ export const HTTP_OPTION_NAMES = [
 
 const HTTP_OPTIONS = new Set<string>(HTTP_OPTION_NAMES);
 const HEADER_MODES = ['draft-8', 'draft-7', 'draft-6', 'legacy'] as const;
-const MISSING_KEY_MODES = ['skip', 'reject', 'shared'] as const;
+/** The values of `onMissingKey`, for `rateLimit` and `concurrencyLimit` alike. */
+export const MISSING_KEY_MODES = ['skip', 'reject', 'shared'] as const;
 
 /** A resolved static fallback: its body already serialized. */
 export interface ResolvedStaticFallback {
@@ -104,12 +105,7 @@ export function resolveHttpLimit<TRequest, THandler extends (...args: never[]) =
     throw new SluiceConfigError('options', options, 'expected an object such as { rate: "10r/s" }');
   }
   const http = options as HttpLimitOptions<TRequest, THandler>;
-  // Without a prototype, an own `__proto__` (JSON.parse makes one) is copied as an option like any
-  // other, and createLimiter refuses it as unknown, instead of becoming this object's prototype.
-  const limiterOptions: Record<string, unknown> = Object.create(null) as Record<string, unknown>;
-  for (const [name, value] of Object.entries(options)) {
-    if (!HTTP_OPTIONS.has(name) && value !== undefined) limiterOptions[name] = value;
-  }
+  const limiterOptions = limiterOptionsOf(options, HTTP_OPTIONS);
   const cost = http.cost;
   if (cost !== undefined && typeof cost !== 'function') {
     if (typeof cost !== 'number' || !Number.isInteger(cost) || cost < 0 || cost > MAX_LIMIT) {
@@ -133,16 +129,11 @@ export function resolveHttpLimit<TRequest, THandler extends (...args: never[]) =
     limiterOptions.metrics = dryRunMetrics(limiterOptions.metrics);
   const limiter = resolveLimiter(http.limiter, limiterOptions, typeof cost === 'number' ? cost : undefined);
 
-  const trust = compileTrustProxy(http.trustProxy);
-  const ipv6Subnet = resolveIpv6Subnet(http.ipv6Subnet);
   const clock = limiterOptions.clock;
   return {
     limiter,
-    ...resolveKey(http.key, trust, ipv6Subnet),
+    ...resolveSharedHttpOptions<TRequest, THandler>(http),
     cost,
-    skip: optionalFunction('skip', http.skip),
-    status: wholeNumberIn('status', http.status, 429, 400, 599),
-    fallback: resolveFallback(http.fallback),
     headers: resolveHeaderMode(http.headers),
     onMissingKey: oneOf('onMissingKey', http.onMissingKey, MISSING_KEY_MODES, 'skip'),
     dryRun: boolean('dryRun', http.dryRun),
@@ -188,6 +179,32 @@ function resolveLimiter(
   ) {
     throw new SluiceConfigError('limiter', limiter, 'expected a limiter from createLimiter()');
   }
+  refuseLimiterOptions(limiterOptions);
+  return limiter as Limiter;
+}
+
+/**
+ * The options given to the limiter: every one that is not an HTTP option (`httpNames`) and not
+ * `undefined`. Without a prototype, an own `__proto__` (JSON.parse makes one) is copied as an
+ * option like any other, and the limiter refuses it as unknown, instead of becoming this
+ * object's prototype.
+ *
+ * @param options - the options as the user gave them
+ * @param httpNames - the HTTP options' names
+ */
+export function limiterOptionsOf(options: object, httpNames: ReadonlySet<string>): Record<string, unknown> {
+  const limiterOptions = Object.create(null) as Record<string, unknown>;
+  for (const [name, value] of Object.entries(options)) {
+    if (!httpNames.has(name) && value !== undefined) limiterOptions[name] = value;
+  }
+  return limiterOptions;
+}
+
+/**
+ * Refuses limiter options given beside a ready `limiter`, naming the first.
+ * @throws {@link SluiceConfigError} when `limiterOptions` has any
+ */
+export function refuseLimiterOptions(limiterOptions: Record<string, unknown>): void {
   const extra = Object.keys(limiterOptions)[0];
   if (extra !== undefined) {
     throw new SluiceConfigError(
@@ -196,7 +213,39 @@ function resolveLimiter(
       'cannot be combined with a ready `limiter`: give limiter options or a limiter, not both',
     );
   }
-  return limiter as Limiter;
+}
+
+/** The options `rateLimit` and `concurrencyLimit` share and read alike, as {@link resolveSharedHttpOptions} resolves them. */
+interface SharedHttpOptions {
+  readonly key?: unknown;
+  readonly trustProxy?: unknown;
+  readonly ipv6Subnet?: unknown;
+  readonly skip?: unknown;
+  readonly status?: unknown;
+  readonly fallback?: unknown;
+}
+
+/**
+ * Validates the options both kinds of HTTP limit share, in this order: `trustProxy`,
+ * `ipv6Subnet`, `key`, `skip`, `status` (429 by default), `fallback`.
+ *
+ * @param http - the user's options
+ * @throws {@link SluiceConfigError} naming the first invalid one
+ */
+export function resolveSharedHttpOptions<TRequest, THandler>(
+  http: SharedHttpOptions,
+): Pick<
+  ResolvedLimit<TRequest, THandler>,
+  'key' | 'template' | 'readsAddress' | 'skip' | 'status' | 'fallback'
+> {
+  const trust = compileTrustProxy(http.trustProxy as Parameters<typeof compileTrustProxy>[0]);
+  const ipv6Subnet = resolveIpv6Subnet(http.ipv6Subnet as Parameters<typeof resolveIpv6Subnet>[0]);
+  return {
+    ...resolveKey(http.key as HttpLimitOptions<TRequest, () => void>['key'], trust, ipv6Subnet),
+    skip: optionalFunction('skip', http.skip as ResolvedLimit<TRequest, THandler>['skip']),
+    status: wholeNumberIn('status', http.status, 429, 400, 599),
+    fallback: resolveFallback<THandler>(http.fallback),
+  };
 }
 
 export function resolveKey<TRequest>(

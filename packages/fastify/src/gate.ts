@@ -1,0 +1,38 @@
+import {
+  decideAndWrite,
+  writeReplyOutcome,
+  type AnyHttpOutcome,
+  type HttpDecider,
+  type NodeFallback,
+  type Pass,
+} from '@sluice/core';
+import type { FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
+import { httpRequestOf } from './http-request';
+
+/** What a rate limit or a concurrency limit decides for a Fastify request. */
+export type FastifyOutcome = AnyHttpOutcome<NodeFallback<FastifyRequest, FastifyReply>>;
+
+/** Runs one limit (or several) for a request: `true` when it may go on — synchronously when core can tell at once. */
+export type Gate = (request: FastifyRequest, reply: FastifyReply) => Pass;
+
+/** The gate of a limit from core: decides, then writes the outcome on the reply. */
+export function gateOf(decider: HttpDecider<FastifyRequest, FastifyOutcome>): Gate {
+  // Read once, here: a CommonJS build reads an import through getters at each use.
+  const [decide, write] = [decideAndWrite, writeReplyOutcome];
+  return (request, reply) => decide(decider, request, reply, httpRequestOf(request), reply.raw, write);
+}
+
+/**
+ * A callback-style hook that runs `gate`: the common in-memory case answers without a promise.
+ *
+ * @param name - the hook's name, as stack traces show it
+ */
+export function hookOf(gate: Gate, name: string): onRequestHookHandler {
+  const hook: onRequestHookHandler = (request, reply, done) => {
+    const pass = gate(request, reply);
+    // A refused request has its reply sent (or hijacked): Fastify wants no `done` then.
+    if (pass === true) done();
+    else if (pass !== false) pass.then((ok) => ok && done(), done);
+  };
+  return Object.defineProperty(hook, 'name', { value: name });
+}
