@@ -2,13 +2,13 @@ import calculateSlot from 'cluster-key-slot';
 import { SluiceConfigError } from '../../policy/config-error';
 import type { Policy, Receipt, Verdict } from '../../types';
 import type { JointPart, JointVerdicts, RulesRequest, Store, StoreRequest } from '../store';
-import { Op, runBatch, ScriptEntry } from './batch-call';
+import { Op, runBatch, ScriptEntry, type OwnCall } from './batch-call';
 import { resolveBatch, type BatchOption } from './batch-option';
 import { BatchQueue } from './batch-queue';
 import { AloneCalls } from './alone-calls';
 import { adaptClient } from './client-adapters';
 import type { RedisStoreClient, ScriptClient } from './redis-client';
-import { canJoin, consumeJoint, giveBackJoint } from './redis-joint';
+import { canJoin, giveBackJointCall, jointCall, type JointCall } from './redis-joint';
 import { redisKey } from './redis-keys';
 import { RedisPermits } from './redis-permits';
 import { givesBack, stateKindOf } from './scripts';
@@ -108,7 +108,7 @@ export class RedisStore implements Store {
   readonly #queue: BatchQueue<ScriptEntry> | undefined;
   /** Batches are made per hash slot on a Cluster; a standalone Redis is one group. */
   readonly #cluster: boolean;
-  /** For the joint calls of several limits (`consumeAll`, `giveBackTaken`), which go alone. */
+  /** For the joint calls of several limits (`consumeAll`, `giveBackTaken`) and the permits. */
   readonly #client: ScriptClient;
   #permits: RedisPermits | undefined;
 
@@ -189,7 +189,14 @@ export class RedisStore implements Store {
   consumeAll(parts: readonly JointPart[]): Promise<JointVerdicts> {
     const invalid = parts.map((part) => invalidTime(part.nowMs)).find((error) => error !== undefined);
     if (invalid !== undefined) return Promise.reject(invalid);
-    return consumeJoint(this.#client, parts, this.#partKeys);
+    // The caller waits as long as its most impatient part's limiter does (see `consumeAll`).
+    const timeouts = parts.flatMap((part) => (part.timeoutMs === undefined ? [] : [part.timeoutMs]));
+    const timeoutMs = timeouts.length === 0 ? undefined : Math.min(...timeouts);
+    return this.#runJoint(
+      Op.joint,
+      jointCall(this.#client, parts, this.#partKeys),
+      timeoutMs,
+    ) as Promise<JointVerdicts>;
   }
 
   /** Whether {@link RedisStore.consumeAll} can take these parts: one node (or Cluster slot), no key twice. */
@@ -201,7 +208,15 @@ export class RedisStore implements Store {
   giveBackTaken(part: RulesRequest, receipts: readonly Receipt[]): Promise<void> {
     const invalid = invalidTime(part.nowMs);
     if (invalid !== undefined) return Promise.reject(invalid);
-    return giveBackJoint(this.#client, part, receipts, this.#partKeys);
+    return this.#runJoint(
+      Op.giveBackTaken,
+      giveBackJointCall(this.#client, part, receipts, this.#partKeys),
+      part.timeoutMs,
+    ) as Promise<void>;
+  }
+
+  #runJoint(op: Op, { keys, nowMs, own }: JointCall, timeoutMs: number | undefined): Promise<unknown> {
+    return this.#run(op, keys, NO_POLICIES, { cost: 0, nowMs, timeoutMs }, false, own);
   }
 
   readonly #partKeys = (part: RulesRequest): string[] =>
@@ -223,7 +238,8 @@ export class RedisStore implements Store {
    * The one way every operation reaches Redis: alone without batching, else through the batch
    * queue of its keys' slot, where it waits its turn in arrival order (a reset or a give-back
    * never overtakes a decision asked before it). `keys` share one hash tag; `policies` has one
-   * policy per key.
+   * policy per key, or none for an op with arguments of its own (`own`: joint decisions, exact
+   * give-backs, permits).
    */
   #run(
     op: Op,
@@ -231,15 +247,18 @@ export class RedisStore implements Store {
     policies: readonly Policy[],
     { cost, nowMs, timeoutMs }: Pick<StoreRequest, 'cost' | 'nowMs' | 'timeoutMs'>,
     rules = false,
+    own?: OwnCall,
   ): Promise<unknown> {
     const queue = this.#queue;
-    if (queue === undefined) return this.#calls.run(op, keys, policies, cost, nowMs, rules);
+    if (queue === undefined)
+      return own === undefined ? this.#calls.run(op, keys, policies, cost, nowMs, rules) : alone(own);
     const group = this.#cluster ? calculateSlot(keys[0] as string) : 0;
     const deadline = timeoutMs === undefined ? Infinity : performance.now() + timeoutMs;
     const landed = queue.room(group, deadline);
     if (landed !== undefined) {
       // Room: alone, at once, as without batching; the place is freed before the caller runs on.
-      const reply = this.#calls.runSafely(op, keys, policies, cost, nowMs, rules);
+      const reply =
+        own === undefined ? this.#calls.runSafely(op, keys, policies, cost, nowMs, rules) : alone(own);
       reply.then(landed, landed);
       return reply;
     }
@@ -257,6 +276,7 @@ export class RedisStore implements Store {
           deadline,
           resolve,
           reject,
+          own,
         ),
       );
     });
@@ -265,8 +285,10 @@ export class RedisStore implements Store {
   /** Sends a batch: one request as its own call, several as one call of the batch script. */
   #send(batch: readonly ScriptEntry[], landed: () => void): void {
     if (batch.length > 1) return runBatch(this.#calls.scripts.batch, batch, landed);
-    const { op, keys, policies, cost, nowMs, rules, resolve, fail } = batch[0] as ScriptEntry;
-    this.#calls.runSafely(op, keys, policies, cost, nowMs, rules).then(
+    const { op, keys, policies, cost, nowMs, rules, resolve, fail, own } = batch[0] as ScriptEntry;
+    const reply =
+      own === undefined ? this.#calls.runSafely(op, keys, policies, cost, nowMs, rules) : alone(own);
+    reply.then(
       (value) => {
         landed();
         resolve(value);
@@ -291,7 +313,9 @@ export class RedisStore implements Store {
 
   /** The permits of concurrency limits (`createConcurrencyLimiter`) in this Redis: leases in `…:{<key>}:permits`. */
   permits(): RedisPermits {
-    return (this.#permits ??= new RedisPermits(this.#client, this.prefix));
+    return (this.#permits ??= new RedisPermits(this.#client, this.prefix, (op, keys, own, nowMs, timeoutMs) =>
+      this.#run(op, keys, NO_POLICIES, { cost: 0, nowMs, timeoutMs }, false, own),
+    ));
   }
 
   /** The keys of every rule of a {@link RulesRequest}, `…:{<key>}:<algorithm>[:<scope>]:<index>`, in order. */
@@ -302,6 +326,17 @@ export class RedisStore implements Store {
     scope,
   }: Pick<RulesRequest, 'prefix' | 'key' | 'policies' | 'scope'>): string[] {
     return policies.map((policy, i) => redisKey(this.prefix, prefix, key, stateKindOf(policy), scope, i));
+  }
+}
+
+const NO_POLICIES: readonly Policy[] = [];
+
+/** An op with arguments of its own as its own script call; a client that throws makes it a rejection. */
+function alone(own: OwnCall): Promise<unknown> {
+  try {
+    return own.alone();
+  } catch (error) {
+    return Promise.reject(error);
   }
 }
 
