@@ -150,12 +150,16 @@ describe.each(MODES)('concurrency limits on Redis, %s', (_mode, storeOf, calls) 
       clock,
       timeoutMs: REDIS_TIMEOUT_MS,
     });
-    expect((await holder.acquire('k')).allowed).toBe(true);
+    const silent = await holder.acquire('k');
+    expect(silent.allowed).toBe(true);
     clock.advance(4999);
     expect((await other.acquire('k')).allowed).toBe(false);
     clock.advance(1);
     expect(await other.inFlight('k')).toBe(0);
-    expect((await other.acquire('k')).allowed).toBe(true);
+    const taken = await other.acquire('k');
+    expect(taken.allowed).toBe(true);
+    // Nothing left renewing in the background (other tests count script calls).
+    await Promise.all([silent.permit?.release(), taken.permit?.release()]);
   });
 
   test('a held lease is renewed every third of leaseMs, and stops being renewed once released', async () => {
@@ -226,6 +230,7 @@ describe.each(MODES)('concurrency limits on Redis, %s', (_mode, storeOf, calls) 
       }
       for (const key of ['a', 'b', 'c', ''])
         expect(await shared.inFlight(key)).toBe(await memory.inFlight(key));
+      await Promise.all(held.flatMap(([m, r]) => [m.permit?.release(), r.permit?.release()]));
     }
   });
 
@@ -300,6 +305,42 @@ describe.each(MODES)('concurrency limits on Redis, %s', (_mode, storeOf, calls) 
     await first.permit?.release();
     await admin.zadd(key, '+inf', 'forever');
     expect((await limiter.acquire('k')).allowed).toBe(true);
+  });
+});
+
+describe.each([
+  ['batched', {}, MAX_IN_FLIGHT + Math.ceil((200 - MAX_IN_FLIGHT) / 64)],
+  ['batch: false', { batch: false }, 200],
+] as const)('200 concurrent acquires of one key, %s', (_mode, options, expected) => {
+  // A server of its own: other tests' limiters renew their leases in the background.
+  const quiet = useRedisServer();
+  test(`exactly max pass; acquires and releases go out in ${expected} script calls each`, async () => {
+    const limiter = createConcurrencyLimiter({
+      max: 50,
+      store: new RedisStore({ client: quiet.client(), ...options }),
+      prefix: fresh(),
+      timeoutMs: REDIS_TIMEOUT_MS,
+    });
+    await (await limiter.acquire('warm')).permit?.release(); // scripts loaded
+    const counter = quiet.client();
+    const before = await scriptCalls(counter);
+    const decisions = await Promise.all(Array.from({ length: 200 }, () => limiter.acquire('k')));
+    const acquired = (await scriptCalls(counter)) - before;
+    expect(decisions.filter((d) => d.allowed)).toHaveLength(50);
+    expect(decisions.every((d) => d.degraded === undefined)).toBe(true);
+    expect(
+      decisions
+        .filter((d) => d.allowed)
+        .map((d) => d.inFlight)
+        .sort((a, b) => a - b),
+    ).toEqual(Array.from({ length: 50 }, (_, i) => i + 1));
+    expect(acquired).toBe(expected);
+    const between = await scriptCalls(counter);
+    await Promise.all(decisions.map((d) => d.permit?.release()));
+    const released = (await scriptCalls(counter)) - between;
+    expect(await limiter.inFlight('k')).toBe(0);
+    // Only the 50 holders call Redis to release.
+    expect(released).toBe('batch' in options ? 50 : MAX_IN_FLIGHT + Math.ceil((50 - MAX_IN_FLIGHT) / 64));
   });
 });
 
