@@ -36,15 +36,18 @@ export interface RedisStoreOptions {
    */
   prefix?: string;
   /**
-   * Batching of concurrent decisions. While two calls of a slot are on their way (per store; a
-   * standalone Redis is one slot, a Cluster has 16 384), further requests for that slot wait;
-   * when a call returns, those waiting go out together as one call of the batch script, which
-   * decides each in the order it was asked, exactly as its own call would (the same state
-   * transitions; the batch is atomic). No timer: a slot with room sends at once, so a lone
-   * decision costs what it costs without batching, and under load one round trip carries many.
-   * A request still waiting at its limiter's `timeoutMs` is never sent: the limiter decides it
-   * by `onStoreError`. `false`: one call per decision. `{ maxSize }`: the most requests in one
-   * call, 2 to 1000 (a batch runs in Redis as one script, holding the server meanwhile).
+   * Batching of concurrent decisions. Every request of the store goes through it: decisions (one
+   * rule or several), peeks, give-backs, resets, the joint decision of several limiters' parts
+   * (`consumeAll`) and its exact give-backs (`giveBackTaken`), and the permits of concurrency
+   * limits (acquire, release, renew). While two calls of a slot are on their way (per store; a
+   * standalone Redis is one slot, a Cluster has 16 384), further requests for that slot wait; when
+   * a call returns, those waiting go out together as one call of the batch script, which decides
+   * each in the order it was asked, exactly as its own call would (the same state transitions; the
+   * batch is atomic). No timer: a slot with room sends at once, so a lone decision costs what it
+   * costs without batching, and under load one round trip carries many. A request still waiting at
+   * its limiter's `timeoutMs` is never sent: the limiter decides it by `onStoreError`. `false`: one
+   * call per request (each its own script). `{ maxSize }`: the most requests in one call, 2 to 1000
+   * (a batch runs in Redis as one script, holding the server meanwhile).
    * @defaultValue `true`, that is `{ maxSize: 64 }`
    * @example `new RedisStore({ client, batch: { maxSize: 16 } })`
    */
@@ -57,20 +60,21 @@ const OPTIONS = new Set(['client', 'prefix', 'batch']);
  * A store in Redis, standalone or Cluster, for limits shared by many app servers.
  *
  * At most one round trip per decision, and one for many under load (see `batch`: concurrent
- * decisions for one Cluster slot share one script call, decided in arrival order). A decision
- * sent alone is one `EVALSHA` of the algorithm's Lua script, which reads the
- * state, decides exactly as the in-memory algorithm does and writes the new state with its TTL,
- * atomically (never a read-modify-write from Node). Inside, an admission costs three commands
- * (`TIME`, `GET`, `SET … PX`; two with a limiter `clock`) and a rejection two: the state is one
- * packed string. Each policy gets a script of its own on first use, its numbers written into
- * the source, so a request sends no argument but the key (15 % less work inside Redis; past
- * {@link MAX_POLICY_SCRIPTS} policies per client, its kind's shared script takes the numbers as
- * arguments). A limiter with several rules sends one `EVALSHA` for all of them
- * ({@link RedisStore.consumeRules}), and several limiters' parts of one request on one node do
- * too ({@link RedisStore.consumeAll}). Whatever the client (ioredis, iovalkey, node-redis), a
- * script call is `EVALSHA`, and only when the server answers `NOSCRIPT` (after a restart, a
- * failover or `SCRIPT FLUSH`) `EVAL` with the script's text, once; any other error rejects,
- * unretried.
+ * decisions for one Cluster slot share one script call, decided in arrival order). A decision sent
+ * alone is one `EVALSHA` of the algorithm's Lua script, which reads the state, decides exactly as
+ * the in-memory algorithm does and writes the new state with its TTL, atomically (never a
+ * read-modify-write from Node). Inside, an admission costs three commands (`TIME`, `GET`, `SET …
+ * PX`; two with a limiter `clock`) and a rejection two: the state is one packed string. Each policy
+ * gets a script of its own on first use, its numbers written into the source, so a request sends no
+ * argument but the key (15 % less work inside Redis; past {@link MAX_POLICY_SCRIPTS} policies per
+ * client, its kind's shared script takes the numbers as arguments). A limiter with several rules
+ * sends one `EVALSHA` for all of them ({@link RedisStore.consumeRules}), and several limiters'
+ * parts of one request on one node do too ({@link RedisStore.consumeAll}); batched, each of these
+ * is one request among many in a call, and so are exact give-backs and the permits of concurrency
+ * limits ({@link RedisStore.permits}): an admitted request costs at most one script call to acquire
+ * and one to release. Whatever the client (ioredis, iovalkey, node-redis), a script call is
+ * `EVALSHA`, and only when the server answers `NOSCRIPT` (after a restart, a failover or `SCRIPT
+ * FLUSH`) `EVAL` with the script's text, once; any other error rejects, unretried.
  *
  * - Time: the Redis server's `TIME`, so app servers whose clocks disagree share one exact limit;
  *   when the limiter has a `clock`, that time is sent instead.
@@ -311,7 +315,10 @@ export class RedisStore implements Store {
     return redisKey(this.prefix, prefix, key, stateKindOf(policy), scope);
   }
 
-  /** The permits of concurrency limits (`createConcurrencyLimiter`) in this Redis: leases in `…:{<key>}:permits`. */
+  /**
+   * The permits of concurrency limits (`createConcurrencyLimiter`) in this Redis: leases in
+   * `…:{<key>}:permits`, each operation a request of this store, batched with the others of its slot.
+   */
   permits(): RedisPermits {
     return (this.#permits ??= new RedisPermits(this.#client, this.prefix, (op, keys, own, nowMs, timeoutMs) =>
       this.#run(op, keys, NO_POLICIES, { cost: 0, nowMs, timeoutMs }, false, own),
