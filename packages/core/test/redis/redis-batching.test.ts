@@ -276,6 +276,7 @@ describe('deadlines', () => {
     await Promise.all(ahead);
     expect(await client.get(`${prefix}:{k}:fixed-window`)).toMatch(new RegExp(` ${MAX_IN_FLIGHT}$`));
   });
+
   test('a joint decision or a permit acquire waiting past its timeoutMs rejects with StoreTimeoutError, never sent', async () => {
     proxy = await startTcpProxy(redis.server().port);
     const stalled = redis.client({ port: proxy.port });
