@@ -20,9 +20,9 @@
  *
  * Replies, per request in order: consume, four integers per key (`code, remaining, resetMs,
  * waitMs`, as the several-rules script); give back and reset, the number of keys changed; ops 4
- * and up, as `batch-ops.lua.ts` says. A
- * request whose step raises an error replies that error in one element instead (Lua's `pcall`),
- * so one request's failure is its own: the others are decided and written as they would be alone.
+ * and up, as `batch-ops.lua.ts` says. A request whose step raises an error replies that error in
+ * one element instead (Lua's `pcall`), so one request's failure is its own: the others are
+ * decided and written as they would be alone.
  *
  * Time: the server's `TIME` is read once, on the first request without a time of its own, and is
  * "now" for every such request of the batch (they are all decided within microseconds).
