@@ -155,7 +155,7 @@ export function guardPermits(
   const tick = (): void => {
     if (!circuit.allow()) return; // the store is away: the leases wait; renewal takes lapsed ones again
     for (const [key, ids] of held) {
-      const request = { prefix, key, max, leaseMs, ids: [...ids], nowMs: nowMs() };
+      const request = { prefix, key, max, leaseMs, ids: [...ids], nowMs: nowMs(), timeoutMs };
       guarded(key, () => store.renew(request)).then(({ lost }) => {
         for (const id of lost) {
           untrack(key, id);
@@ -167,7 +167,7 @@ export function guardPermits(
     for (const [id, { key, failedAt }] of retries) {
       if (failedAt < expiredBefore) retries.delete(id);
       else
-        guarded(key, () => store.release({ prefix, key, id })).then(() => {
+        guarded(key, () => store.release({ prefix, key, id, timeoutMs })).then(() => {
           retries.delete(id);
           idle();
         }, ignore);
@@ -179,7 +179,7 @@ export function guardPermits(
     async acquire(key) {
       if (!circuit.allow()) return degrade(key);
       const id = nextId();
-      const call = store.acquire({ prefix, key, max, leaseMs, id, nowMs: nowMs() });
+      const call = store.acquire({ prefix, key, max, leaseMs, id, nowMs: nowMs(), timeoutMs });
       try {
         const reply = await guarded(key, () => call);
         if (!reply.acquired) return { grant: undefined, held: reply.held, reason: 'limited' };
@@ -204,15 +204,16 @@ export function guardPermits(
       };
       if (!circuit.allow()) return failed();
       try {
-        await guarded(key, () => store.release({ prefix, key, id }));
+        await guarded(key, () => store.release({ prefix, key, id, timeoutMs }));
       } catch {
         failed();
       }
     },
     inFlight(key) {
-      return withTimeout(store.renew({ prefix, key, max, leaseMs, ids: [], nowMs: nowMs() }), timeoutMs).then(
-        (reply) => reply.held,
-      );
+      return withTimeout(
+        store.renew({ prefix, key, max, leaseMs, ids: [], nowMs: nowMs(), timeoutMs }),
+        timeoutMs,
+      ).then((reply) => reply.held);
     },
   };
 }

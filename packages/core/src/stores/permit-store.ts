@@ -23,6 +23,11 @@ export interface PermitKey {
   readonly prefix: string;
   /** The user's key, any string (the store escapes it as it needs). */
   readonly key: string;
+  /**
+   * How long the caller waits for the answer, in ms (the limiter's `timeoutMs`): a store that
+   * queues requests (a batching `RedisStore`) never sends one after it. Absent: no limit.
+   */
+  readonly timeoutMs?: number;
 }
 
 /** One lease asked for. */

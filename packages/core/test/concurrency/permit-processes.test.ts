@@ -23,8 +23,16 @@ let runs = 0;
 class Instance {
   private constructor(readonly child: ChildProcess) {}
 
-  static async start(dist: string, prefix: string): Promise<Instance> {
-    const child = fork(WORKER, [dist, String(redis.server().port), prefix, String(MAX), String(LEASE_MS)], {
+  static async start(dist: string, prefix: string, batch: boolean): Promise<Instance> {
+    const args = [
+      dist,
+      String(redis.server().port),
+      prefix,
+      String(MAX),
+      String(LEASE_MS),
+      batch ? 'on' : 'off',
+    ];
+    const child = fork(WORKER, args, {
       execArgv: [],
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     });
@@ -77,7 +85,11 @@ class Instance {
   }
 }
 
-describe('two processes sharing one max through Redis', () => {
+// Batched, each instance's 20 concurrent acquires share script calls; without, one call each.
+describe.each([
+  ['batched', true],
+  ['batch: false', false],
+] as const)('two processes sharing one max through Redis, %s', (_mode, batch) => {
   let dist: string;
   const instances: Instance[] = [];
   beforeAll(() => {
@@ -94,9 +106,12 @@ describe('two processes sharing one max through Redis', () => {
     looking: (clock?: () => number) => ReturnType<typeof createConcurrencyLimiter>;
   }> => {
     const prefix = `procs-${++runs}`;
-    const [a, b] = await Promise.all([Instance.start(dist, prefix), Instance.start(dist, prefix)]);
+    const [a, b] = await Promise.all([
+      Instance.start(dist, prefix, batch),
+      Instance.start(dist, prefix, batch),
+    ]);
     instances.push(a as Instance, b as Instance);
-    const store = new RedisStore({ client: redis.client() });
+    const store = new RedisStore({ client: redis.client(), batch });
     const looking = (clock?: () => number) =>
       createConcurrencyLimiter({
         max: MAX,

@@ -5,7 +5,12 @@ import {
   RedisStore,
   type ConcurrencyDecision,
   type ConcurrencyLimiter,
+  type Store,
 } from '../../src';
+import type { PermitStore } from '../../src/stores/permit-store';
+import { MAX_IN_FLIGHT } from '../../src/stores/redis/batch-queue';
+import type { RedisPermits } from '../../src/stores/redis/redis-permits';
+import { inBatches } from '../redis/in-batches';
 import { fakeClock, FAKE_EPOCH } from '../contract/fake-clock';
 import { useRedisServer } from '../harness/redis-fixtures';
 import { scriptCalls } from '../harness/script-calls';
@@ -37,8 +42,27 @@ async function until(condition: () => boolean | Promise<boolean>, what: string):
   }
 }
 
-describe('concurrency limits on Redis', () => {
+/** A store with permits whose keys the test can look at. */
+type PermitsStore = Omit<Store, 'permits'> & { permits(): PermitStore & Pick<RedisPermits, 'keyOf'> };
+
+/**
+ * The store the limiters use: batching on (the default: sequential calls find the slot idle and
+ * go alone), off, or every call inside a batch of the batch script (`inBatches`); `calls` script
+ * calls per permit operation (a batched one comes with its companion peeks).
+ */
+const MODES = [
+  ['batching on', (): PermitsStore => store, 1],
+  ['batch: false', (): PermitsStore => new RedisStore({ client, batch: false }), 1],
+  ['every call in a batch', (): PermitsStore => inBatches(store), MAX_IN_FLIGHT + 1],
+] as const;
+
+describe.each(MODES)('concurrency limits on Redis, %s', (_mode, storeOf, calls) => {
   afterEach(() => jest.useRealTimers());
+  // Shadows the file's store for the limiters; its permits' keyOf is the store's.
+  let store: PermitsStore;
+  beforeAll(() => {
+    store = storeOf();
+  });
 
   test('at most max permits per key, shared by every limiter on the key; release is idempotent', async () => {
     const prefix = fresh();
@@ -82,7 +106,7 @@ describe('concurrency limits on Redis', () => {
       const decision = await limiter.acquire(`k${i % 3}`);
       await decision.permit?.release();
     }
-    expect((await scriptCalls(admin)) - before).toBe(40);
+    expect((await scriptCalls(admin)) - before).toBe(40 * calls);
   });
 
   test('keys: one sorted set per key under its hash tag, escaped, with a TTL no longer than leaseMs', async () => {
@@ -126,12 +150,16 @@ describe('concurrency limits on Redis', () => {
       clock,
       timeoutMs: REDIS_TIMEOUT_MS,
     });
-    expect((await holder.acquire('k')).allowed).toBe(true);
+    const silent = await holder.acquire('k');
+    expect(silent.allowed).toBe(true);
     clock.advance(4999);
     expect((await other.acquire('k')).allowed).toBe(false);
     clock.advance(1);
     expect(await other.inFlight('k')).toBe(0);
-    expect((await other.acquire('k')).allowed).toBe(true);
+    const taken = await other.acquire('k');
+    expect(taken.allowed).toBe(true);
+    // Nothing left renewing in the background (other tests count script calls).
+    await Promise.all([silent.permit?.release(), taken.permit?.release()]);
   });
 
   test('a held lease is renewed every third of leaseMs, and stops being renewed once released', async () => {
@@ -202,6 +230,7 @@ describe('concurrency limits on Redis', () => {
       }
       for (const key of ['a', 'b', 'c', ''])
         expect(await shared.inFlight(key)).toBe(await memory.inFlight(key));
+      await Promise.all(held.flatMap(([m, r]) => [m.permit?.release(), r.permit?.release()]));
     }
   });
 
@@ -259,7 +288,7 @@ describe('concurrency limits on Redis', () => {
     // apart (capped at 250) are a handful of calls; a retry loop would be hundreds.
     const before = await scriptCalls(admin);
     await new Promise((resolve) => setTimeout(resolve, 300));
-    expect((await scriptCalls(admin)) - before).toBeLessThanOrEqual(10);
+    expect((await scriptCalls(admin)) - before).toBeLessThanOrEqual(10 * calls);
     await (await first).permit?.release();
     expect((await second).allowed).toBe(true);
     await (await second).permit?.release();
@@ -276,6 +305,42 @@ describe('concurrency limits on Redis', () => {
     await first.permit?.release();
     await admin.zadd(key, '+inf', 'forever');
     expect((await limiter.acquire('k')).allowed).toBe(true);
+  });
+});
+
+describe.each([
+  ['batched', {}, MAX_IN_FLIGHT + Math.ceil((200 - MAX_IN_FLIGHT) / 64)],
+  ['batch: false', { batch: false }, 200],
+] as const)('200 concurrent acquires of one key, %s', (_mode, options, expected) => {
+  // A server of its own: other tests' limiters renew their leases in the background.
+  const quiet = useRedisServer();
+  test(`exactly max pass; acquires and releases go out in ${expected} script calls each`, async () => {
+    const limiter = createConcurrencyLimiter({
+      max: 50,
+      store: new RedisStore({ client: quiet.client(), ...options }),
+      prefix: fresh(),
+      timeoutMs: REDIS_TIMEOUT_MS,
+    });
+    await (await limiter.acquire('warm')).permit?.release(); // scripts loaded
+    const counter = quiet.client();
+    const before = await scriptCalls(counter);
+    const decisions = await Promise.all(Array.from({ length: 200 }, () => limiter.acquire('k')));
+    const acquired = (await scriptCalls(counter)) - before;
+    expect(decisions.filter((d) => d.allowed)).toHaveLength(50);
+    expect(decisions.every((d) => d.degraded === undefined)).toBe(true);
+    expect(
+      decisions
+        .filter((d) => d.allowed)
+        .map((d) => d.inFlight)
+        .sort((a, b) => a - b),
+    ).toEqual(Array.from({ length: 50 }, (_, i) => i + 1));
+    expect(acquired).toBe(expected);
+    const between = await scriptCalls(counter);
+    await Promise.all(decisions.map((d) => d.permit?.release()));
+    const released = (await scriptCalls(counter)) - between;
+    expect(await limiter.inFlight('k')).toBe(0);
+    // Only the 50 holders call Redis to release.
+    expect(released).toBe('batch' in options ? 50 : MAX_IN_FLIGHT + Math.ceil((50 - MAX_IN_FLIGHT) / 64));
   });
 });
 
@@ -335,13 +400,20 @@ describe('permits are never lost to a failing call', () => {
       const prefix = fresh();
       const limiter = createConcurrencyLimiter({ max: 1, store: new RedisStore({ client: slow }), prefix });
       await (await limiter.acquire('warm')).permit?.release(); // scripts loaded
-      const before = await scriptCalls(admin);
+      // Its own calls, counted on its connection: other tests' limiters still renew their leases.
+      const sent = jest.spyOn(slow, 'sendCommand');
+      const scripts = (): number =>
+        sent.mock.calls.filter(([command]) => /^eval/.test((command as { name: string }).name)).length;
       proxy.setLatency(150);
       const decision = await limiter.acquire('k');
       expect(decision).toMatchObject({ allowed: true, degraded: 'insurance' });
+      const key = store.permits().keyOf({ prefix, key: 'k' });
       // The acquire ran in Redis after all, then its lease was released: two calls, nothing held.
-      await until(async () => (await scriptCalls(admin)) - before === 2, 'the late lease is released');
-      expect(await admin.exists(store.permits().keyOf({ prefix, key: 'k' }))).toBe(0);
+      await until(
+        async () => scripts() === 2 && (await admin.exists(key)) === 0,
+        'the late lease is released',
+      );
+      sent.mockRestore();
       await decision.permit?.release();
       slow.disconnect();
     } finally {

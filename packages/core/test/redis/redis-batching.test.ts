@@ -313,6 +313,31 @@ describe('deadlines', () => {
     await Promise.all(ahead);
     expect(await client.get(`${prefix}:{k}:fixed-window`)).toMatch(new RegExp(` ${MAX_IN_FLIGHT}$`));
   });
+
+  test('a joint decision or a permit acquire waiting past its timeoutMs rejects with StoreTimeoutError, never sent', async () => {
+    proxy = await startTcpProxy(redis.server().port);
+    const stalled = redis.client({ port: proxy.port });
+    await stalled.ping();
+    const store = new RedisStore({ client: stalled });
+    const prefix = `ops-stuck-${++prefixes}`;
+    const permits = store.permits();
+    await store.consume({ prefix, key: 'warm', policy, cost: 1 });
+    proxy.setBlackhole(true);
+    const ahead = Array.from({ length: MAX_IN_FLIGHT }, () =>
+      store.consume({ prefix, key: 'k', policy, cost: 1 }),
+    );
+    const part = { prefix, key: 'k', policies: [policy], cost: 1, timeoutMs: 20 };
+    const joint = store.consumeAll([part, { ...part, prefix: `${prefix}-other` }]);
+    const acquire = permits.acquire({ prefix, key: 'k', max: 5, leaseMs: 10_000, id: 'late', timeoutMs: 20 });
+    await expect(joint).rejects.toBeInstanceOf(StoreTimeoutError);
+    await expect(acquire).rejects.toBeInstanceOf(StoreTimeoutError);
+    proxy.setBlackhole(false);
+    await Promise.all(ahead);
+    // Only the two calls ahead were sent: no joint unit taken, no lease.
+    expect(await client.get(`${prefix}:{k}:fixed-window`)).toMatch(new RegExp(` ${MAX_IN_FLIGHT}$`));
+    expect(await client.get(`${prefix}-other:{k}:fixed-window`)).toBeNull();
+    expect(await client.exists(permits.keyOf({ prefix, key: 'k' }))).toBe(0);
+  });
 });
 
 describe('the batch option', () => {

@@ -1,7 +1,16 @@
 import type Redis from 'ioredis';
 import type { Cluster } from 'ioredis';
 import calculateSlot from 'cluster-key-slot';
-import { RedisStore, resolvePolicy, type RedisStoreClient } from '../../src';
+import {
+  consumeAll,
+  createConcurrencyLimiter,
+  createLimiter,
+  RedisStore,
+  resolvePolicy,
+  type RedisStoreClient,
+} from '../../src';
+import { MAX_IN_FLIGHT } from '../../src/stores/redis/batch-queue';
+import { fakeClock } from '../contract/fake-clock';
 import { escapeKeyText } from '../../src/stores/redis/redis-keys';
 import { describeRulesContract } from '../contract/rules-contract';
 import { describeStoreContract } from '../contract/store-contract';
@@ -124,4 +133,63 @@ test('batches are made per slot: many keys at once, no CROSSSLOT, each key exact
     for (const match of info.matchAll(/^cmdstat_evalsha:.*failed_calls=(\d+)/gm)) failed += Number(match[1]);
   }
   expect((await scriptCalls(...masters)) - failed).toBe(keys.length * 3 + 2 + Math.ceil(498 / 64));
+});
+
+/** Script calls made on the masters since their RESETSTAT, less those that met NOSCRIPT and were sent again. */
+async function callsMade(): Promise<number> {
+  let failed = 0;
+  for (const master of masters) {
+    const info = await master.info('commandstats');
+    for (const match of info.matchAll(/^cmdstat_evalsha:.*failed_calls=(\d+)/gm)) failed += Number(match[1]);
+  }
+  return (await scriptCalls(...masters)) - failed;
+}
+
+test('joint decisions batch per slot: one slot shares calls, exact; parts on two slots go in order, exact', async () => {
+  const batching = new RedisStore({ client: cluster });
+  const clock = fakeClock();
+  const perUser = createLimiter({
+    rate: '100/1h',
+    store: batching,
+    prefix: 'cj-user',
+    clock,
+    timeoutMs: 10_000,
+  });
+  const perSku = createLimiter({ rate: '5/1h', store: batching, prefix: 'cj-sku', clock, timeoutMs: 10_000 });
+  const joint = (user: string, sku: string) =>
+    consumeAll([
+      { limiter: perUser, key: user },
+      { limiter: perSku, key: sku },
+    ]);
+  await joint('warm', 'warm'); // scripts loaded on the slot's master
+  for (const master of masters) await master.config('RESETSTAT');
+  // One user key for both limits: one slot, one joint call per request, batched.
+  const together = await Promise.all(Array.from({ length: 300 }, () => joint('warm', 'warm')));
+  expect(together.filter((all) => all.every((d) => d?.allowed === true))).toHaveLength(4);
+  expect(await callsMade()).toBe(MAX_IN_FLIGHT + Math.ceil((300 - MAX_IN_FLIGHT) / 64));
+  // Two keys on two slots: canJoin says no, the limits are asked in order; still exact.
+  const policy = resolvePolicy({ rate: '5/1h' });
+  const [user, sku] = ['u:1', 's:1'];
+  expect(calculateSlot(batching.keyOf({ prefix: 'cj-user', key: user, policy }))).not.toBe(
+    calculateSlot(batching.keyOf({ prefix: 'cj-sku', key: sku, policy })),
+  );
+  const apart = await Promise.all(Array.from({ length: 50 }, () => joint(user, sku)));
+  expect(apart.filter((all) => all.every((d) => d?.allowed === true))).toHaveLength(5);
+  expect((await perUser.peek(user)).remaining).toBe(95);
+});
+
+test('permits batch per slot on Cluster: 200 concurrent acquires of one key, exactly max pass, in fewer calls', async () => {
+  const limiter = createConcurrencyLimiter({
+    max: 50,
+    store: new RedisStore({ client: cluster }),
+    prefix: 'cluster-permits',
+    timeoutMs: 10_000,
+  });
+  await (await limiter.acquire('k')).permit?.release(); // scripts loaded on the slot's master
+  for (const master of masters) await master.config('RESETSTAT');
+  const decisions = await Promise.all(Array.from({ length: 200 }, () => limiter.acquire('k')));
+  expect(decisions.filter((d) => d.allowed)).toHaveLength(50);
+  expect(await callsMade()).toBe(MAX_IN_FLIGHT + Math.ceil((200 - MAX_IN_FLIGHT) / 64));
+  await Promise.all(decisions.map((d) => d.permit?.release()));
+  expect(await limiter.inFlight('k')).toBe(0);
 });

@@ -4,9 +4,38 @@ import { unexpectedReply, verdictAt } from './redis-command';
 import type { ScriptCommand } from './redis-client';
 import { kindNumberOf, MAX_PARAMS, policyParams } from './scripts';
 
-/** What one request asks of its keys; the batch script's `op` (see `scripts/batch.lua.ts`). */
-export const Op = { consume: 1, giveBack: 2, reset: 3 } as const;
+/**
+ * What one request asks of its keys; the batch script's `op` (see `scripts/batch.lua.ts`). From
+ * `joint` on, ops with arguments of their own (see `scripts/batch-ops.lua.ts`): several limiters'
+ * parts of one request, an exact give-back with receipts, and the permits of concurrency limits.
+ */
+export const Op = {
+  consume: 1,
+  giveBack: 2,
+  reset: 3,
+  joint: 4,
+  giveBackTaken: 5,
+  permitAcquire: 6,
+  permitRelease: 7,
+  permitRenew: 8,
+} as const;
 export type Op = (typeof Op)[keyof typeof Op];
+
+/**
+ * A request of an op with arguments of its own (from {@link Op.joint} on): what it sends, how it
+ * goes alone, and how its answer is read from a batch's reply.
+ */
+export interface OwnCall {
+  /** Its arguments after the run's five, as its own script reads them after its `now`. */
+  readonly args: readonly string[];
+  /** The request as its own script call (without batching, or when it finds its slot idle). */
+  alone(): Promise<unknown>;
+  /**
+   * Its answer from the batch reply at `at`, and how many elements it took.
+   * @throws when the reply there is not what the op answers
+   */
+  read(reply: readonly unknown[], at: number): readonly [value: unknown, width: number];
+}
 
 /**
  * One request on its way through the batch queue: what to run on which keys, and how to settle
@@ -26,6 +55,8 @@ export class ScriptEntry implements Queued {
     readonly deadline: number,
     readonly resolve: (value: unknown) => void,
     readonly fail: (error: unknown) => void,
+    /** Set for the ops with arguments of their own (`keys` then are its keys, `policies` none). */
+    readonly own?: OwnCall,
   ) {}
 }
 
@@ -60,6 +91,20 @@ export function runBatch(command: ScriptCommand, batch: readonly ScriptEntry[], 
   let countAt = 0;
   for (const entry of batch) {
     for (const key of entry.keys) keys.push(key);
+    const { own } = entry;
+    if (own !== undefined) {
+      // A run of its own: never alike another.
+      previous = undefined;
+      runs.push(
+        '1',
+        String(entry.op),
+        String(entry.keys.length),
+        String(own.args.length),
+        timeText(entry.nowMs),
+      );
+      for (const arg of own.args) runs.push(arg);
+      continue;
+    }
     if (previous !== undefined && alike(previous, entry)) {
       runs[countAt] = String(++count);
       continue;
@@ -113,6 +158,10 @@ function settle(reply: unknown, batch: readonly ScriptEntry[]): void {
       if (value instanceof Error) {
         entry.fail(value);
         at++;
+      } else if (entry.own !== undefined) {
+        const [answer, width] = entry.own.read(reply, at);
+        entry.resolve(answer);
+        at += width;
       } else if (entry.op === Op.consume) {
         const verdicts: Verdict[] = [];
         for (const policy of entry.policies) {

@@ -15,13 +15,13 @@ import { nowLua } from './scripts/prelude.lua';
  * `leaseMs` plus an hour of clock disagreement, `+inf` included) is dropped, so bad data can
  * neither fail a request nor hold a permit forever.
  */
-const permitsPreludeLua = `
+export const permitsLua = `
 local floor, format, match = math.floor, string.format, string.match
 -- Longest leaseMs (a day) + an hour of clocks disagreeing: no lease of sluice is further ahead.
 local FAR_MS = 90000000
 
 -- Live leases at key once the expired ones (and those from too far ahead) are dropped.
-local function live(key, now)
+local function permits_live(key, now)
   local dropped = redis.pcall('ZREMRANGEBYSCORE', key, '-inf', format('%d', now))
   if type(dropped) == 'table' then
     if not match(dropped.err, '^WRONGTYPE') then error(dropped) end
@@ -33,8 +33,47 @@ local function live(key, now)
 end
 
 -- The key outlives every lease in it, and no longer than the longest.
-local function keep(key, lease_ms)
+local function permits_keep(key, lease_ms)
   if redis.call('PTTL', key) < lease_ms then redis.call('PEXPIRE', key, lease_ms) end
+end
+
+-- Takes lease id when fewer than max_n are live: acquired (1 or 0), live leases after.
+local function permit_acquire(key, now, max_n, lease_ms, id)
+  local held = permits_live(key, now)
+  if held >= max_n then return 0, held end
+  redis.call('ZADD', key, format('%d', now + lease_ms), id)
+  permits_keep(key, lease_ms)
+  return 1, held + 1
+end
+
+-- Removes lease id: 1 when it was there, else 0.
+local function permit_release(key, id)
+  local removed = redis.pcall('ZREM', key, id)
+  if type(removed) == 'table' then
+    if not match(removed.err, '^WRONGTYPE') then error(removed) end
+    return 0
+  end
+  return removed
+end
+
+-- Renews the ids ARGV[from..to] (see RENEW_PERMITS_SCRIPT): live leases after, and the lost ids.
+local function permit_renew(key, now, max_n, lease_ms, from, to)
+  local held = permits_live(key, now)
+  local lost = {}
+  local expiry = format('%d', now + lease_ms)
+  for i = from, to do
+    local id = ARGV[i]
+    if redis.call('ZSCORE', key, id) then
+      redis.call('ZADD', key, expiry, id)
+    elseif held < max_n then
+      redis.call('ZADD', key, expiry, id)
+      held = held + 1
+    else
+      lost[#lost + 1] = id
+    end
+  end
+  if to >= from and held > 0 then permits_keep(key, lease_ms) end
+  return held, lost
 end
 `;
 
@@ -42,25 +81,15 @@ end
  * KEYS: the permits key. ARGV: `max`, `leaseMs`, the lease id, `now` (`''`: the server's `TIME`).
  * Replies `{ acquired (1 or 0), live leases after }`.
  */
-export const ACQUIRE_PERMIT_SCRIPT = `${permitsPreludeLua}
-local key = KEYS[1]
-local max_n, lease_ms = tonumber(ARGV[1]), tonumber(ARGV[2])
+export const ACQUIRE_PERMIT_SCRIPT = `${permitsLua}
 ${nowLua('ARGV[4]')}
-local held = live(key, now)
-if held >= max_n then return {0, held} end
-redis.call('ZADD', key, format('%d', now + lease_ms), ARGV[3])
-keep(key, lease_ms)
-return {1, held + 1}
+local acquired, held = permit_acquire(KEYS[1], now, tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3])
+return { acquired, held }
 `;
 
 /** KEYS: the permits key. ARGV: the lease id. Replies 1 when the lease was there, else 0. */
-export const RELEASE_PERMIT_SCRIPT = `
-local removed = redis.pcall('ZREM', KEYS[1], ARGV[1])
-if type(removed) == 'table' then
-  if not string.match(removed.err, '^WRONGTYPE') then error(removed) end
-  return 0
-end
-return removed
+export const RELEASE_PERMIT_SCRIPT = `${permitsLua}
+return permit_release(KEYS[1], ARGV[1])
 `;
 
 /**
@@ -69,26 +98,11 @@ return removed
  * while fewer than `max` are live (its request still runs), else reported lost. Replies
  * `{ live leases after, lost ids... }`; with no ids it only counts.
  */
-export const RENEW_PERMITS_SCRIPT = `${permitsPreludeLua}
-local key = KEYS[1]
-local max_n, lease_ms = tonumber(ARGV[1]), tonumber(ARGV[2])
+export const RENEW_PERMITS_SCRIPT = `${permitsLua}
 ${nowLua('ARGV[3]')}
-local held = live(key, now)
-local reply = { 0 }
-local expiry = format('%d', now + lease_ms)
-for i = 4, #ARGV do
-  local id = ARGV[i]
-  if redis.call('ZSCORE', key, id) then
-    redis.call('ZADD', key, expiry, id)
-  elseif held < max_n then
-    redis.call('ZADD', key, expiry, id)
-    held = held + 1
-  else
-    reply[#reply + 1] = id
-  end
-end
-if #ARGV > 3 and held > 0 then keep(key, lease_ms) end
-reply[1] = held
+local held, lost = permit_renew(KEYS[1], now, tonumber(ARGV[1]), tonumber(ARGV[2]), 4, #ARGV)
+local reply = { held }
+for i = 1, #lost do reply[i + 1] = lost[i] end
 return reply
 `;
 

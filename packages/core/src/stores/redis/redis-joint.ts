@@ -1,6 +1,7 @@
 import calculateSlot from 'cluster-key-slot';
 import type { Policy, Receipt, Verdict } from '../../types';
 import type { JointPart, JointVerdicts, RulesRequest } from '../store';
+import type { OwnCall } from './batch-call';
 import { luaScript } from './client-adapters';
 import type { ScriptClient } from './redis-client';
 import { verdictAt } from './redis-command';
@@ -15,8 +16,9 @@ import {
 
 /**
  * Several limiters' parts of one request in one script call, and exact give-backs, for
- * `RedisStore` (see `Store.consumeAll`, `Store.canJoin`, `Store.giveBackTaken`). Kept apart from
- * the store's single-decision path: these calls go through their own commands.
+ * `RedisStore` (see `Store.consumeAll`, `Store.canJoin`, `Store.giveBackTaken`): each is a request
+ * of the store's batch queue, sent alone as its own script's call, or with others as one op of
+ * the batch script (`scripts/batch-ops.lua.ts`).
  */
 
 const JOINT = luaScript('joint', JOINT_SCRIPT);
@@ -40,40 +42,72 @@ export function canJoin(client: ScriptClient, keys: readonly string[]): boolean 
   return keys.every((key) => calculateSlot(key) === slot);
 }
 
-/** Runs the joint script (see `joint.lua.ts`) on every part: one round trip, all or none. */
-export async function consumeJoint(
-  client: ScriptClient,
-  parts: readonly JointPart[],
-  keysOf: PartKeys,
-): Promise<JointVerdicts> {
+/** A request of the joint or the give-back ops, ready for the store's queue: its keys, its time, its call. */
+export interface JointCall {
+  readonly keys: readonly string[];
+  /** The time the call is sent with: `undefined` for the server's `TIME`. */
+  readonly nowMs: number | undefined;
+  readonly own: OwnCall;
+}
+
+/**
+ * The joint decision of every part (see `joint.lua.ts`): one call of the joint script alone, or
+ * one request of a batch; all or none.
+ */
+export function jointCall(client: ScriptClient, parts: readonly JointPart[], keysOf: PartKeys): JointCall {
   const keys: string[] = [];
-  // '' (the server's TIME) unless every part brings its own time.
-  const now = parts.every((part) => part.nowMs !== undefined) ? String(parts[0]?.nowMs ?? '') : '';
-  const args: string[] = [now, String(parts.length)];
+  // The server's TIME unless every part brings its own time.
+  const nowMs = parts.every((part) => part.nowMs !== undefined) ? parts[0]?.nowMs : undefined;
+  const args: string[] = [String(parts.length)];
   for (const part of parts) {
     const own = keysOf(part);
     keys.push(...own);
     args.push(String(own.length), String(part.cost), timeArg(part.nowMs), part.dryRun === true ? '1' : '0');
     for (const policy of part.policies) args.push(...kindAndParams(policy));
   }
-  const reply = await client.command(JOINT)(keys, args);
-  return jointVerdicts(reply, parts);
+  const width = keys.length * RECEIPT_FIELDS;
+  return {
+    keys,
+    nowMs,
+    own: {
+      args,
+      alone: () =>
+        client
+          .command(JOINT)(keys, [timeArg(nowMs), ...args])
+          .then((reply) => jointVerdicts(reply, parts)),
+      read: (reply, at) => [jointVerdicts(reply.slice(at, at + width), parts), width],
+    },
+  };
 }
 
-/** Gives back what a part took, with its receipts: one call of the give-back script. */
-export async function giveBackJoint(
+/** Gives back what a part took, with its receipts: one call of the give-back script, alone or in a batch. */
+export function giveBackJointCall(
   client: ScriptClient,
   part: RulesRequest,
   receipts: readonly Receipt[],
   keysOf: PartKeys,
-): Promise<void> {
+): JointCall {
   const keys = keysOf(part);
-  const args = [timeArg(part.nowMs), String(part.cost)];
+  const args = [String(part.cost)];
   part.policies.forEach((policy, i) => {
     const receipt = receipts[i] ?? { at: 0, member: 0 };
     args.push(...kindAndParams(policy), String(receipt.at), String(receipt.member));
   });
-  await client.command(GIVE_BACK_TAKEN)(keys, args);
+  return {
+    keys,
+    nowMs: part.nowMs,
+    own: {
+      args,
+      alone: () =>
+        client
+          .command(GIVE_BACK_TAKEN)(keys, [timeArg(part.nowMs), ...args])
+          .then(() => undefined),
+      read: (reply, at) => {
+        if (!isCount(reply[at])) throw unexpected('give-back', reply);
+        return [undefined, 1];
+      },
+    },
+  };
 }
 
 function timeArg(nowMs: number | undefined): string {
@@ -91,7 +125,7 @@ function kindAndParams(policy: Policy): string[] {
 function jointVerdicts(reply: unknown, parts: readonly JointPart[]): JointVerdicts {
   const expected = parts.reduce((n, part) => n + part.policies.length, 0) * RECEIPT_FIELDS;
   if (!Array.isArray(reply) || reply.length !== expected || !reply.every(isCount)) {
-    throw new Error(`sluice: unexpected reply from the Redis joint script: ${JSON.stringify(reply)}`);
+    throw unexpected('joint', reply);
   }
   const numbers = reply as number[];
   let at = 0;
@@ -117,4 +151,8 @@ function jointVerdicts(reply: unknown, parts: readonly JointPart[]): JointVerdic
 
 function isCount(n: unknown): n is number {
   return typeof n === 'number' && Number.isSafeInteger(n) && n >= 0;
+}
+
+function unexpected(script: string, reply: unknown): Error {
+  return new Error(`sluice: unexpected reply from the Redis ${script} script: ${JSON.stringify(reply)}`);
 }

@@ -12,6 +12,7 @@ import {
   RELEASE_PERMIT_SCRIPT,
   RENEW_PERMITS_SCRIPT,
 } from './concurrency-scripts.lua';
+import { Op, type OwnCall } from './batch-call';
 import { luaScript } from './client-adapters';
 import type { ScriptClient, ScriptCommand } from './redis-client';
 import { escapeKeyText } from './redis-keys';
@@ -25,22 +26,39 @@ const SCRIPTS = {
 type Operation = keyof typeof SCRIPTS;
 
 /**
- * The permits of concurrency limits in Redis (see `concurrency-scripts.lua.ts`): one `EVALSHA`
- * per operation, through the same client interface, NOSCRIPT handling and key escaping as the
- * `RedisStore` it belongs to (`store.permits()`), on every client the store accepts.
+ * How the store sends a request of an op with arguments of its own: alone without batching (or
+ * when its slot is idle), else through the batch queue of its key's slot, in arrival order; not
+ * sent once `timeoutMs` has passed.
+ */
+export type SendOwn = (
+  op: Op,
+  keys: readonly string[],
+  own: OwnCall,
+  nowMs: number | undefined,
+  timeoutMs: number | undefined,
+) => Promise<unknown>;
+
+/**
+ * The permits of concurrency limits in Redis (see `concurrency-scripts.lua.ts`): each operation
+ * one request of the `RedisStore` it belongs to (`store.permits()`), batched with the store's
+ * other requests of its slot (or one `EVALSHA` of its own script, as without batching), through
+ * the same client interface, NOSCRIPT handling and key escaping, on every client the store accepts.
  */
 export class RedisPermits implements PermitStore {
   readonly #storePrefix: string | undefined;
   readonly #commands: Record<Operation, ScriptCommand>;
+  readonly #send: SendOwn;
   /** Each limiter prefix's escaped namespace, built once: a request escapes only its key. */
   readonly #namespaces = new Map<string, string>();
 
   /**
    * @param client - the store's client, adapted
    * @param storePrefix - the `RedisStore` prefix, if any
+   * @param send - the store's way to send a request (its batch queue)
    */
-  constructor(client: ScriptClient, storePrefix: string | undefined) {
+  constructor(client: ScriptClient, storePrefix: string | undefined, send: SendOwn) {
     this.#storePrefix = storePrefix;
+    this.#send = send;
     this.#commands = {
       acquire: client.command(SCRIPTS.acquire),
       release: client.command(SCRIPTS.release),
@@ -50,32 +68,64 @@ export class RedisPermits implements PermitStore {
 
   async acquire(request: PermitAcquireRequest): Promise<PermitAcquireReply> {
     const { max, leaseMs, id, nowMs } = request;
-    const reply = await this.#commands.acquire(
-      [this.keyOf(request)],
-      [String(max), String(leaseMs), id, nowMs === undefined ? '' : String(nowMs)],
+    const keys = [this.keyOf(request)];
+    const args = [String(max), String(leaseMs), id];
+    const command = this.#commands.acquire;
+    const reply = await this.#send(
+      Op.permitAcquire,
+      keys,
+      {
+        args,
+        alone: () => command(keys, [...args, timeArg(nowMs)]).then(acquireReply),
+        read: (batch, at) => [acquireReply(batch.slice(at, at + 2)), 2],
+      },
+      nowMs,
+      request.timeoutMs,
     );
-    if (
-      !Array.isArray(reply) ||
-      reply.length !== 2 ||
-      (reply[0] !== 0 && reply[0] !== 1) ||
-      !isCount(reply[1])
-    )
-      throw unexpected(reply);
-    return { acquired: reply[0] === 1, held: reply[1] };
+    return reply as PermitAcquireReply;
   }
 
   async release(request: PermitReleaseRequest): Promise<void> {
-    await this.#commands.release([this.keyOf(request)], [request.id]);
+    const keys = [this.keyOf(request)];
+    const args = [request.id];
+    const command = this.#commands.release;
+    await this.#send(
+      Op.permitRelease,
+      keys,
+      {
+        args,
+        alone: () => command(keys, args),
+        read: (batch, at) => {
+          if (!isCount(batch[at])) throw unexpected(batch);
+          return [undefined, 1];
+        },
+      },
+      undefined,
+      request.timeoutMs,
+    );
   }
 
   async renew(request: PermitRenewRequest): Promise<PermitRenewReply> {
     const { max, leaseMs, ids, nowMs } = request;
-    const reply = await this.#commands.renew(
-      [this.keyOf(request)],
-      [String(max), String(leaseMs), nowMs === undefined ? '' : String(nowMs), ...ids],
+    const keys = [this.keyOf(request)];
+    const command = this.#commands.renew;
+    const reply = await this.#send(
+      Op.permitRenew,
+      keys,
+      {
+        args: [String(max), String(leaseMs), ...ids],
+        alone: () => command(keys, [String(max), String(leaseMs), timeArg(nowMs), ...ids]).then(renewReply),
+        read: (batch, at) => {
+          // In a batch: the live leases, how many ids were lost, then those ids.
+          const lost = batch[at + 1];
+          if (!isCount(lost)) throw unexpected(batch);
+          return [renewReply([batch[at], ...batch.slice(at + 2, at + 2 + lost)]), 2 + lost];
+        },
+      },
+      nowMs,
+      request.timeoutMs,
     );
-    if (!Array.isArray(reply) || !isCount(reply[0])) throw unexpected(reply);
-    return { held: reply[0], lost: reply.slice(1).map(String) };
+    return reply as PermitRenewReply;
   }
 
   /**
@@ -94,6 +144,23 @@ export class RedisPermits implements PermitStore {
     }
     return `${namespace}:{${escapeKeyText(key)}}:permits`;
   }
+}
+
+function timeArg(nowMs: number | undefined): string {
+  return nowMs === undefined ? '' : String(nowMs);
+}
+
+/** `{ acquired (1 or 0), live leases }`, as the acquire script replies. */
+function acquireReply(reply: unknown): PermitAcquireReply {
+  if (!Array.isArray(reply) || reply.length !== 2 || (reply[0] !== 0 && reply[0] !== 1) || !isCount(reply[1]))
+    throw unexpected(reply);
+  return { acquired: reply[0] === 1, held: reply[1] };
+}
+
+/** `{ live leases, lost ids... }`, as the renew script replies. */
+function renewReply(reply: unknown): PermitRenewReply {
+  if (!Array.isArray(reply) || !isCount(reply[0])) throw unexpected(reply);
+  return { held: reply[0], lost: reply.slice(1).map(String) };
 }
 
 function isCount(n: unknown): n is number {

@@ -2,13 +2,13 @@ import calculateSlot from 'cluster-key-slot';
 import { SluiceConfigError } from '../../policy/config-error';
 import type { Policy, Receipt, Verdict } from '../../types';
 import type { JointPart, JointVerdicts, RulesRequest, Store, StoreRequest } from '../store';
-import { Op, runBatch, ScriptEntry } from './batch-call';
+import { Op, runBatch, ScriptEntry, type OwnCall } from './batch-call';
 import { resolveBatch, type BatchOption } from './batch-option';
 import { BatchQueue } from './batch-queue';
 import { AloneCalls } from './alone-calls';
 import { adaptClient } from './client-adapters';
 import type { RedisStoreClient, ScriptClient } from './redis-client';
-import { canJoin, consumeJoint, giveBackJoint } from './redis-joint';
+import { canJoin, giveBackJointCall, jointCall, type JointCall } from './redis-joint';
 import { redisKey } from './redis-keys';
 import { RedisPermits } from './redis-permits';
 import { givesBack, stateKindOf } from './scripts';
@@ -36,17 +36,20 @@ export interface RedisStoreOptions {
    */
   prefix?: string;
   /**
-   * Batching of concurrent decisions. While two calls of a slot are on their way (per store; a
-   * standalone Redis is one slot, a Cluster has 16 384), further requests for that slot wait;
-   * when a call returns, those waiting go out together as one call of the batch script, which
-   * decides each in the order it was asked, exactly as its own call would (the same state
-   * transitions; the batch is atomic). No timer: a slot with room sends at once, so a lone
-   * decision costs what it costs without batching, and under load one round trip carries many.
-   * A full batch (`maxSize` waiting) does not wait for a call to return: it leaves at once while
-   * the slot has fewer than 16 calls on their way.
-   * A request still waiting at its limiter's `timeoutMs` is never sent: the limiter decides it
-   * by `onStoreError`. `false`: one call per decision. `{ maxSize }`: the most requests in one
-   * call, 2 to 1000 (a batch runs in Redis as one script, holding the server meanwhile).
+   * Batching of concurrent decisions. Every request of the store goes through it: decisions (one
+   * rule or several), peeks, give-backs, resets, the joint decision of several limiters' parts
+   * (`consumeAll`) and its exact give-backs (`giveBackTaken`), and the permits of concurrency
+   * limits (acquire, release, renew). While two calls of a slot are on their way (per store; a
+   * standalone Redis is one slot, a Cluster has 16 384), further requests for that slot wait; when
+   * a call returns, those waiting go out together as one call of the batch script, which decides
+   * each in the order it was asked, exactly as its own call would (the same state transitions; the
+   * batch is atomic). No timer: a slot with room sends at once, so a lone decision costs what it
+   * costs without batching, and under load one round trip carries many. A full batch (`maxSize`
+   * waiting) does not wait for a call to return: it leaves at once while the slot has fewer than
+   * 16 calls on their way. A request still waiting at its limiter's `timeoutMs` is never sent: the
+   * limiter decides it by `onStoreError`. `false`: one call per request (each its own script).
+   * `{ maxSize }`: the most requests in one call, 2 to 1000 (a batch runs in Redis as one script,
+   * holding the server meanwhile).
    * @defaultValue `true`, that is `{ maxSize: 64 }`
    * @example `new RedisStore({ client, batch: { maxSize: 16 } })`
    */
@@ -59,20 +62,21 @@ const OPTIONS = new Set(['client', 'prefix', 'batch']);
  * A store in Redis, standalone or Cluster, for limits shared by many app servers.
  *
  * At most one round trip per decision, and one for many under load (see `batch`: concurrent
- * decisions for one Cluster slot share one script call, decided in arrival order). A decision
- * sent alone is one `EVALSHA` of the algorithm's Lua script, which reads the
- * state, decides exactly as the in-memory algorithm does and writes the new state with its TTL,
- * atomically (never a read-modify-write from Node). Inside, an admission costs three commands
- * (`TIME`, `GET`, `SET … PX`; two with a limiter `clock`) and a rejection two: the state is one
- * packed string. Each policy gets a script of its own on first use, its numbers written into
- * the source, so a request sends no argument but the key (15 % less work inside Redis; past
- * {@link MAX_POLICY_SCRIPTS} policies per client, its kind's shared script takes the numbers as
- * arguments). A limiter with several rules sends one `EVALSHA` for all of them
- * ({@link RedisStore.consumeRules}), and several limiters' parts of one request on one node do
- * too ({@link RedisStore.consumeAll}). Whatever the client (ioredis, iovalkey, node-redis), a
- * script call is `EVALSHA`, and only when the server answers `NOSCRIPT` (after a restart, a
- * failover or `SCRIPT FLUSH`) `EVAL` with the script's text, once; any other error rejects,
- * unretried.
+ * decisions for one Cluster slot share one script call, decided in arrival order). A decision sent
+ * alone is one `EVALSHA` of the algorithm's Lua script, which reads the state, decides exactly as
+ * the in-memory algorithm does and writes the new state with its TTL, atomically (never a
+ * read-modify-write from Node). Inside, an admission costs three commands (`TIME`, `GET`, `SET …
+ * PX`; two with a limiter `clock`) and a rejection two: the state is one packed string. Each policy
+ * gets a script of its own on first use, its numbers written into the source, so a request sends no
+ * argument but the key (15 % less work inside Redis; past {@link MAX_POLICY_SCRIPTS} policies per
+ * client, its kind's shared script takes the numbers as arguments). A limiter with several rules
+ * sends one `EVALSHA` for all of them ({@link RedisStore.consumeRules}), and several limiters'
+ * parts of one request on one node do too ({@link RedisStore.consumeAll}); batched, each of these
+ * is one request among many in a call, and so are exact give-backs and the permits of concurrency
+ * limits ({@link RedisStore.permits}): an admitted request costs at most one script call to acquire
+ * and one to release. Whatever the client (ioredis, iovalkey, node-redis), a script call is
+ * `EVALSHA`, and only when the server answers `NOSCRIPT` (after a restart, a failover or `SCRIPT
+ * FLUSH`) `EVAL` with the script's text, once; any other error rejects, unretried.
  *
  * - Time: the Redis server's `TIME`, so app servers whose clocks disagree share one exact limit;
  *   when the limiter has a `clock`, that time is sent instead.
@@ -110,7 +114,7 @@ export class RedisStore implements Store {
   readonly #queue: BatchQueue<ScriptEntry> | undefined;
   /** Batches are made per hash slot on a Cluster; a standalone Redis is one group. */
   readonly #cluster: boolean;
-  /** For the joint calls of several limits (`consumeAll`, `giveBackTaken`), which go alone. */
+  /** For the joint calls of several limits (`consumeAll`, `giveBackTaken`) and the permits. */
   readonly #client: ScriptClient;
   #permits: RedisPermits | undefined;
 
@@ -191,7 +195,14 @@ export class RedisStore implements Store {
   consumeAll(parts: readonly JointPart[]): Promise<JointVerdicts> {
     const invalid = parts.map((part) => invalidTime(part.nowMs)).find((error) => error !== undefined);
     if (invalid !== undefined) return Promise.reject(invalid);
-    return consumeJoint(this.#client, parts, this.#partKeys);
+    // The caller waits as long as its most impatient part's limiter does (see `consumeAll`).
+    const timeouts = parts.flatMap((part) => (part.timeoutMs === undefined ? [] : [part.timeoutMs]));
+    const timeoutMs = timeouts.length === 0 ? undefined : Math.min(...timeouts);
+    return this.#runJoint(
+      Op.joint,
+      jointCall(this.#client, parts, this.#partKeys),
+      timeoutMs,
+    ) as Promise<JointVerdicts>;
   }
 
   /** Whether {@link RedisStore.consumeAll} can take these parts: one node (or Cluster slot), no key twice. */
@@ -203,7 +214,15 @@ export class RedisStore implements Store {
   giveBackTaken(part: RulesRequest, receipts: readonly Receipt[]): Promise<void> {
     const invalid = invalidTime(part.nowMs);
     if (invalid !== undefined) return Promise.reject(invalid);
-    return giveBackJoint(this.#client, part, receipts, this.#partKeys);
+    return this.#runJoint(
+      Op.giveBackTaken,
+      giveBackJointCall(this.#client, part, receipts, this.#partKeys),
+      part.timeoutMs,
+    ) as Promise<void>;
+  }
+
+  #runJoint(op: Op, { keys, nowMs, own }: JointCall, timeoutMs: number | undefined): Promise<unknown> {
+    return this.#run(op, keys, NO_POLICIES, { cost: 0, nowMs, timeoutMs }, false, own);
   }
 
   readonly #partKeys = (part: RulesRequest): string[] =>
@@ -225,7 +244,8 @@ export class RedisStore implements Store {
    * The one way every operation reaches Redis: alone without batching, else through the batch
    * queue of its keys' slot, where it waits its turn in arrival order (a reset or a give-back
    * never overtakes a decision asked before it). `keys` share one hash tag; `policies` has one
-   * policy per key.
+   * policy per key, or none for an op with arguments of its own (`own`: joint decisions, exact
+   * give-backs, permits).
    */
   #run(
     op: Op,
@@ -233,15 +253,18 @@ export class RedisStore implements Store {
     policies: readonly Policy[],
     { cost, nowMs, timeoutMs }: Pick<StoreRequest, 'cost' | 'nowMs' | 'timeoutMs'>,
     rules = false,
+    own?: OwnCall,
   ): Promise<unknown> {
     const queue = this.#queue;
-    if (queue === undefined) return this.#calls.run(op, keys, policies, cost, nowMs, rules);
+    if (queue === undefined)
+      return own === undefined ? this.#calls.run(op, keys, policies, cost, nowMs, rules) : alone(own);
     const group = this.#cluster ? calculateSlot(keys[0] as string) : 0;
     const deadline = timeoutMs === undefined ? Infinity : performance.now() + timeoutMs;
     const landed = queue.room(group, deadline);
     if (landed !== undefined) {
       // Room: alone, at once, as without batching; the place is freed before the caller runs on.
-      const reply = this.#calls.runSafely(op, keys, policies, cost, nowMs, rules);
+      const reply =
+        own === undefined ? this.#calls.runSafely(op, keys, policies, cost, nowMs, rules) : alone(own);
       reply.then(landed, landed);
       return reply;
     }
@@ -259,6 +282,7 @@ export class RedisStore implements Store {
           deadline,
           resolve,
           reject,
+          own,
         ),
       );
     });
@@ -267,8 +291,10 @@ export class RedisStore implements Store {
   /** Sends a batch: one request as its own call, several as one call of the batch script. */
   #send(batch: readonly ScriptEntry[], landed: () => void): void {
     if (batch.length > 1) return runBatch(this.#calls.scripts.batch, batch, landed);
-    const { op, keys, policies, cost, nowMs, rules, resolve, fail } = batch[0] as ScriptEntry;
-    this.#calls.runSafely(op, keys, policies, cost, nowMs, rules).then(
+    const { op, keys, policies, cost, nowMs, rules, resolve, fail, own } = batch[0] as ScriptEntry;
+    const reply =
+      own === undefined ? this.#calls.runSafely(op, keys, policies, cost, nowMs, rules) : alone(own);
+    reply.then(
       (value) => {
         landed();
         resolve(value);
@@ -291,9 +317,14 @@ export class RedisStore implements Store {
     return redisKey(this.prefix, prefix, key, stateKindOf(policy), scope);
   }
 
-  /** The permits of concurrency limits (`createConcurrencyLimiter`) in this Redis: leases in `…:{<key>}:permits`. */
+  /**
+   * The permits of concurrency limits (`createConcurrencyLimiter`) in this Redis: leases in
+   * `…:{<key>}:permits`, each operation a request of this store, batched with the others of its slot.
+   */
   permits(): RedisPermits {
-    return (this.#permits ??= new RedisPermits(this.#client, this.prefix));
+    return (this.#permits ??= new RedisPermits(this.#client, this.prefix, (op, keys, own, nowMs, timeoutMs) =>
+      this.#run(op, keys, NO_POLICIES, { cost: 0, nowMs, timeoutMs }, false, own),
+    ));
   }
 
   /** The keys of every rule of a {@link RulesRequest}, `…:{<key>}:<algorithm>[:<scope>]:<index>`, in order. */
@@ -304,6 +335,17 @@ export class RedisStore implements Store {
     scope,
   }: Pick<RulesRequest, 'prefix' | 'key' | 'policies' | 'scope'>): string[] {
     return policies.map((policy, i) => redisKey(this.prefix, prefix, key, stateKindOf(policy), scope, i));
+  }
+}
+
+const NO_POLICIES: readonly Policy[] = [];
+
+/** An op with arguments of its own as its own script call; a client that throws makes it a rejection. */
+function alone(own: OwnCall): Promise<unknown> {
+  try {
+    return own.alone();
+  } catch (error) {
+    return Promise.reject(error);
   }
 }
 

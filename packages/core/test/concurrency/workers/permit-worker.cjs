@@ -3,12 +3,12 @@
  * An app instance in a process of its own, holding concurrency permits on a shared Redis, driven
  * over IPC by permit-processes.test.ts. It loads the BUILT package, as an app server would.
  *
- * argv: <path to dist/index.cjs> <redis port> <prefix> <max> <leaseMs>
+ * argv: <path to dist/index.cjs> <redis port> <prefix> <max> <leaseMs> <batch: 'on' or 'off'>
  * Messages in:  { type: 'acquire', key, count }: asks for `count` permits at once and holds those granted
  *               { type: 'release' }: releases every permit it holds
  * Messages out: { type: 'ready' }; { type: 'acquired', admitted, degraded }; { type: 'released' }
  */
-const [distPath, port, prefix, max, leaseMs] = process.argv.slice(2);
+const [distPath, port, prefix, max, leaseMs, batch] = process.argv.slice(2);
 const Redis = require('ioredis');
 const { createConcurrencyLimiter, RedisStore } = require(distPath);
 
@@ -17,7 +17,7 @@ const limiter = createConcurrencyLimiter({
   max: Number(max),
   leaseMs: Number(leaseMs),
   prefix,
-  store: new RedisStore({ client }),
+  store: new RedisStore({ client, batch: batch !== 'off' }),
   // Every decision from Redis (its TIME, too): a slow one must not fall back to a local count here.
   timeoutMs: 60_000,
   onStoreError: 'fail-closed',

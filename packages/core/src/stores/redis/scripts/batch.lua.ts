@@ -3,7 +3,7 @@
  * other in the order they were asked, each exactly as its own call would decide it (the same
  * step functions, the same writes), the whole batch atomic. Placed after every kind's step,
  * `set_state`, the give-back functions and the `STEPS`, `WRITES` and `BACKS` tables, which list
- * each kind's functions in `STATE_KINDS` order.
+ * each kind's functions in `STATE_KINDS` order, and after the ops of `batch-ops.lua.ts`.
  *
  * KEYS: every request's keys, one after the other (one Cluster slot: the batch never spans two).
  * ARGV: the policies the batch uses, then the requests, in order:
@@ -14,12 +14,15 @@
  *   alike), `op` (1 consume, 2 give back, 3 reset), `n` (keys per request), `cost`, `now` (`''`
  *   for the server's time), then the number (from 1) of each key's policy. Every argument costs
  *   Redis about a thousand instructions, so a batch of one limiter's usual requests (cost 1,
- *   the server's time) sends one run: a handful of arguments, whatever its size.
+ *   the server's time) sends one run: a handful of arguments, whatever its size. Ops 4 and up
+ *   (joint decisions, exact give-backs, permits: see `batch-ops.lua.ts`) read arguments of their
+ *   own: their run is one request, its `cost` the number of those arguments, which follow it.
  *
  * Replies, per request in order: consume, four integers per key (`code, remaining, resetMs,
- * waitMs`, as the several-rules script); give back and reset, the number of keys changed. A
- * request whose step raises an error replies that error in one element instead (Lua's `pcall`),
- * so one request's failure is its own: the others are decided and written as they would be alone.
+ * waitMs`, as the several-rules script); give back and reset, the number of keys changed; ops 4
+ * and up, as `batch-ops.lua.ts` says. A request whose step raises an error replies that error in
+ * one element instead (Lua's `pcall`), so one request's failure is its own: the others are
+ * decided and written as they would be alone.
  *
  * Time: the server's `TIME` is read once, on the first request without a time of its own, and is
  * "now" for every such request of the batch (they are all decided within microseconds).
@@ -127,19 +130,25 @@ local function reset(n, cost, now, k)
   return 1
 end
 
-local OPS = { consume, give_back, reset }
+local OPS = { consume, give_back, reset, unpack(OWN_OPS) }
 
 local at = 2 + policies * STRIDE
 local k = 0
 local last = #ARGV
 while at <= last do
-  local count, op, n, cost = tonumber(ARGV[at]), OPS[tonumber(ARGV[at + 1])], tonumber(ARGV[at + 2]),
+  local count, code, n, cost = tonumber(ARGV[at]), tonumber(ARGV[at + 1]), tonumber(ARGV[at + 2]),
     tonumber(ARGV[at + 3])
+  local op = OPS[code]
   local now = time_of(ARGV[at + 4])
-  local refs = {}
-  for i = 1, n do refs[i] = tonumber(ARGV[at + 4 + i]) end
+  local refs, width = {}, n
+  if code >= FIRST_OWN_OP then
+    -- An op with arguments of its own (see batch-ops): cost is how many; refs, where they start.
+    refs, width = at + 5, cost
+  else
+    for i = 1, n do refs[i] = tonumber(ARGV[at + 4 + i]) end
+  end
   for _ = 1, count do
-    local ok, written = pcall(op, n, cost, now, k, refs)
+    local ok, written = pcall(op, n, cost, now, k, refs, reply, r)
     if ok then
       r = r + written
     else
@@ -154,7 +163,7 @@ while at <= last do
     end
     k = k + n
   end
-  at = at + 5 + n
+  at = at + 5 + width
 end
 return reply
 `;

@@ -119,31 +119,42 @@ local function sliding_log_back(key, now, cost, at, member, limit, window)
 end
 `;
 
-/** The driver: `BACKS` lists each kind's give-back (or `false`), in `STATE_KINDS` order. */
-export const giveBackDriverLua = `
-local cost = tonumber(ARGV[2])
--- 6 values per key, or 8 with the admissions' receipts.
-local STRIDE = (#ARGV - 2) / #KEYS
-local changed = 0
-for i = 1, #KEYS do
-  local at = 2 + (i - 1) * STRIDE
-  local back = BACKS[tonumber(ARGV[at + 1])]
-  if back then
-    local taken_at, member
-    if STRIDE == 8 then taken_at, member = tonumber(ARGV[at + 7]), tonumber(ARGV[at + 8]) end
-    local ttl_ms, value = back(KEYS[i], now, cost, taken_at, member, tonumber(ARGV[at + 2]),
-      tonumber(ARGV[at + 3]), tonumber(ARGV[at + 4]), tonumber(ARGV[at + 5]), tonumber(ARGV[at + 6]))
-    if ttl_ms == 0 then
-      redis.call('DEL', KEYS[i])
-      changed = changed + 1
-    elseif value then
-      redis.call('SET', KEYS[i], value, 'PX', ttl_ms)
-      changed = changed + 1
-    elseif ttl_ms then
-      redis.call('PEXPIRE', KEYS[i], ttl_ms)
-      changed = changed + 1
+/**
+ * Exact give-backs (with receipts), the function `give_back_taken` (which the give-back script and
+ * the batch script call): gives `cost` back to the `n` keys after KEYS[k], each key's arguments
+ * `stride` apart from ARGV[a + 1] (kind, five numbers, then the receipt's `at` and `member` when
+ * `stride` is 8), by the give-back functions of `backs` (by kind). Returns the number of keys changed.
+ */
+export const giveBackTakenLua = `
+local function give_back_taken(backs, k, a, n, now, cost, stride)
+  local changed = 0
+  for i = 1, n do
+    local at = a + (i - 1) * stride
+    local key = KEYS[k + i]
+    local back = backs[tonumber(ARGV[at + 1])]
+    if back then
+      local taken_at, member
+      if stride == 8 then taken_at, member = tonumber(ARGV[at + 7]), tonumber(ARGV[at + 8]) end
+      local ttl_ms, value = back(key, now, cost, taken_at, member, tonumber(ARGV[at + 2]),
+        tonumber(ARGV[at + 3]), tonumber(ARGV[at + 4]), tonumber(ARGV[at + 5]), tonumber(ARGV[at + 6]))
+      if ttl_ms == 0 then
+        redis.call('DEL', key)
+        changed = changed + 1
+      elseif value then
+        redis.call('SET', key, value, 'PX', ttl_ms)
+        changed = changed + 1
+      elseif ttl_ms then
+        redis.call('PEXPIRE', key, ttl_ms)
+        changed = changed + 1
+      end
     end
   end
+  return changed
 end
-return changed
+`;
+
+/** The give-back script's driver, after {@link giveBackTakenLua}: `BACKS` lists each kind's give-back (or `false`), in `STATE_KINDS` order. */
+export const giveBackDriverLua = `
+-- 6 values per key, or 8 with the admissions' receipts.
+return give_back_taken(BACKS, 0, 2, #KEYS, now, tonumber(ARGV[2]), (#ARGV - 2) / #KEYS)
 `;

@@ -1,9 +1,11 @@
 import { ALGORITHMS, type Policy } from '../../../types';
+import { permitsLua } from '../concurrency-scripts.lua';
+import { batchOpsLua } from './batch-ops.lua';
 import { batchDriverLua } from './batch.lua';
 import { fixedWindowLua } from './fixed-window.lua';
 import { gcraLua } from './gcra.lua';
-import { giveBackDriverLua, giveBackLua } from './give-back.lua';
-import { jointDriverLua } from './joint.lua';
+import { giveBackDriverLua, giveBackLua, giveBackTakenLua } from './give-back.lua';
+import { jointDriverLua, jointLua } from './joint.lua';
 import { leakyBucketLua } from './leaky-bucket.lua';
 import { multiDriverLua } from './multi.lua';
 import { nowLua, preludeLua, setStateLua } from './prelude.lua';
@@ -174,6 +176,12 @@ function kindTable(name: string, entry: (kind: (typeof STATE_KINDS)[number]) => 
 }
 const STEPS_TABLE = kindTable('STEPS', (kind) => LUA[kind].fn);
 const WRITES_TABLE = kindTable('WRITES', (kind) => LUA[kind].write);
+const RECEIPTS_TABLE = kindTable('RECEIPTS', (kind) =>
+  LUA[kind].receipt === undefined ? 'false' : `'${LUA[kind].receipt}'`,
+);
+/** Every kind's give-back with a receipt: the exact give-back's table (`false` for none). */
+const TAKEN_BACKS_TABLE = (name: string): string =>
+  kindTable(name, (kind) => LUA[kind].back ?? LUA[kind].backTaken ?? 'false');
 
 /**
  * The script that decides several rules at once, all or nothing: every step function, then the
@@ -198,8 +206,9 @@ export const GIVE_BACK_SCRIPT: string = [
   preludeLua,
   ...STATE_KINDS.map((kind) => LUA[kind].source),
   giveBackLua,
+  giveBackTakenLua,
   nowLua('ARGV[1]'),
-  kindTable('BACKS', (kind) => LUA[kind].back ?? LUA[kind].backTaken ?? 'false'),
+  TAKEN_BACKS_TABLE('BACKS'),
   giveBackDriverLua,
 ].join('\n');
 
@@ -214,13 +223,15 @@ export const JOINT_SCRIPT: string = [
   nowLua('ARGV[1]'),
   STEPS_TABLE,
   WRITES_TABLE,
-  kindTable('RECEIPTS', (kind) => (LUA[kind].receipt === undefined ? 'false' : `'${LUA[kind].receipt}'`)),
+  RECEIPTS_TABLE,
+  jointLua,
   jointDriverLua,
 ].join('\n');
 
 /**
  * The script that decides many requests in one call, in order, each as its own call would (see
- * `batch.lua.ts`): every step, every write and every give-back, then the batch driver.
+ * `batch.lua.ts`): every step, every write and every give-back, the joint decision, the exact
+ * give-back and the permits' functions with their ops (`batch-ops.lua.ts`), then the batch driver.
  */
 export const BATCH_SCRIPT: string = [
   preludeLua,
@@ -230,6 +241,12 @@ export const BATCH_SCRIPT: string = [
   STEPS_TABLE,
   WRITES_TABLE,
   kindTable('BACKS', (kind) => LUA[kind].back ?? 'false'),
+  RECEIPTS_TABLE,
+  TAKEN_BACKS_TABLE('TAKEN_BACKS'),
+  jointLua,
+  giveBackTakenLua,
+  permitsLua,
+  batchOpsLua,
   batchDriverLua,
 ].join('\n');
 

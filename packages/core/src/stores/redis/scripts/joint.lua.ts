@@ -1,6 +1,7 @@
 /**
- * The driver of the joint script: several limiters' parts of one request (several limits on a
- * route, say per address and per SKU), decided in one call, all or none. Every key's step runs
+ * The joint decision, the function `joint` (which the joint script and the batch script call):
+ * several limiters' parts of one request (several limits on a route, say per address and per
+ * SKU), decided in one call, all or none. Every key's step runs
  * first; a part admits when all its keys admit; only when every enforcing part admits (a dry-run
  * part counts but never refuses) are the admitted parts' states written, each with its own TTL.
  * Otherwise nothing is written and the keys that would have admitted report their state as it
@@ -16,56 +17,67 @@
  * `code, remaining, resetMs, waitMs` as the other scripts, then the admission's receipt
  * `at, member` (see `Receipt`; 0 0 when nothing was written).
  */
-export const jointDriverLua = `
-local parts, steps = {}, {}
-local all = true
-local a, k = 3, 0
-for p = 1, tonumber(ARGV[2]) do
-  local part = { n = tonumber(ARGV[a]), cost = tonumber(ARGV[a + 1]), now = tonumber(ARGV[a + 2]) or now,
-    admitted = true, from = k + 1 }
-  local dry = ARGV[a + 3] == '1'
-  a = a + 4
-  for _ = 1, part.n do
-    k = k + 1
-    local kind = tonumber(ARGV[a])
-    local args = { tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2]), tonumber(ARGV[a + 3]),
-      tonumber(ARGV[a + 4]), tonumber(ARGV[a + 5]) }
-    local code, remaining, reset_ms, wait_ms, ttl_ms, value = STEPS[kind](KEYS[k], part.now, part.cost,
-      args[1], args[2], args[3], args[4], args[5])
-    if code ~= 0 then part.admitted = false end
-    steps[k] = { kind = kind, args = args, code = code, remaining = remaining, reset_ms = reset_ms,
-      wait_ms = wait_ms, ttl_ms = ttl_ms, value = value, at = 0, member = 0 }
-    a = a + 6
+export const jointLua = `
+-- Decides the parts whose arguments start at ARGV[a] (per part as above), on the keys after
+-- KEYS[k], with now for the parts without a time of their own; writes six integers per key
+-- into reply after reply[r] and returns how many it wrote. (The batch script calls it too.)
+local function joint(a, k, count, now, reply, r)
+  local parts, steps = {}, {}
+  local all = true
+  local from_k = k
+  for p = 1, count do
+    local part = { n = tonumber(ARGV[a]), cost = tonumber(ARGV[a + 1]), now = tonumber(ARGV[a + 2]) or now,
+      admitted = true, from = k + 1 }
+    local dry = ARGV[a + 3] == '1'
+    a = a + 4
+    for _ = 1, part.n do
+      k = k + 1
+      local kind = tonumber(ARGV[a])
+      local args = { tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2]), tonumber(ARGV[a + 3]),
+        tonumber(ARGV[a + 4]), tonumber(ARGV[a + 5]) }
+      local code, remaining, reset_ms, wait_ms, ttl_ms, value = STEPS[kind](KEYS[k], part.now, part.cost,
+        args[1], args[2], args[3], args[4], args[5])
+      if code ~= 0 then part.admitted = false end
+      steps[k] = { kind = kind, args = args, code = code, remaining = remaining, reset_ms = reset_ms,
+        wait_ms = wait_ms, ttl_ms = ttl_ms, value = value, at = 0, member = 0 }
+      a = a + 6
+    end
+    if not part.admitted and not dry then all = false end
+    parts[p] = part
   end
-  if not part.admitted and not dry then all = false end
-  parts[p] = part
-end
-for _, part in ipairs(parts) do
-  for i = part.from, part.from + part.n - 1 do
-    local s = steps[i]
-    if all and part.admitted then
-      if s.value then
-        local first = WRITES[s.kind](KEYS[i], s.ttl_ms, s.value, part.now, part.cost)
-        local receipt = RECEIPTS[s.kind]
-        if receipt == 'start' then
-          s.at = tonumber(match(s.value, '^(%d+)'))
-        elseif receipt == 'log' then
-          s.at, s.member = part.now, first
+  for _, part in ipairs(parts) do
+    for i = part.from, part.from + part.n - 1 do
+      local s = steps[i]
+      if all and part.admitted then
+        if s.value then
+          local first = WRITES[s.kind](KEYS[i], s.ttl_ms, s.value, part.now, part.cost)
+          local receipt = RECEIPTS[s.kind]
+          if receipt == 'start' then
+            s.at = tonumber(match(s.value, '^(%d+)'))
+          elseif receipt == 'log' then
+            s.at, s.member = part.now, first
+          end
         end
+      elseif s.code == 0 and part.cost > 0 then
+        -- Nothing of this part is written: it reports its state as it stays.
+        local args = s.args
+        s.code, s.remaining, s.reset_ms, s.wait_ms = STEPS[s.kind](KEYS[i], part.now, 0, args[1], args[2],
+          args[3], args[4], args[5])
       end
-    elseif s.code == 0 and part.cost > 0 then
-      -- Nothing of this part is written: it reports its state as it stays.
-      local args = s.args
-      s.code, s.remaining, s.reset_ms, s.wait_ms = STEPS[s.kind](KEYS[i], part.now, 0, args[1], args[2],
-        args[3], args[4], args[5])
     end
   end
+  for i = from_k + 1, k do
+    local s, at = steps[i], r + (i - from_k - 1) * 6
+    reply[at + 1], reply[at + 2], reply[at + 3], reply[at + 4], reply[at + 5], reply[at + 6] =
+      s.code, s.remaining, s.reset_ms, s.wait_ms, s.at, s.member
+  end
+  return (k - from_k) * 6
 end
+`;
+
+/** The joint script's own driver, after {@link jointLua}: every part of ARGV, keys from KEYS[1]. */
+export const jointDriverLua = `
 local reply = {}
-for i = 1, k do
-  local s, r = steps[i], (i - 1) * 6
-  reply[r + 1], reply[r + 2], reply[r + 3], reply[r + 4], reply[r + 5], reply[r + 6] =
-    s.code, s.remaining, s.reset_ms, s.wait_ms, s.at, s.member
-end
+joint(3, 0, tonumber(ARGV[2]), now, reply, 0)
 return reply
 `;

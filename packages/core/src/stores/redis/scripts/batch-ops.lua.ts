@@ -1,0 +1,57 @@
+/**
+ * The batch script's ops with arguments of their own, placed before the batch driver (after
+ * `joint`, `give_back_taken`, the permit functions and the `TAKEN_BACKS` table): several
+ * limiters' parts of one request (op 4), an exact give-back with receipts (5), and the permits
+ * of concurrency limits: acquire (6), release (7), renew (8). Each is what its own script does
+ * alone (`joint.lua.ts`, `give-back.lua.ts`, `concurrency-scripts.lua.ts`), by the same
+ * function, so a request decides the same in a batch as alone.
+ *
+ * Such a request is a run of its own in the driver's arguments: `1`, `op`, `n` (its keys), `m`
+ * (how many arguments of its own follow the run's five), `now` (`''` for the server's time),
+ * then its `m` arguments, as its own script reads them after its `now`:
+ *
+ * - joint: the number of parts, then per part `keys, cost, now, dryRun` and six values per key;
+ *   replies six integers per key (as the joint script);
+ * - exact give-back: `cost`, then per key eight values (kind, five numbers, `at`, `member`);
+ *   replies the number of keys changed;
+ * - acquire: `max`, `leaseMs`, the lease id; replies `acquired` (1 or 0) and the live leases;
+ * - release: the lease id; replies 1 when the lease was there, else 0;
+ * - renew: `max`, `leaseMs`, then the ids; replies the live leases, how many ids were lost,
+ *   then those ids.
+ *
+ * Each op is called `(n, m, now, k, a, reply, r)`: its keys follow `KEYS[k]`, its arguments
+ * start at `ARGV[a]`; it writes its answer after `reply[r]` and returns how many values it wrote.
+ */
+export const batchOpsLua = `
+-- The first op with arguments of its own: the driver hands such an op where they start.
+local FIRST_OWN_OP = 4
+
+local function joint_op(n, m, now, k, a, reply, r)
+  return joint(a + 1, k, tonumber(ARGV[a]), now, reply, r)
+end
+
+local function give_back_taken_op(n, m, now, k, a, reply, r)
+  reply[r + 1] = give_back_taken(TAKEN_BACKS, k, a, n, now, tonumber(ARGV[a]), 8)
+  return 1
+end
+
+local function permit_acquire_op(n, m, now, k, a, reply, r)
+  reply[r + 1], reply[r + 2] =
+    permit_acquire(KEYS[k + 1], now, tonumber(ARGV[a]), tonumber(ARGV[a + 1]), ARGV[a + 2])
+  return 2
+end
+
+local function permit_release_op(n, m, now, k, a, reply, r)
+  reply[r + 1] = permit_release(KEYS[k + 1], ARGV[a])
+  return 1
+end
+
+local function permit_renew_op(n, m, now, k, a, reply, r)
+  local held, lost = permit_renew(KEYS[k + 1], now, tonumber(ARGV[a]), tonumber(ARGV[a + 1]), a + 2, a + m - 1)
+  reply[r + 1], reply[r + 2] = held, #lost
+  for i = 1, #lost do reply[r + 2 + i] = lost[i] end
+  return 2 + #lost
+end
+
+local OWN_OPS = { joint_op, give_back_taken_op, permit_acquire_op, permit_release_op, permit_renew_op }
+`;
