@@ -24,6 +24,119 @@
  * Time: the server's `TIME` is read once, on the first request without a time of its own, and is
  * "now" for every such request of the batch (they are all decided within microseconds).
  */
+/**
+ * How the batch script's steps read and write string state, in place of the prelude's
+ * `stateAccessLua` and `set_state`. A batch whose keys repeat (two requests in a row on one key:
+ * a flash sale's item, one client's address) goes through its own view of its keys, so that a
+ * key many of its requests share costs one `GET` and one `SET … PX` per batch instead of per
+ * request; any other batch reads and writes as it goes, as the requests would alone (the view
+ * costs Redis about 2 k instructions per decision that a batch of distinct keys would not win
+ * back). Both give the same verdicts and leave the same state.
+ *
+ * With the view (`hold(true)`): each string key is read once, at its first read (`held`: the
+ * value Redis would hold, false for none); a write only changes the view and is listed
+ * (`written_keys`, `written_ttls`: its TTL, 0 to delete); after the last request `flush` writes
+ * each key once, as its last write left it. The stored state is the last write's, as if each
+ * request had written in turn; its TTL runs from the end of the batch instead of from its own
+ * request (the same millisecond but for a long batch). Everything else is sent as it happens: a
+ * key of another type found at a read is deleted at once (as the prelude's `packed`), `del`
+ * deletes in Redis and keeps the view equal (listed with TTL -1: nothing due), and the sliding
+ * log's sorted sets are never held. So the view never says other than what Redis would hold,
+ * even after a request failed midway (its writes before the failure stand, as alone).
+ *
+ * A write Redis refuses (OOM under maxmemory, a read-only replica) fails, request by request,
+ * only the requests that write. When `flush`'s first write is refused and nothing was written
+ * before it (`touched`), the batch is decided again without the view, so that each request
+ * meets the refusal itself.
+ */
+export const batchStateLua = `
+local held, written_keys, written_ttls, writes = {}, {}, {}, 0
+local touched, flushed = false, 0
+-- The functions the steps call (see hold).
+local del, packed, set_state
+
+local function read(key)
+  local value = redis.pcall('GET', key)
+  if type(value) == 'table' then
+    if not match(value.err, '^WRONGTYPE') then error(value) end
+    del(key)
+    return false
+  end
+  return value
+end
+
+local function del_now(key)
+  return redis.call('DEL', key)
+end
+
+-- ttl_ms 0 deletes the key (a give-back back to the initial state).
+local function set_now(key, ttl_ms, value)
+  if ttl_ms == 0 then
+    redis.call('DEL', key)
+  else
+    redis.call('SET', key, value, 'PX', format('%d', ttl_ms))
+  end
+end
+
+-- Replies how many keys it deleted as the view saw them (a listed write counts, a deletion not).
+local function del_held(key)
+  local deleted = redis.call('DEL', key)
+  touched = true
+  local value = held[key]
+  if value ~= nil then
+    deleted = value and 1 or 0
+    held[key] = false
+    writes = writes + 1
+    written_keys[writes], written_ttls[writes] = key, -1
+  end
+  return deleted
+end
+
+local function packed_held(key)
+  local value = held[key]
+  if value == nil then
+    value = read(key)
+    held[key] = value
+  end
+  return value
+end
+
+local function set_held(key, ttl_ms, value)
+  held[key] = value or false
+  writes = writes + 1
+  written_keys[writes], written_ttls[writes] = key, ttl_ms
+end
+
+local function hold(on)
+  if on then
+    del, packed, set_state = del_held, packed_held, set_held
+  else
+    del, packed, set_state = del_now, read, set_now
+  end
+end
+
+-- Writes each listed key once, as its last write left it: going back, a key's last write comes
+-- first and clears its view, so its earlier ones are passed over. flushed counts the writes
+-- Redis took (run under pcall: a refused write raises).
+local function flush()
+  for i = writes, 1, -1 do
+    local key = written_keys[i]
+    local value = held[key]
+    if value ~= nil then
+      held[key] = nil
+      local ttl_ms = written_ttls[i]
+      if ttl_ms > 0 then
+        redis.call('SET', key, value, 'PX', format('%d', ttl_ms))
+        flushed = flushed + 1
+      elseif ttl_ms == 0 then
+        redis.call('DEL', key)
+        flushed = flushed + 1
+      end
+    end
+  end
+end
+`;
+
 export const batchDriverLua = `
 -- Effects replication before any write (Redis 5 and later do it anyway; Redis 4 must be asked).
 if redis.replicate_commands then redis.replicate_commands() end
@@ -39,20 +152,39 @@ local function time_of(given)
   return server_now
 end
 
--- The batch's policies: each one's step, write, give-back and five numbers.
+-- The batch's policies: each one's step, write, give-back and five numbers. WRITES is false for
+-- the kinds whose state is a string: theirs is set_state (see batchStateLua and decide_with).
 local STRIDE = 6
 local policies = tonumber(ARGV[1])
-local step_of, write_of, back_of, p1, p2, p3, p4, p5 = {}, {}, {}, {}, {}, {}, {}, {}
+local kind_of, step_of, write_of, back_of, p1, p2, p3, p4, p5 = {}, {}, {}, {}, {}, {}, {}, {}, {}
 for p = 1, policies do
   local at = 1 + (p - 1) * STRIDE
   local kind = tonumber(ARGV[at + 1])
-  step_of[p], write_of[p], back_of[p] = STEPS[kind], WRITES[kind], BACKS[kind]
+  kind_of[p], step_of[p], back_of[p] = kind, STEPS[kind], BACKS[kind]
   p1[p], p2[p], p3[p] = tonumber(ARGV[at + 2]), tonumber(ARGV[at + 3]), tonumber(ARGV[at + 4])
   p4[p], p5[p] = tonumber(ARGV[at + 5]), tonumber(ARGV[at + 6])
 end
 
-local reply = {}
-local r = 0
+-- Reads and writes with the view or without (see batchStateLua).
+local function decide_with(view)
+  hold(view)
+  for p = 1, policies do
+    local write = WRITES[kind_of[p]]
+    if not write then
+      write = set_state
+    elseif view then
+      -- The sliding log writes its sorted set at once: a write all the same.
+      local log_write = write
+      write = function(...)
+        touched = true
+        return log_write(...)
+      end
+    end
+    write_of[p] = write
+  end
+end
+
+local reply, r
 
 -- One consume on n keys (first at KEYS[k + 1], their policies' numbers in refs): one rule decides
 -- and writes at once; several are all or nothing, as the several-rules script decides them.
@@ -106,11 +238,8 @@ local function give_back(n, cost, now, k, refs)
       local key = KEYS[k + i]
       -- A cancel's give-back has no receipt (at, member: 0): only kinds that delay are here.
       local ttl_ms, value = back(key, now, cost, 0, 0, p1[p], p2[p], p3[p], p4[p], p5[p])
-      if ttl_ms == 0 then
-        redis.call('DEL', key)
-        changed = changed + 1
-      elseif ttl_ms then
-        redis.call('SET', key, value, 'PX', ttl_ms)
+      if ttl_ms then
+        set_state(key, ttl_ms, value)
         changed = changed + 1
       end
     end
@@ -122,39 +251,61 @@ end
 -- Deletes n keys (a reset: the next request starts fresh).
 local function reset(n, cost, now, k)
   local deleted = 0
-  for i = 1, n do deleted = deleted + redis.call('DEL', KEYS[k + i]) end
+  for i = 1, n do deleted = deleted + del(KEYS[k + i]) end
   reply[r + 1] = deleted
   return 1
 end
 
 local OPS = { consume, give_back, reset }
 
-local at = 2 + policies * STRIDE
-local k = 0
-local last = #ARGV
-while at <= last do
-  local count, op, n, cost = tonumber(ARGV[at]), OPS[tonumber(ARGV[at + 1])], tonumber(ARGV[at + 2]),
-    tonumber(ARGV[at + 3])
-  local now = time_of(ARGV[at + 4])
-  local refs = {}
-  for i = 1, n do refs[i] = tonumber(ARGV[at + 4 + i]) end
-  for _ = 1, count do
-    local ok, written = pcall(op, n, cost, now, k, refs)
-    if ok then
-      r = r + written
-    else
-      -- What the request wrote into the reply before failing is dropped; its error stands in.
-      for i = #reply, r + 1, -1 do reply[i] = nil end
-      local message = written
-      if type(message) == 'table' then message = message.err end
-      message = tostring(message)
-      if not match(message, '^%u+ ') then message = 'ERR ' .. message end
-      r = r + 1
-      reply[r] = { err = message }
-    end
-    k = k + n
+-- The view pays when keys repeat; two requests in a row on one key are the sign.
+local view = false
+local previous = KEYS[1]
+for i = 2, #KEYS do
+  local key = KEYS[i]
+  if key == previous then
+    view = true
+    break
   end
-  at = at + 5 + n
+  previous = key
+end
+
+for _ = 1, 2 do
+  decide_with(view)
+  reply, r = {}, 0
+  local k = 0
+  local at = 2 + policies * STRIDE
+  local last = #ARGV
+  while at <= last do
+    local count, op, n, cost = tonumber(ARGV[at]), OPS[tonumber(ARGV[at + 1])], tonumber(ARGV[at + 2]),
+      tonumber(ARGV[at + 3])
+    local now = time_of(ARGV[at + 4])
+    local refs = {}
+    for i = 1, n do refs[i] = tonumber(ARGV[at + 4 + i]) end
+    for _ = 1, count do
+      local ok, written = pcall(op, n, cost, now, k, refs)
+      if ok then
+        r = r + written
+      else
+        -- What the request wrote into the reply before failing is dropped; its error stands in.
+        for i = #reply, r + 1, -1 do reply[i] = nil end
+        local message = written
+        if type(message) == 'table' then message = message.err end
+        message = tostring(message)
+        if not match(message, '^%u+ ') then message = 'ERR ' .. message end
+        r = r + 1
+        reply[r] = { err = message }
+      end
+      k = k + n
+    end
+    at = at + 5 + n
+  end
+  if not view then break end
+  local flushed_all, refused = pcall(flush)
+  if flushed_all then break end
+  -- Nothing written yet: decided again without the view, each request meeting the refusal.
+  if flushed > 0 or touched then error(refused) end
+  view = false
 end
 return reply
 `;
