@@ -31,27 +31,27 @@
  * key many of its requests share costs one `GET` and one `SET … PX` per batch instead of per
  * request; any other batch reads and writes as it goes, as the requests would alone (the view
  * costs Redis about 2 k instructions per decision that a batch of distinct keys would not win
- * back). Both give the same verdicts and leave the same state.
+ * back), and so does a batch with a sliding log (its sorted sets are written as they go). Both
+ * give the same verdicts and leave the same state.
  *
- * With the view (`hold(true)`): each string key is read once, at its first read (`held`: the
- * value Redis would hold, false for none); a write only changes the view and is listed
- * (`written_keys`, `written_ttls`: its TTL, 0 to delete); after the last request `flush` writes
- * each key once, as its last write left it. The stored state is the last write's, as if each
- * request had written in turn; its TTL runs from the end of the batch instead of from its own
- * request (the same millisecond but for a long batch). Everything else is sent as it happens: a
- * key of another type found at a read is deleted at once (as the prelude's `packed`), `del`
- * deletes in Redis and keeps the view equal (listed with TTL -1: nothing due), and the sliding
- * log's sorted sets are never held. So the view never says other than what Redis would hold,
- * even after a request failed midway (its writes before the failure stand, as alone).
+ * With the view (`hold(true)`): each key is read once, at its first read (`held`: the value
+ * Redis would hold, false for none); a write or a deletion (a reset, a give-back back to the
+ * initial state, a key of another type found at a read) only changes the view and is listed
+ * (`written_keys`, `written_ttls`: its TTL, 0 to delete); after the last request `flush` sends
+ * each listed key once, as its last write left it. The stored state is the last write's, as if
+ * each request had written in turn; its TTL runs from the end of the batch instead of from its
+ * own request (the same millisecond but for a long batch). Nothing is written before `flush`,
+ * so a request that failed midway left in the view exactly what it would have left in Redis.
  *
  * A write Redis refuses (OOM under maxmemory, a read-only replica) fails, request by request,
- * only the requests that write. When `flush`'s first write is refused and nothing was written
- * before it (`touched`), the batch is decided again without the view, so that each request
- * meets the refusal itself.
+ * only the requests that write. Under maxmemory Redis refuses a script's `SET`s until its first
+ * write that is not refused (a `DEL`), whatever the key: `flush` sends first a write of the kind
+ * the requests would have sent first, and when Redis refuses it (nothing written yet), the batch
+ * is decided again without the view, so that each request meets the refusal itself.
  */
 export const batchStateLua = `
 local held, written_keys, written_ttls, writes = {}, {}, {}, 0
-local touched, flushed = false, 0
+local flushed = 0
 -- The functions the steps call (see hold).
 local del, packed, set_state
 
@@ -78,18 +78,10 @@ local function set_now(key, ttl_ms, value)
   end
 end
 
--- Replies how many keys it deleted as the view saw them (a listed write counts, a deletion not).
-local function del_held(key)
-  local deleted = redis.call('DEL', key)
-  touched = true
-  local value = held[key]
-  if value ~= nil then
-    deleted = value and 1 or 0
-    held[key] = false
-    writes = writes + 1
-    written_keys[writes], written_ttls[writes] = key, -1
-  end
-  return deleted
+local function set_held(key, ttl_ms, value)
+  held[key] = value or false
+  writes = writes + 1
+  written_keys[writes], written_ttls[writes] = key, ttl_ms
 end
 
 local function packed_held(key)
@@ -101,10 +93,17 @@ local function packed_held(key)
   return value
 end
 
-local function set_held(key, ttl_ms, value)
-  held[key] = value or false
-  writes = writes + 1
-  written_keys[writes], written_ttls[writes] = key, ttl_ms
+-- Replies 1 when the key exists (in the view, else in Redis), as DEL would.
+local function del_held(key)
+  local value = held[key]
+  local deleted
+  if value == nil then
+    deleted = redis.call('EXISTS', key)
+  else
+    deleted = value and 1 or 0
+  end
+  set_held(key, 0, false)
+  return deleted
 end
 
 local function hold(on)
@@ -115,24 +114,32 @@ local function hold(on)
   end
 end
 
--- Writes each listed key once, as its last write left it: going back, a key's last write comes
--- first and clears its view, so its earlier ones are passed over. flushed counts the writes
--- Redis took (run under pcall: a refused write raises).
+-- Sends each listed key once, as its last write left it: going back, a key's last write comes
+-- first and clears its view, so its earlier ones are passed over. Writes of the kind the first
+-- listed is go first (see above). flushed counts the writes Redis took (run under pcall: a
+-- refused write raises).
 local function flush()
+  if writes == 0 then return end
+  local first_deletes = written_ttls[1] == 0
+  local later_keys, later_ttls, later_values, later = {}, {}, {}, 0
   for i = writes, 1, -1 do
     local key = written_keys[i]
     local value = held[key]
     if value ~= nil then
       held[key] = nil
       local ttl_ms = written_ttls[i]
-      if ttl_ms > 0 then
-        redis.call('SET', key, value, 'PX', format('%d', ttl_ms))
+      if (ttl_ms == 0) == first_deletes then
+        set_now(key, ttl_ms, value)
         flushed = flushed + 1
-      elseif ttl_ms == 0 then
-        redis.call('DEL', key)
-        flushed = flushed + 1
+      else
+        later = later + 1
+        later_keys[later], later_ttls[later], later_values[later] = key, ttl_ms, value
       end
     end
+  end
+  for i = 1, later do
+    set_now(later_keys[i], later_ttls[i], later_values[i])
+    flushed = flushed + 1
   end
 end
 `;
@@ -168,20 +175,7 @@ end
 -- Reads and writes with the view or without (see batchStateLua).
 local function decide_with(view)
   hold(view)
-  for p = 1, policies do
-    local write = WRITES[kind_of[p]]
-    if not write then
-      write = set_state
-    elseif view then
-      -- The sliding log writes its sorted set at once: a write all the same.
-      local log_write = write
-      write = function(...)
-        touched = true
-        return log_write(...)
-      end
-    end
-    write_of[p] = write
-  end
+  for p = 1, policies do write_of[p] = WRITES[kind_of[p]] or set_state end
 end
 
 local reply, r
@@ -269,6 +263,9 @@ for i = 2, #KEYS do
   end
   previous = key
 end
+for p = 1, policies do
+  if WRITES[kind_of[p]] then view = false end
+end
 
 for _ = 1, 2 do
   decide_with(view)
@@ -304,7 +301,7 @@ for _ = 1, 2 do
   local flushed_all, refused = pcall(flush)
   if flushed_all then break end
   -- Nothing written yet: decided again without the view, each request meeting the refusal.
-  if flushed > 0 or touched then error(refused) end
+  if flushed > 0 then error(refused) end
   view = false
 end
 return reply
