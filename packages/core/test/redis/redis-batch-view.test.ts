@@ -222,3 +222,48 @@ describe('a request that fails midway in a batch', () => {
     expectSameState(await stored('fail-batch'), await stored('fail-alone'));
   });
 });
+
+describe('under maxmemory', () => {
+  const gcra = POLICIES[0] as Policy;
+
+  /** One call of the batch script: consumes (op 1) and resets (op 3) of one key, in order. */
+  async function batch(key: string, ops: readonly number[]): Promise<unknown[]> {
+    const params = policyParams(gcra);
+    const policy = [String(kindNumberOf(gcra))];
+    for (let i = 0; i < MAX_PARAMS; i++) policy.push(String(params[i] ?? 0));
+    const runs = ops.flatMap((op) => ['1', String(op), '1', '1', String(FAKE_EPOCH), '1']);
+    return (await client.eval(
+      BATCH_SCRIPT,
+      ops.length,
+      ...ops.map(() => key),
+      '1',
+      ...policy,
+      ...runs,
+    )) as unknown[];
+  }
+
+  /** Redis refuses a script's writes that may add memory until one of its writes is not refused. */
+  test.each([
+    ['consumes before a reset: each consume meets the refusal', [1, 1, 3], ['OOM', 'OOM', 0]],
+    ['a reset first: the consumes after it are taken', [3, 1, 1], [0, 'admitted', 'admitted']],
+  ] as const)('%s', async (_, ops, expected) => {
+    const key = `oom-view:{k}:${ops.join('')}`;
+    try {
+      await client.config('SET', 'maxmemory', '1');
+      const reply = await batch(key, ops);
+      const answers: unknown[] = [];
+      for (let at = 0; at < reply.length;) {
+        const value = reply[at];
+        if (value instanceof Error) answers.push(value.message.split(' ')[0]);
+        else if (reply.length - at >= 4 && ops[answers.length] === 1) {
+          answers.push(value === 0 ? 'admitted' : value);
+          at += 3;
+        } else answers.push(value);
+        at++;
+      }
+      expect(answers).toEqual(expected);
+    } finally {
+      await client.config('SET', 'maxmemory', '0');
+    }
+  });
+});

@@ -50,7 +50,7 @@
  * is decided again without the view, so that each request meets the refusal itself.
  */
 export const batchStateLua = `
-local held, written_keys, written_ttls, writes = {}, {}, {}, 0
+local held, written_keys, written_ttls, written_values, writes = {}, {}, {}, {}, 0
 local flushed = 0
 -- The functions the steps call (see hold).
 local del, packed, set_state
@@ -81,7 +81,7 @@ end
 local function set_held(key, ttl_ms, value)
   held[key] = value or false
   writes = writes + 1
-  written_keys[writes], written_ttls[writes] = key, ttl_ms
+  written_keys[writes], written_ttls[writes], written_values[writes] = key, ttl_ms, value
 end
 
 local function packed_held(key)
@@ -136,6 +136,11 @@ local function flush()
         later_keys[later], later_ttls[later], later_values[later] = key, ttl_ms, value
       end
     end
+  end
+  if flushed == 0 and not first_deletes then
+    -- Every SET was overwritten by a deletion: the first is sent still, as the requests sent it.
+    set_now(written_keys[1], written_ttls[1], written_values[1])
+    flushed = 1
   end
   for i = 1, later do
     set_now(later_keys[i], later_ttls[i], later_values[i])
