@@ -109,6 +109,29 @@ test.each(POLICIES.map((policy, i) => [`${i} ${stateKindOf(policy)}`, policy] as
   },
 );
 
+test('two limiters taking turns, one on a hot key: decided and stored as one by one, the hot key written once per call', async () => {
+  const [hot, other] = [POLICIES[0] as Policy, POLICIES[5] as Policy];
+  const requests = (prefix: string) =>
+    Array.from({ length: 40 }, (_, i) =>
+      i % 2 === 0
+        ? { prefix: `${prefix}-sku`, key: 'sku:hot', policy: hot, cost: 1, nowMs: FAKE_EPOCH + i }
+        : { prefix: `${prefix}-ip`, key: `ip:${i}`, policy: other, cost: 1, nowMs: FAKE_EPOCH + i },
+    );
+  const alone = new RedisStore({ client, batch: false });
+  const answersAlone = [];
+  for (const request of requests('turns-alone')) answersAlone.push(await alone.consume(request));
+  await client.config('RESETSTAT');
+  const store = new RedisStore({ client });
+  const answers = await Promise.all(requests('turns-batch').map((request) => store.consume(request)));
+  const calls = await scriptCalls(client);
+  const writes = await commandCalls('set');
+  expect(answers).toEqual(answersAlone);
+  expectSameState(await stored('turns-batch-sku'), await stored('turns-alone-sku'));
+  expectSameState(await stored('turns-batch-ip'), await stored('turns-alone-ip'));
+  // 20 keys of their own and the hot key once per call, not 40 writes.
+  expect(writes).toBeLessThanOrEqual(20 + calls);
+});
+
 describe('a key of another type in a batch', () => {
   const policy = POLICIES[0] as Policy;
   const key = (prefix: string) => `${prefix}:{sku:hot}:gcra`;

@@ -1,7 +1,8 @@
 /**
  * The driver of the batch script: many requests in one script call, decided one after the
  * other in the order they were asked, each exactly as its own call would decide it (the same
- * step functions, the same writes), the whole batch atomic. Placed after every kind's step,
+ * step functions, the same state left behind: see `batchStateLua` for a batch whose keys
+ * repeat), the whole batch atomic. Placed after every kind's step,
  * `set_state`, the give-back functions and the `STEPS`, `WRITES` and `BACKS` tables, which list
  * each kind's functions in `STATE_KINDS` order.
  *
@@ -26,15 +27,15 @@
  */
 /**
  * How the batch script's steps read and write string state, in place of the prelude's
- * `stateAccessLua` and `set_state`. A batch whose keys repeat (two requests in a row on one key:
- * a flash sale's item, one client's address) goes through its own view of its keys, so that a
- * key many of its requests share costs one `GET` and one `SET … PX` per batch instead of per
- * request; any other batch reads and writes as it goes, as the requests would alone (the view
- * costs Redis about 2 k instructions per decision that a batch of distinct keys would not win
- * back), and so does a batch with a sliding log (its sorted sets are written as they go). Both
- * give the same verdicts and leave the same state.
+ * `stateAccessLua` and `set_state`. A batch whose keys repeat (a key one or two places after
+ * itself: a flash sale's item, one client's address) goes through its own view of its keys, so
+ * that a key many of its requests share costs one `GET` and one `SET … PX` per batch instead of
+ * per request; any other batch reads and writes as it goes, as the requests would alone (the
+ * view costs Redis about 2 k instructions per decision that a batch of distinct keys would not
+ * win back), and so does a batch with a sliding log (its sorted sets are written as they go).
+ * Both give the same verdicts and leave the same state.
  *
- * With the view (`hold(true)`): each key is read once, at its first read (`held`: the value
+ * With the view (`take_view`): each key is read once, at its first read (`held`: the value
  * Redis would hold, false for none); a write or a deletion (a reset, a give-back back to the
  * initial state, a key of another type found at a read) only changes the view and is listed
  * (`written_keys`, `written_ttls`: its TTL, 0 to delete); after the last request `flush` sends
@@ -50,11 +51,14 @@
  * is decided again without the view, so that each request meets the refusal itself.
  */
 export const batchStateLua = `
-local held, written_keys, written_ttls, written_values, writes = {}, {}, {}, {}, 0
-local flushed = 0
--- The functions the steps call (see hold).
+-- The functions the steps call, set in batchViewLua (placed after the steps: Lua 5.1 finds each
+-- upvalue of a closure it makes among all the open ones above it, so the steps' closures are
+-- made before the view's locals are opened).
 local del, packed, set_state
+`;
 
+/** The rest of `batchStateLua`, placed after every step and table, before the driver. */
+export const batchViewLua = `
 local function read(key)
   local value = redis.pcall('GET', key)
   if type(value) == 'table' then
@@ -78,73 +82,78 @@ local function set_now(key, ttl_ms, value)
   end
 end
 
-local function set_held(key, ttl_ms, value)
-  held[key] = value or false
-  writes = writes + 1
-  written_keys[writes], written_ttls[writes], written_values[writes] = key, ttl_ms, value
-end
+-- Without the view: each read and write sent as it happens.
+del, packed, set_state = del_now, read, set_now
 
-local function packed_held(key)
-  local value = held[key]
-  if value == nil then
-    value = read(key)
-    held[key] = value
+-- flush, once take_view made it, and how many writes Redis took from it.
+local flush
+local flushed = 0
+
+-- With the view. Its functions are made here, only for a batch that takes it: each closure a
+-- script makes costs Redis, on every call.
+local function take_view()
+  local held, written_keys, written_ttls, written_values, writes = {}, {}, {}, {}, 0
+
+  local function set_held(key, ttl_ms, value)
+    held[key] = value or false
+    writes = writes + 1
+    written_keys[writes], written_ttls[writes], written_values[writes] = key, ttl_ms, value
   end
-  return value
-end
+  set_state = set_held
 
--- Replies 1 when the key exists (in the view, else in Redis), as DEL would.
-local function del_held(key)
-  local value = held[key]
-  local deleted
-  if value == nil then
-    deleted = redis.call('EXISTS', key)
-  else
-    deleted = value and 1 or 0
-  end
-  set_held(key, 0, false)
-  return deleted
-end
-
-local function hold(on)
-  if on then
-    del, packed, set_state = del_held, packed_held, set_held
-  else
-    del, packed, set_state = del_now, read, set_now
-  end
-end
-
--- Sends each listed key once, as its last write left it: going back, a key's last write comes
--- first and clears its view, so its earlier ones are passed over. Writes of the kind the first
--- listed is go first (see above). flushed counts the writes Redis took (run under pcall: a
--- refused write raises).
-local function flush()
-  if writes == 0 then return end
-  local first_deletes = written_ttls[1] == 0
-  local later_keys, later_ttls, later_values, later = {}, {}, {}, 0
-  for i = writes, 1, -1 do
-    local key = written_keys[i]
+  packed = function(key)
     local value = held[key]
-    if value ~= nil then
-      held[key] = nil
-      local ttl_ms = written_ttls[i]
-      if (ttl_ms == 0) == first_deletes then
-        set_now(key, ttl_ms, value)
-        flushed = flushed + 1
-      else
-        later = later + 1
-        later_keys[later], later_ttls[later], later_values[later] = key, ttl_ms, value
+    if value == nil then
+      value = read(key)
+      held[key] = value
+    end
+    return value
+  end
+
+  -- Replies 1 when the key exists (in the view, else in Redis), as DEL would.
+  del = function(key)
+    local value = held[key]
+    local deleted
+    if value == nil then
+      deleted = redis.call('EXISTS', key)
+    else
+      deleted = value and 1 or 0
+    end
+    set_held(key, 0, false)
+    return deleted
+  end
+
+  -- Sends each listed key once, as its last write left it: going back, a key's last write comes
+  -- first and clears its view, so its earlier ones are passed over. Writes of the kind the
+  -- first listed is go first (see batchStateLua). Run under pcall: a refused write raises.
+  flush = function()
+    if writes == 0 then return end
+    local first_deletes = written_ttls[1] == 0
+    local later_keys, later_ttls, later_values, later = {}, {}, {}, 0
+    for i = writes, 1, -1 do
+      local key = written_keys[i]
+      local value = held[key]
+      if value ~= nil then
+        held[key] = nil
+        local ttl_ms = written_ttls[i]
+        if (ttl_ms == 0) == first_deletes then
+          set_now(key, ttl_ms, value)
+          flushed = flushed + 1
+        else
+          later = later + 1
+          later_keys[later], later_ttls[later], later_values[later] = key, ttl_ms, value
+        end
       end
     end
-  end
-  if flushed == 0 and not first_deletes then
-    -- Every SET was overwritten by a deletion: the first is sent still, as the requests sent it.
-    set_now(written_keys[1], written_ttls[1], written_values[1])
-    flushed = 1
-  end
-  for i = 1, later do
-    set_now(later_keys[i], later_ttls[i], later_values[i])
-    flushed = flushed + 1
+    if flushed == 0 and not first_deletes then
+      -- Every SET was overwritten by a deletion: the first is sent still, as the requests sent it.
+      set_now(written_keys[1], written_ttls[1], written_values[1])
+      flushed = 1
+    end
+    for i = 1, later do
+      set_now(later_keys[i], later_ttls[i], later_values[i])
+      flushed = flushed + 1
+    end
   end
 end
 `;
@@ -165,7 +174,7 @@ local function time_of(given)
 end
 
 -- The batch's policies: each one's step, write, give-back and five numbers. WRITES is false for
--- the kinds whose state is a string: theirs is set_state (see batchStateLua and decide_with).
+-- the kinds whose state is a string: theirs is set_state (see batchStateLua).
 local STRIDE = 6
 local policies = tonumber(ARGV[1])
 local kind_of, step_of, write_of, back_of, p1, p2, p3, p4, p5 = {}, {}, {}, {}, {}, {}, {}, {}, {}
@@ -175,12 +184,6 @@ for p = 1, policies do
   kind_of[p], step_of[p], back_of[p] = kind, STEPS[kind], BACKS[kind]
   p1[p], p2[p], p3[p] = tonumber(ARGV[at + 2]), tonumber(ARGV[at + 3]), tonumber(ARGV[at + 4])
   p4[p], p5[p] = tonumber(ARGV[at + 5]), tonumber(ARGV[at + 6])
-end
-
--- Reads and writes with the view or without (see batchStateLua).
-local function decide_with(view)
-  hold(view)
-  for p = 1, policies do write_of[p] = WRITES[kind_of[p]] or set_state end
 end
 
 local reply, r
@@ -257,23 +260,25 @@ end
 
 local OPS = { consume, give_back, reset }
 
--- The view pays when keys repeat; two requests in a row on one key are the sign.
+-- The view pays when keys repeat. The sign: a key one or two places after itself (requests in a
+-- row on one key; two limiters' requests taking turns, or a request on two rules, then again).
 local view = false
-local previous = KEYS[1]
+local before, previous = false, KEYS[1]
 for i = 2, #KEYS do
   local key = KEYS[i]
-  if key == previous then
+  if key == previous or key == before then
     view = true
     break
   end
-  previous = key
+  before, previous = previous, key
 end
 for p = 1, policies do
   if WRITES[kind_of[p]] then view = false end
 end
 
+if view then take_view() end
 for _ = 1, 2 do
-  decide_with(view)
+  for p = 1, policies do write_of[p] = WRITES[kind_of[p]] or set_state end
   reply, r = {}, 0
   local k = 0
   local at = 2 + policies * STRIDE
@@ -308,6 +313,7 @@ for _ = 1, 2 do
   -- Nothing written yet: decided again without the view, each request meeting the refusal.
   if flushed > 0 then error(refused) end
   view = false
+  del, packed, set_state = del_now, read, set_now
 end
 return reply
 `;

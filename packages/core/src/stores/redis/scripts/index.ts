@@ -1,5 +1,5 @@
 import { ALGORITHMS, type Policy } from '../../../types';
-import { batchDriverLua, batchStateLua } from './batch.lua';
+import { batchDriverLua, batchStateLua, batchViewLua } from './batch.lua';
 import { fixedWindowLua } from './fixed-window.lua';
 import { gcraLua } from './gcra.lua';
 import { giveBackDriverLua, giveBackLua } from './give-back.lua';
@@ -234,6 +234,7 @@ export const BATCH_SCRIPT: string = [
   // A string's write is the batch's own set_state, chosen per batch (see batch.lua.ts).
   kindTable('WRITES', (kind) => (LUA[kind].write === 'set_state' ? 'false' : LUA[kind].write)),
   kindTable('BACKS', (kind) => LUA[kind].back ?? 'false'),
+  batchViewLua,
   batchDriverLua,
 ].join('\n');
 
