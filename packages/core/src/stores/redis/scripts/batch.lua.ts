@@ -1,7 +1,8 @@
 /**
  * The driver of the batch script: many requests in one script call, decided one after the
  * other in the order they were asked, each exactly as its own call would decide it (the same
- * step functions, the same writes), the whole batch atomic. Placed after every kind's step,
+ * step functions, the same state left behind: see `batchStateLua` for a batch whose keys
+ * repeat), the whole batch atomic. Placed after every kind's step,
  * `set_state`, the give-back functions and the `STEPS`, `WRITES` and `BACKS` tables, which list
  * each kind's functions in `STATE_KINDS` order, and after the ops of `batch-ops.lua.ts`.
  *
@@ -27,6 +28,139 @@
  * Time: the server's `TIME` is read once, on the first request without a time of its own, and is
  * "now" for every such request of the batch (they are all decided within microseconds).
  */
+/**
+ * How the batch script's steps read and write string state, in place of the prelude's
+ * `stateAccessLua` and `set_state`. A batch whose keys repeat (a key one or two places after
+ * itself: a flash sale's item, one client's address) goes through its own view of its keys, so
+ * that a key many of its requests share costs one `GET` and one `SET … PX` per batch instead of
+ * per request; any other batch reads and writes as it goes, as the requests would alone (the
+ * view costs Redis about 2 k instructions per decision that a batch of distinct keys would not
+ * win back), and so does a batch with a sliding log (its sorted sets are written as they go).
+ * Both give the same verdicts and leave the same state.
+ *
+ * With the view (`take_view`): each key is read once, at its first read (`held`: the value
+ * Redis would hold, false for none); a write or a deletion (a reset, a give-back back to the
+ * initial state, a key of another type found at a read) only changes the view and is listed
+ * (`written_keys`, `written_ttls`: its TTL, 0 to delete); after the last request `flush` sends
+ * each listed key once, as its last write left it. The stored state is the last write's, as if
+ * each request had written in turn; its TTL runs from the end of the batch instead of from its
+ * own request (the same millisecond but for a long batch). Nothing is written before `flush`,
+ * so a request that failed midway left in the view exactly what it would have left in Redis.
+ *
+ * A write Redis refuses (OOM under maxmemory, a read-only replica) fails, request by request,
+ * only the requests that write. Under maxmemory Redis refuses a script's `SET`s until its first
+ * write that is not refused (a `DEL`), whatever the key: `flush` sends first a write of the kind
+ * the requests would have sent first, and when Redis refuses it (nothing written yet), the batch
+ * is decided again without the view, so that each request meets the refusal itself.
+ */
+export const batchStateLua = `
+-- The functions the steps call, set in batchViewLua (placed after the steps: Lua 5.1 finds each
+-- upvalue of a closure it makes among all the open ones above it, so the steps' closures are
+-- made before the view's locals are opened).
+local del, packed, set_state
+`;
+
+/** The rest of `batchStateLua`, placed after every step and table, before the driver. */
+export const batchViewLua = `
+local function read(key)
+  local value = redis.pcall('GET', key)
+  if type(value) == 'table' then
+    if not match(value.err, '^WRONGTYPE') then error(value) end
+    del(key)
+    return false
+  end
+  return value
+end
+
+local function del_now(key)
+  return redis.call('DEL', key)
+end
+
+-- ttl_ms 0 deletes the key (a give-back back to the initial state).
+local function set_now(key, ttl_ms, value)
+  if ttl_ms == 0 then
+    redis.call('DEL', key)
+  else
+    redis.call('SET', key, value, 'PX', format('%d', ttl_ms))
+  end
+end
+
+-- Without the view: each read and write sent as it happens.
+del, packed, set_state = del_now, read, set_now
+
+-- flush, once take_view made it, and how many writes Redis took from it.
+local flush
+local flushed = 0
+
+-- With the view. Its functions are made here, only for a batch that takes it: each closure a
+-- script makes costs Redis, on every call.
+local function take_view()
+  local held, written_keys, written_ttls, written_values, writes = {}, {}, {}, {}, 0
+
+  local function set_held(key, ttl_ms, value)
+    held[key] = value or false
+    writes = writes + 1
+    written_keys[writes], written_ttls[writes], written_values[writes] = key, ttl_ms, value
+  end
+  set_state = set_held
+
+  packed = function(key)
+    local value = held[key]
+    if value == nil then
+      value = read(key)
+      held[key] = value
+    end
+    return value
+  end
+
+  -- Replies 1 when the key exists (in the view, else in Redis), as DEL would.
+  del = function(key)
+    local value = held[key]
+    local deleted
+    if value == nil then
+      deleted = redis.call('EXISTS', key)
+    else
+      deleted = value and 1 or 0
+    end
+    set_held(key, 0, false)
+    return deleted
+  end
+
+  -- Sends each listed key once, as its last write left it: going back, a key's last write comes
+  -- first and clears its view, so its earlier ones are passed over. Writes of the kind the
+  -- first listed is go first (see batchStateLua). Run under pcall: a refused write raises.
+  flush = function()
+    if writes == 0 then return end
+    local first_deletes = written_ttls[1] == 0
+    local later_keys, later_ttls, later_values, later = {}, {}, {}, 0
+    for i = writes, 1, -1 do
+      local key = written_keys[i]
+      local value = held[key]
+      if value ~= nil then
+        held[key] = nil
+        local ttl_ms = written_ttls[i]
+        if (ttl_ms == 0) == first_deletes then
+          set_now(key, ttl_ms, value)
+          flushed = flushed + 1
+        else
+          later = later + 1
+          later_keys[later], later_ttls[later], later_values[later] = key, ttl_ms, value
+        end
+      end
+    end
+    if flushed == 0 and not first_deletes then
+      -- Every SET was overwritten by a deletion: the first is sent still, as the requests sent it.
+      set_now(written_keys[1], written_ttls[1], written_values[1])
+      flushed = 1
+    end
+    for i = 1, later do
+      set_now(later_keys[i], later_ttls[i], later_values[i])
+      flushed = flushed + 1
+    end
+  end
+end
+`;
+
 export const batchDriverLua = `
 -- Effects replication before any write (Redis 5 and later do it anyway; Redis 4 must be asked).
 if redis.replicate_commands then redis.replicate_commands() end
@@ -42,20 +176,20 @@ local function time_of(given)
   return server_now
 end
 
--- The batch's policies: each one's step, write, give-back and five numbers.
+-- The batch's policies: each one's step, write, give-back and five numbers. WRITES is false for
+-- the kinds whose state is a string: theirs is set_state (see batchStateLua).
 local STRIDE = 6
 local policies = tonumber(ARGV[1])
-local step_of, write_of, back_of, p1, p2, p3, p4, p5 = {}, {}, {}, {}, {}, {}, {}, {}
+local kind_of, step_of, write_of, back_of, p1, p2, p3, p4, p5 = {}, {}, {}, {}, {}, {}, {}, {}, {}
 for p = 1, policies do
   local at = 1 + (p - 1) * STRIDE
   local kind = tonumber(ARGV[at + 1])
-  step_of[p], write_of[p], back_of[p] = STEPS[kind], WRITES[kind], BACKS[kind]
+  kind_of[p], step_of[p], back_of[p] = kind, STEPS[kind], BACKS[kind]
   p1[p], p2[p], p3[p] = tonumber(ARGV[at + 2]), tonumber(ARGV[at + 3]), tonumber(ARGV[at + 4])
   p4[p], p5[p] = tonumber(ARGV[at + 5]), tonumber(ARGV[at + 6])
 end
 
-local reply = {}
-local r = 0
+local reply, r
 
 -- One consume on n keys (first at KEYS[k + 1], their policies' numbers in refs): one rule decides
 -- and writes at once; several are all or nothing, as the several-rules script decides them.
@@ -109,11 +243,8 @@ local function give_back(n, cost, now, k, refs)
       local key = KEYS[k + i]
       -- A cancel's give-back has no receipt (at, member: 0): only kinds that delay are here.
       local ttl_ms, value = back(key, now, cost, 0, 0, p1[p], p2[p], p3[p], p4[p], p5[p])
-      if ttl_ms == 0 then
-        redis.call('DEL', key)
-        changed = changed + 1
-      elseif ttl_ms then
-        redis.call('SET', key, value, 'PX', ttl_ms)
+      if ttl_ms then
+        set_state(key, ttl_ms, value)
         changed = changed + 1
       end
     end
@@ -125,45 +256,87 @@ end
 -- Deletes n keys (a reset: the next request starts fresh).
 local function reset(n, cost, now, k)
   local deleted = 0
-  for i = 1, n do deleted = deleted + redis.call('DEL', KEYS[k + i]) end
+  for i = 1, n do deleted = deleted + del(KEYS[k + i]) end
   reply[r + 1] = deleted
   return 1
 end
 
 local OPS = { consume, give_back, reset, unpack(OWN_OPS) }
 
-local at = 2 + policies * STRIDE
-local k = 0
-local last = #ARGV
-while at <= last do
-  local count, code, n, cost = tonumber(ARGV[at]), tonumber(ARGV[at + 1]), tonumber(ARGV[at + 2]),
-    tonumber(ARGV[at + 3])
-  local op = OPS[code]
-  local now = time_of(ARGV[at + 4])
-  local refs, width = {}, n
-  if code >= FIRST_OWN_OP then
-    -- An op with arguments of its own (see batch-ops): cost is how many; refs, where they start.
-    refs, width = at + 5, cost
-  else
-    for i = 1, n do refs[i] = tonumber(ARGV[at + 4 + i]) end
+-- The view pays when keys repeat. The sign: a key one or two places after itself (requests in a
+-- row on one key; two limiters' requests taking turns, or a request on two rules, then again).
+local view = false
+local before, previous = false, KEYS[1]
+for i = 2, #KEYS do
+  local key = KEYS[i]
+  if key == previous or key == before then
+    view = true
+    break
   end
-  for _ = 1, count do
-    local ok, written = pcall(op, n, cost, now, k, refs, reply, r)
-    if ok then
-      r = r + written
-    else
-      -- What the request wrote into the reply before failing is dropped; its error stands in.
-      for i = #reply, r + 1, -1 do reply[i] = nil end
-      local message = written
-      if type(message) == 'table' then message = message.err end
-      message = tostring(message)
-      if not match(message, '^%u+ ') then message = 'ERR ' .. message end
-      r = r + 1
-      reply[r] = { err = message }
+  before, previous = previous, key
+end
+for p = 1, policies do
+  if WRITES[kind_of[p]] then view = false end
+end
+-- Nor with an op of its own (a joint decision, an exact give-back, a permit): those write as
+-- they go, which a batch decided again after a refused write would write twice.
+local first_run = 2 + policies * STRIDE
+if view then
+  local at = first_run
+  while at <= #ARGV do
+    local code = tonumber(ARGV[at + 1])
+    if code >= FIRST_OWN_OP then
+      view = false
+      break
     end
-    k = k + n
+    at = at + 5 + tonumber(ARGV[at + 2])
   end
-  at = at + 5 + width
+end
+
+if view then take_view() end
+for _ = 1, 2 do
+  for p = 1, policies do write_of[p] = WRITES[kind_of[p]] or set_state end
+  reply, r = {}, 0
+  local k = 0
+  local at = first_run
+  local last = #ARGV
+  while at <= last do
+    local count, code, n, cost = tonumber(ARGV[at]), tonumber(ARGV[at + 1]), tonumber(ARGV[at + 2]),
+      tonumber(ARGV[at + 3])
+    local op = OPS[code]
+    local now = time_of(ARGV[at + 4])
+    local refs, width = {}, n
+    if code >= FIRST_OWN_OP then
+      -- An op with arguments of its own (see batch-ops): cost is how many; refs, where they start.
+      refs, width = at + 5, cost
+    else
+      for i = 1, n do refs[i] = tonumber(ARGV[at + 4 + i]) end
+    end
+    for _ = 1, count do
+      local ok, written = pcall(op, n, cost, now, k, refs, reply, r)
+      if ok then
+        r = r + written
+      else
+        -- What the request wrote into the reply before failing is dropped; its error stands in.
+        for i = #reply, r + 1, -1 do reply[i] = nil end
+        local message = written
+        if type(message) == 'table' then message = message.err end
+        message = tostring(message)
+        if not match(message, '^%u+ ') then message = 'ERR ' .. message end
+        r = r + 1
+        reply[r] = { err = message }
+      end
+      k = k + n
+    end
+    at = at + 5 + width
+  end
+  if not view then break end
+  local flushed_all, refused = pcall(flush)
+  if flushed_all then break end
+  -- Nothing written yet: decided again without the view, each request meeting the refusal.
+  if flushed > 0 then error(refused) end
+  view = false
+  del, packed, set_state = del_now, read, set_now
 end
 return reply
 `;

@@ -11,7 +11,7 @@ local function fixed_window_state(key, now, limit)
   local opened, taken = match(value, '^(%d+) (%d+)$')
   opened, taken = tonumber(opened), tonumber(taken)
   if opened and opened <= now + AHEAD_MS and taken <= limit then return opened, taken end
-  redis.call('DEL', key)
+  del(key)
 end
 
 local function fixed_window(key, now, cost, limit, window)

@@ -13,7 +13,7 @@ local function gcra_state(key, now, max_debt)
   local last, debt = match(value, '^(%d+) (%d+)$')
   last, debt = tonumber(last), tonumber(debt)
   if last and last <= now + AHEAD_MS and debt <= max_debt then return last, debt end
-  redis.call('DEL', key)
+  del(key)
 end
 
 local function gcra(key, now, cost, per_window, window, burst, max_wait)

@@ -115,7 +115,7 @@ local function sliding_log_back(key, now, cost, at, member, limit, window)
   if removed == 0 then return end
   redis.call('ZREMRANGEBYSCORE', key, '-inf', format('%d', cutoff))
   if live == removed then return 0 end
-  return tonumber(redis.call('ZRANGE', key, -1, -1, 'WITHSCORES')[2]) + window - now
+  return tonumber(redis.call('ZRANGE', key, '-1', '-1', 'WITHSCORES')[2]) + window - now
 end
 `;
 
@@ -141,10 +141,10 @@ local function give_back_taken(backs, k, a, n, now, cost, stride)
         redis.call('DEL', key)
         changed = changed + 1
       elseif value then
-        redis.call('SET', key, value, 'PX', ttl_ms)
+        redis.call('SET', key, value, 'PX', format('%d', ttl_ms))
         changed = changed + 1
       elseif ttl_ms then
-        redis.call('PEXPIRE', key, ttl_ms)
+        redis.call('PEXPIRE', key, format('%d', ttl_ms))
         changed = changed + 1
       end
     end

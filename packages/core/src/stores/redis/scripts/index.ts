@@ -1,14 +1,14 @@
 import { ALGORITHMS, type Policy } from '../../../types';
 import { permitsLua } from '../concurrency-scripts.lua';
 import { batchOpsLua } from './batch-ops.lua';
-import { batchDriverLua } from './batch.lua';
+import { batchDriverLua, batchStateLua, batchViewLua } from './batch.lua';
 import { fixedWindowLua } from './fixed-window.lua';
 import { gcraLua } from './gcra.lua';
 import { giveBackDriverLua, giveBackLua, giveBackTakenLua } from './give-back.lua';
 import { jointDriverLua, jointLua } from './joint.lua';
 import { leakyBucketLua } from './leaky-bucket.lua';
 import { multiDriverLua } from './multi.lua';
-import { nowLua, preludeLua, setStateLua } from './prelude.lua';
+import { nowLua, preludeLua, setStateLua, stateAccessLua } from './prelude.lua';
 import { slidingLogLua } from './sliding-log.lua';
 import { slidingWindowLua } from './sliding-window.lua';
 import { tokenBucketLua } from './token-bucket.lua';
@@ -141,9 +141,9 @@ function singleScript({ source, fn, write, params, optional }: AlgorithmLua, bak
   ).join(', ');
   const save =
     write === 'set_state'
-      ? `redis.call('SET', KEYS[1], value, 'PX', ttl_ms)`
+      ? `redis.call('SET', KEYS[1], value, 'PX', format('%d', ttl_ms))`
       : `${write}(KEYS[1], ttl_ms, value, now, cost)`;
-  return `${preludeLua}${source}${nowLua(`ARGV[${n + 2}]`)}
+  return `${preludeLua}${stateAccessLua}${source}${nowLua(`ARGV[${n + 2}]`)}
 local cost = tonumber(ARGV[${n + 1}]) or 1
 local code, remaining, reset_ms, wait_ms, ttl_ms, value = ${fn}(KEYS[1], now, cost, ${args})
 if value then ${save} end
@@ -189,6 +189,7 @@ const TAKEN_BACKS_TABLE = (name: string): string =>
  */
 export const MULTI_SCRIPT: string = [
   preludeLua,
+  stateAccessLua,
   setStateLua,
   ...STATE_KINDS.map((kind) => LUA[kind].source),
   nowLua('ARGV[1]'),
@@ -204,6 +205,7 @@ export const MULTI_SCRIPT: string = [
  */
 export const GIVE_BACK_SCRIPT: string = [
   preludeLua,
+  stateAccessLua,
   ...STATE_KINDS.map((kind) => LUA[kind].source),
   giveBackLua,
   giveBackTakenLua,
@@ -218,6 +220,7 @@ export const GIVE_BACK_SCRIPT: string = [
  */
 export const JOINT_SCRIPT: string = [
   preludeLua,
+  stateAccessLua,
   setStateLua,
   ...STATE_KINDS.map((kind) => LUA[kind].source),
   nowLua('ARGV[1]'),
@@ -235,11 +238,12 @@ export const JOINT_SCRIPT: string = [
  */
 export const BATCH_SCRIPT: string = [
   preludeLua,
-  setStateLua,
+  batchStateLua,
   ...STATE_KINDS.map((kind) => LUA[kind].source),
   giveBackLua,
   STEPS_TABLE,
-  WRITES_TABLE,
+  // A string's write is the batch's own set_state, chosen per batch (see batch.lua.ts).
+  kindTable('WRITES', (kind) => (LUA[kind].write === 'set_state' ? 'false' : LUA[kind].write)),
   kindTable('BACKS', (kind) => LUA[kind].back ?? 'false'),
   RECEIPTS_TABLE,
   TAKEN_BACKS_TABLE('TAKEN_BACKS'),
@@ -247,6 +251,7 @@ export const BATCH_SCRIPT: string = [
   giveBackTakenLua,
   permitsLua,
   batchOpsLua,
+  batchViewLua,
   batchDriverLua,
 ].join('\n');
 

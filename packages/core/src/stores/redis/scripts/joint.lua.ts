@@ -50,7 +50,8 @@ local function joint(a, k, count, now, reply, r)
       local s = steps[i]
       if all and part.admitted then
         if s.value then
-          local first = WRITES[s.kind](KEYS[i], s.ttl_ms, s.value, part.now, part.cost)
+          -- WRITES holds false for a string's kind in the batch script: there it is set_state.
+          local first = (WRITES[s.kind] or set_state)(KEYS[i], s.ttl_ms, s.value, part.now, part.cost)
           local receipt = RECEIPTS[s.kind]
           if receipt == 'start' then
             s.at = tonumber(match(s.value, '^(%d+)'))

@@ -14,7 +14,7 @@ local function leaky_bucket_state(key, now, capacity)
   if excess and excess > -1000 and excess <= capacity and last <= now + AHEAD_MS then
     return excess, last
   end
-  redis.call('DEL', key)
+  del(key)
 end
 
 local function leaky_bucket(key, now, cost, per_window, window, burst, nodelay, delay)

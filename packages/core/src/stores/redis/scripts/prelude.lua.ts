@@ -34,15 +34,25 @@ local format, match = string.format, string.match
 -- No step writes a time further ahead of the clock that reads it than clocks disagree (tested at
 -- 30 s; nginx forgives a minute back): a state from further ahead was not written by sluice.
 local AHEAD_MS = 3600000
+`;
 
--- The string at key, or false. Another type there (a list, a hash...) is no state of ours: it is
--- deleted and read as none, so one key's data never makes a decision fail. Only WRONGTYPE is the
--- key's fault; any other error is the server's, and raised.
+/**
+ * How the steps read and delete state, one command each: `packed(key)`, the string at key or
+ * false (another type there, a list, a hash..., is no state of ours: it is deleted and read as
+ * none, so one key's data never makes a decision fail; only WRONGTYPE is the key's fault, any
+ * other error is the server's, and raised); `del(key)`, which deletes a key whatever it holds
+ * and replies how many it deleted. The batch script has its own (see `batch.lua.ts`).
+ */
+export const stateAccessLua = `
+local function del(key)
+  return redis.call('DEL', key)
+end
+
 local function packed(key)
   local value = redis.pcall('GET', key)
   if type(value) == 'table' then
     if not match(value.err, '^WRONGTYPE') then error(value) end
-    redis.call('DEL', key)
+    del(key)
     return false
   end
   return value
@@ -69,6 +79,6 @@ end
  */
 export const setStateLua = `
 local function set_state(key, ttl_ms, value)
-  redis.call('SET', key, value, 'PX', ttl_ms)
+  redis.call('SET', key, value, 'PX', format('%d', ttl_ms))
 end
 `;

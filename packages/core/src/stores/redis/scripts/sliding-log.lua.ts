@@ -13,17 +13,21 @@
  * starts a new one.
  */
 export const slidingLogLua = `
+-- Keys whose step just found no entry named at its now: set by the step that admits, read and
+-- cleared by the write that follows it (a second write on the key in one call looks again).
+local log_fresh = {}
+
 -- Live entries (after the cutoff) and the newest time, or 0, 0 for none (see the prelude).
 local function sliding_log_state(key, now, limit, after_cutoff)
   local live = redis.pcall('ZCOUNT', key, after_cutoff, '+inf')
   if live == 0 then return 0, 0 end
   if type(live) == 'number' and live <= limit then
-    local newest = tonumber(redis.call('ZRANGE', key, -1, -1, 'WITHSCORES')[2])
+    local newest = tonumber(redis.call('ZRANGE', key, '-1', '-1', 'WITHSCORES')[2])
     if newest <= now + AHEAD_MS then return live, newest end
   elseif type(live) == 'table' and not match(live.err, '^WRONGTYPE') then
     error(live)
   end
-  redis.call('DEL', key)
+  del(key)
   return 0, 0
 end
 
@@ -37,10 +41,12 @@ local function sliding_log(key, now, cost, limit, window)
   if live + cost > limit then
     -- The oldest live units must leave first: the k-th of them leaves at its time + window.
     local leaving = redis.call('ZRANGEBYSCORE', key, after_cutoff, '+inf', 'WITHSCORES', 'LIMIT',
-      live + cost - limit - 1, 1)
+      format('%d', live + cost - limit - 1), '1')
     return 1, max(0, limit - live), reset_ms, tonumber(leaving[2]) + window - now
   end
   if cost == 0 then return 0, limit - live, reset_ms, 0 end
+  -- No live entry at now or later: none is named at now, log_write need not look (see log_fresh).
+  log_fresh[key] = live == 0 or newest < now
   -- A clock that went back leaves newer entries than now: the log lives until the newest leaves.
   local last = now
   if live > 0 and newest > now then last = newest end
@@ -53,7 +59,9 @@ end
 local function log_write(key, ttl_ms, cutoff, now, cost)
   redis.call('ZREMRANGEBYSCORE', key, '-inf', format('%d', cutoff))
   local at = format('%d', now)
-  local taken = redis.call('ZCOUNT', key, at, at)
+  local taken = 0
+  if not log_fresh[key] then taken = redis.call('ZCOUNT', key, at, at) end
+  log_fresh[key] = nil
   if taken > 0 then
     -- A give-back may have removed members of this millisecond below the highest: number after
     -- the highest in use, so that a name is never reused while it is in the log.
@@ -72,7 +80,7 @@ local function log_write(key, ttl_ms, cutoff, now, cost)
     end
     redis.call('ZADD', key, unpack(entries))
   end
-  redis.call('PEXPIRE', key, ttl_ms)
+  redis.call('PEXPIRE', key, format('%d', ttl_ms))
   return taken
 end
 `;

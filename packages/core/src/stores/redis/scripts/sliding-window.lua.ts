@@ -12,7 +12,7 @@ local function sliding_window_state(key, now, limit)
   if opened and opened <= now + AHEAD_MS and before <= limit and taken <= limit then
     return opened, before, taken
   end
-  redis.call('DEL', key)
+  del(key)
 end
 
 local function sliding_window(key, now, cost, limit, window)

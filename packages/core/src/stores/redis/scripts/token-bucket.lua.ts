@@ -15,7 +15,7 @@ local function token_bucket_state(key, now, capacity, queue)
   if tokens and tokens >= -queue and tokens <= capacity and last <= now + AHEAD_MS then
     return tokens, last
   end
-  redis.call('DEL', key)
+  del(key)
 end
 
 local function token_bucket(key, now, cost, per_window, window, burst, max_wait)

@@ -30,7 +30,7 @@ local function warm_up_state(key, now, max_permits, ahead)
   if stored and stored >= 0 and stored <= max_permits and next_free >= 0 and next_free <= now + ahead then
     return stored, next_free
   end
-  redis.call('DEL', key)
+  del(key)
 end
 
 local function warm_up(key, now, cost, per_window, window, max_wait, warmup)
