@@ -290,3 +290,26 @@ describe('under maxmemory', () => {
     }
   });
 });
+
+test('a hot key with a joint decision among its requests: the batch goes without the view, and decides and stores as one by one', async () => {
+  const [hot, ip] = [POLICIES[0] as Policy, POLICIES[5] as Policy];
+  const requests = (prefix: string): ((store: RedisStore) => Promise<unknown>)[] =>
+    Array.from({ length: 30 }, (_, i) => {
+      const nowMs = FAKE_EPOCH + i * 20;
+      const sku = { prefix: `${prefix}-sku`, key: 'sku:hot', cost: 1, nowMs };
+      if (i % 10 === 5)
+        return (store) =>
+          store.consumeAll([
+            { ...sku, policies: [hot] },
+            { prefix: `${prefix}-ip`, key: 'ip:1', policies: [ip], cost: 1, nowMs },
+          ]);
+      return (store) => store.consume({ ...sku, policy: hot });
+    });
+  const alone = new RedisStore({ client, batch: false });
+  const answersAlone: unknown[] = [];
+  for (const ask of requests('joint-alone')) answersAlone.push(await ask(alone));
+  const store = new RedisStore({ client });
+  const answers = await Promise.all(requests('joint-batch').map((ask) => ask(store)));
+  expect(answers).toEqual(answersAlone);
+  expectSameState(await stored('joint-batch'), await stored('joint-alone'));
+});
