@@ -1,3 +1,5 @@
+import { readStringLua } from './prelude.lua';
+
 /**
  * The driver of the batch script: many requests in one script call, decided one after the
  * other in the order they were asked, each exactly as its own call would decide it (the same
@@ -61,17 +63,7 @@ local del, packed, set_state
 `;
 
 /** The rest of `batchStateLua`, placed after every step and table, before the driver. */
-export const batchViewLua = `
-local function read(key)
-  local value = redis.pcall('GET', key)
-  if type(value) == 'table' then
-    if not match(value.err, '^WRONGTYPE') then error(value) end
-    del(key)
-    return false
-  end
-  return value
-end
-
+export const batchViewLua = `${readStringLua('read')}
 local function del_now(key)
   return redis.call('DEL', key)
 end

@@ -47,8 +47,15 @@ export const stateAccessLua = `
 local function del(key)
   return redis.call('DEL', key)
 end
+${readStringLua('packed')}`;
 
-local function packed(key)
+/**
+ * `local function <name>(key)`: the string at key, or false; another type there is deleted by
+ * `del` (whichever `del` is in scope: the batch script's may be its view's) and read as none.
+ */
+export function readStringLua(name: string): string {
+  return `
+local function ${name}(key)
   local value = redis.pcall('GET', key)
   if type(value) == 'table' then
     if not match(value.err, '^WRONGTYPE') then error(value) end
@@ -58,6 +65,7 @@ local function packed(key)
   return value
 end
 `;
+}
 
 /**
  * The request's time: `given` (epoch ms as text), or when it is absent the server's clock, so
