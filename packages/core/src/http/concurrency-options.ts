@@ -18,12 +18,10 @@ import type {
   MissingKeyMode,
   StaticFallback,
 } from './http-options';
+import { boolean, oneOf, optionalFunction } from './option-values';
 import {
-  boolean,
   limiterOptionsOf,
   MISSING_KEY_MODES,
-  oneOf,
-  optionalFunction,
   refuseLimiterOptions,
   resolveSharedHttpOptions,
   type ResolvedLimit,

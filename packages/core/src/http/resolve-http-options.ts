@@ -1,4 +1,3 @@
-import { validateHeaderName, validateHeaderValue } from 'node:http';
 import { compileKeyTemplate, readsClientAddress } from '../keys/key-template';
 import { resolveIpv6Subnet } from '../keys/client-address';
 import type { RequestView } from '../keys/http-request';
@@ -17,7 +16,10 @@ import type {
   MissingKeyMode,
   RateLimitOptions,
 } from './http-options';
-import { JSON_TYPE, TEXT_TYPE } from './reply-body';
+import { boolean, oneOf, optionalFunction, wholeNumberIn } from './option-values';
+import { resolveFallback, type ResolvedFallback } from './resolve-fallback';
+
+export type { ResolvedStaticFallback } from './resolve-fallback';
 import { requestOverrides } from './user-callbacks';
 
 /** The HTTP options; every other name is a `createLimiter` option. */
@@ -44,14 +46,6 @@ const HEADER_MODES = ['draft-8', 'draft-7', 'draft-6', 'legacy'] as const;
 /** The values of `onMissingKey`, for `rateLimit` and `concurrencyLimit` alike. */
 export const MISSING_KEY_MODES = ['skip', 'reject', 'shared'] as const;
 
-/** A resolved static fallback: its body already serialized. */
-export interface ResolvedStaticFallback {
-  readonly status: number;
-  readonly type: string;
-  readonly body: string;
-  readonly headers: ReadonlyArray<readonly [string, string]>;
-}
-
 /** One limit with every option validated and compiled, ready for requests. */
 export interface ResolvedLimit<TRequest, THandler> {
   readonly limiter: Limiter;
@@ -68,7 +62,7 @@ export interface ResolvedLimit<TRequest, THandler> {
   readonly cost: number | undefined | ((request: TRequest) => MaybePromise<number>);
   readonly skip: ((request: TRequest) => MaybePromise<boolean>) | undefined;
   readonly status: number;
-  readonly fallback: { readonly handler: THandler } | { readonly reply: ResolvedStaticFallback } | undefined;
+  readonly fallback: ResolvedFallback<THandler>;
   readonly headers: HeaderMode;
   readonly onMissingKey: MissingKeyMode;
   readonly dryRun: boolean;
@@ -272,76 +266,6 @@ export function resolveKey<TRequest>(
   return { key: (request) => key(request), template: undefined, readsAddress: false };
 }
 
-export function resolveFallback<THandler>(fallback: unknown): ResolvedLimit<unknown, THandler>['fallback'] {
-  if (fallback === undefined) return undefined;
-  if (typeof fallback === 'function') return { handler: fallback as THandler };
-  const accepted =
-    "expected { status?, body, headers?, type? } or a handler (the framework's, receiving the decision)";
-  if (typeof fallback !== 'object' || fallback === null || Array.isArray(fallback) || !('body' in fallback)) {
-    throw new SluiceConfigError('fallback', fallback, accepted);
-  }
-  const fields = fallback as Record<string, unknown>;
-  for (const name of Object.keys(fields)) {
-    if (!['status', 'body', 'headers', 'type'].includes(name))
-      throw new SluiceConfigError(`fallback.${name}`, fields[name], `unknown field; ${accepted}`);
-  }
-  const { body } = fields;
-  let text: string | undefined;
-  try {
-    text = typeof body === 'string' ? body : JSON.stringify(body);
-  } catch {
-    text = undefined;
-  }
-  if (text === undefined) throw new SluiceConfigError('fallback.body', body, 'must be text or a JSON value');
-  const type = fields.type ?? (typeof body === 'string' ? TEXT_TYPE : JSON_TYPE);
-  if (typeof type !== 'string' || type === '' || !isHeaderValue(type))
-    throw new SluiceConfigError('fallback.type', type, 'must be a content type such as "text/html"');
-  const headers = fields.headers ?? {};
-  if (typeof headers !== 'object' || headers === null || Array.isArray(headers)) {
-    throw new SluiceConfigError(
-      'fallback.headers',
-      headers,
-      'must be an object of header names to text values',
-    );
-  }
-  // Checked here as Node checks them when sending, so a bad header fails at creation, not as a 500.
-  for (const [name, value] of Object.entries(headers)) {
-    if (!isHeaderName(name) || typeof value !== 'string' || !isHeaderValue(value)) {
-      throw new SluiceConfigError(
-        'fallback.headers',
-        { [name]: value },
-        'expected header names that are HTTP tokens, with text values free of CR, LF and other control characters',
-      );
-    }
-  }
-  return {
-    reply: {
-      status: wholeNumberIn('fallback.status', fields.status, 200, 200, 599),
-      type,
-      body: text,
-      headers: Object.entries(headers as Record<string, string>),
-    },
-  };
-}
-
-function isHeaderName(name: string): boolean {
-  try {
-    validateHeaderName(name);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-function isHeaderValue(value: string): boolean {
-  try {
-    validateHeaderValue('x', value);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 function resolveHeaderMode(value: unknown): HeaderMode {
   if (value === undefined || value === true) return 'draft-8';
   if (value === false) return false;
@@ -354,49 +278,5 @@ function resolvePolicyName(value: unknown): string | undefined {
   if (typeof value !== 'string' || !/^[\x20-\x7e]+$/.test(value)) {
     throw new SluiceConfigError('policyName', value, 'must be non-empty printable ASCII text');
   }
-  return value;
-}
-
-export function oneOf<T extends string>(
-  option: string,
-  value: unknown,
-  accepted: readonly T[],
-  fallback: T,
-  extra = '',
-): T {
-  if (value === undefined) return fallback;
-  if (!(accepted as readonly unknown[]).includes(value)) {
-    throw new SluiceConfigError(
-      option,
-      value,
-      `expected one of ${accepted.map((a) => `'${a}'`).join(', ')}${extra}`,
-    );
-  }
-  return value as T;
-}
-
-export function wholeNumberIn(
-  option: string,
-  value: unknown,
-  fallback: number,
-  min: number,
-  max: number,
-): number {
-  if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
-    throw new SluiceConfigError(option, value, `must be a whole number from ${min} to ${max}`);
-  }
-  return value;
-}
-
-export function boolean(option: string, value: unknown): boolean {
-  if (value === undefined) return false;
-  if (typeof value !== 'boolean') throw new SluiceConfigError(option, value, 'must be true or false');
-  return value;
-}
-
-export function optionalFunction<F>(option: string, value: F | undefined): F | undefined {
-  if (value !== undefined && typeof value !== 'function')
-    throw new SluiceConfigError(option, value, 'must be a function');
   return value;
 }
