@@ -1,6 +1,7 @@
 import { capacityOf } from '../../policy/resolve-policy';
 import type { RulesRequest, StoreRequest } from '../store';
 import { luaScript } from './client-adapters';
+import { unpackReply } from './packed-reply';
 import type { LuaScript } from './redis-client';
 import type { Policy, RejectReason, Verdict } from '../../types';
 import {
@@ -168,10 +169,14 @@ function isCount(n: unknown): n is number {
 }
 
 /**
- * Reads a single-rule script's reply into a {@link Verdict}.
+ * Reads a single-rule script's reply into a {@link Verdict}: the table of four, or a policy's
+ * own script's one integer (see `packed-reply.ts`).
  * @throws Error when the reply has another shape (a proxy or module answering in its place)
  */
 export function toVerdict(reply: unknown, policy: Policy): Verdict {
+  if (typeof reply === 'number' && Number.isSafeInteger(reply)) {
+    return verdictAt(unpackReply(reply, capacityOf(policy)), 0, policy);
+  }
   if (!Array.isArray(reply) || reply.length !== 4) throw unexpectedReply(reply);
   return verdictAt(reply, 0, policy);
 }

@@ -1,4 +1,6 @@
+import { capacityOf } from '../../../policy/resolve-policy';
 import { ALGORITHMS, type Policy } from '../../../types';
+import { packedReplyLua } from '../packed-reply';
 import { permitsLua } from '../concurrency-scripts.lua';
 import { batchOpsLua } from './batch-ops.lua';
 import { batchDriverLua, batchStateLua, batchViewLua } from './batch.lua';
@@ -128,26 +130,31 @@ export const MAX_PARAMS = 5;
  * 1), then `now` (left out, or `''`, for the server's TIME), then the optional numbers (left out
  * when all are 0): each argument sent costs Redis a conversion, so the usual request (cost 1,
  * server time, no queue) sends only the policy. Replies `{ code, remaining, resetMs, waitMs }`
- * (see the prelude).
+ * (see the prelude); a policy's own script, one integer when they fit in one (see
+ * `packed-reply.ts`). The state is written with `PSETEX`, which Redis parses with less work
+ * than `SET … PX` (0.7 k instructions fewer).
  */
-function singleScript({ source, fn, write, params, optional }: AlgorithmLua, baked?: string[]): string {
+function singleScript(
+  { source, fn, write, params, optional }: AlgorithmLua,
+  baked?: { readonly params: readonly string[]; readonly capacity: number },
+): string {
   // A policy's own script has its numbers written in: ARGV holds only `cost` and `now`.
   const n = baked === undefined ? params.length : 0;
   const args = (
-    baked ?? [
+    baked?.params ?? [
       ...params.map((_, i) => `tonumber(ARGV[${i + 1}])`),
       ...optional.map((_, i) => `tonumber(ARGV[${n + 3 + i}]) or 0`),
     ]
   ).join(', ');
   const save =
     write === 'set_state'
-      ? `redis.call('SET', KEYS[1], value, 'PX', format('%d', ttl_ms))`
+      ? `redis.call('PSETEX', KEYS[1], format('%d', ttl_ms), value)`
       : `${write}(KEYS[1], ttl_ms, value, now, cost)`;
   return `${preludeLua}${stateAccessLua}${source}${nowLua(`ARGV[${n + 2}]`)}
 local cost = tonumber(ARGV[${n + 1}]) or 1
 local code, remaining, reset_ms, wait_ms, ttl_ms, value = ${fn}(KEYS[1], now, cost, ${args})
 if value then ${save} end
-return { code, remaining, reset_ms, wait_ms }
+${baked === undefined ? 'return { code, remaining, reset_ms, wait_ms }' : packedReplyLua(baked.capacity)}
 `;
 }
 
@@ -159,7 +166,10 @@ return { code, remaining, reset_ms, wait_ms }
  * numbers are integers below 2^53, so their text is exact.
  */
 export function policyScript(policy: Policy): string {
-  return singleScript(LUA[stateKindOf(policy)], policyParams(policy).map(String));
+  return singleScript(LUA[stateKindOf(policy)], {
+    params: policyParams(policy).map(String),
+    capacity: capacityOf(policy),
+  });
 }
 
 /**

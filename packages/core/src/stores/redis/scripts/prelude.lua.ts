@@ -9,7 +9,7 @@
  * What a decision costs inside Redis was measured (instructions of redis-server per EVALSHA):
  * each command a script runs, each argument it is sent and converts, each table it replies and
  * each closure it creates counts. So an admission runs three commands (`TIME`, `GET`,
- * `SET … PX`; two with a limiter `clock`) and a rejection two, the state is one packed string
+ * `PSETEX`; two with a limiter `clock`) and a rejection two, the state is one packed string
  * written with its expiry, and a single-rule script is sent only the numbers it needs.
  *
  * State is read defensively: each algorithm's `<name>_state` function returns the key's fields
@@ -70,12 +70,14 @@ end
 /**
  * The request's time: `given` (epoch ms as text), or when it is absent the server's clock, so
  * that app servers whose clocks disagree still share one exact limit. Writing after `TIME` needs
- * effects replication, the default since Redis 5; Redis 4 must ask for it.
+ * effects replication, the default since Redis 5 (a setting there) and the only way since 7
+ * (which has `REDIS_VERSION`); Redis 4 to 6 are asked for it. Not calling it on 7 spares Redis
+ * about 1 k instructions per decision.
  */
 export const nowLua = (given: string): string => `
 local now = tonumber(${given})
 if not now then
-  if redis.replicate_commands then redis.replicate_commands() end
+  if not redis.REDIS_VERSION and redis.replicate_commands then redis.replicate_commands() end
   local time = redis.call('TIME')
   now = tonumber(time[1]) * 1000 + floor(tonumber(time[2]) / 1000)
 end
@@ -83,10 +85,10 @@ end
 
 /**
  * Writes one packed string and its time-to-live in one command: no key ever lives without an
- * expiry, and none outlives the state it holds.
+ * expiry, and none outlives the state it holds. `PSETEX` is `SET … PX` with less to parse.
  */
 export const setStateLua = `
 local function set_state(key, ttl_ms, value)
-  redis.call('SET', key, value, 'PX', format('%d', ttl_ms))
+  redis.call('PSETEX', key, format('%d', ttl_ms), value)
 end
 `;
