@@ -1,3 +1,5 @@
+import { AHEAD_MS } from './prelude.lua';
+
 /**
  * Fixed window, the Lua twin of `algorithms/fixed-window.ts`. State: the string
  * `"<start> <count>"`: ms the window opened, and units taken in it; it expires when the window
@@ -10,7 +12,7 @@ local function fixed_window_state(key, now, limit)
   if not value then return end
   local opened, taken = match(value, '^(%d+) (%d+)$')
   opened, taken = tonumber(opened), tonumber(taken)
-  if opened and opened <= now + AHEAD_MS and taken <= limit then return opened, taken end
+  if opened and opened <= now + ${AHEAD_MS} and taken <= limit then return opened, taken end
   del(key)
 end
 

@@ -1,3 +1,5 @@
+import { AHEAD_MS } from './prelude.lua';
+
 /**
  * GCRA, the Lua twin of `algorithms/gcra.ts` (redis-cell `CL.THROTTLE`). State: the string
  * `"<last> <debt>"`: ms of the last admission, and TAT − last in 1/limit ms. `max_wait` is the
@@ -12,7 +14,7 @@ local function gcra_state(key, now, max_debt)
   if not value then return end
   local last, debt = match(value, '^(%d+) (%d+)$')
   last, debt = tonumber(last), tonumber(debt)
-  if last and last <= now + AHEAD_MS and debt <= max_debt then return last, debt end
+  if last and last <= now + ${AHEAD_MS} and debt <= max_debt then return last, debt end
   del(key)
 end
 

@@ -151,7 +151,8 @@ function singleScript(
       ? `redis.call('PSETEX', KEYS[1], format('%d', ttl_ms), value)`
       : `${write}(KEYS[1], ttl_ms, value, now, cost)`;
   return `${preludeLua}${stateAccessLua}${source}${nowLua(`ARGV[${n + 2}]`)}
-local cost = tonumber(ARGV[${n + 1}]) or 1
+local cost = ARGV[${n + 1}]
+cost = cost and tonumber(cost) or 1
 local code, remaining, reset_ms, wait_ms, ttl_ms, value = ${fn}(KEYS[1], now, cost, ${args})
 if value then ${save} end
 ${baked === undefined ? 'return { code, remaining, reset_ms, wait_ms }' : packedReplyLua(baked.capacity)}

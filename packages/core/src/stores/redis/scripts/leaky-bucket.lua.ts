@@ -1,3 +1,5 @@
+import { AHEAD_MS } from './prelude.lua';
+
 /**
  * Leaky bucket, the Lua twin of `algorithms/leaky-bucket.ts` (nginx `limit_req`). State: the
  * string `"<excess> <last>"`: excess in thousandths of a request, and ms of the last leak.
@@ -11,7 +13,7 @@ local function leaky_bucket_state(key, now, capacity)
   if not value then return end
   local excess, last = match(value, '^(%-?%d+) (%d+)$')
   excess, last = tonumber(excess), tonumber(last)
-  if excess and excess > -1000 and excess <= capacity and last <= now + AHEAD_MS then
+  if excess and excess > -1000 and excess <= capacity and last <= now + ${AHEAD_MS} then
     return excess, last
   end
   del(key)

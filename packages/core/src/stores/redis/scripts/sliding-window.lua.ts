@@ -1,3 +1,5 @@
+import { AHEAD_MS } from './prelude.lua';
+
 /**
  * Sliding window (two counters), the Lua twin of `algorithms/sliding-window.ts`. State: the
  * string `"<start> <previous> <current>"`: ms of the current aligned window, and both counters.
@@ -9,7 +11,7 @@ local function sliding_window_state(key, now, limit)
   if not value then return end
   local opened, before, taken = match(value, '^(%d+) (%d+) (%d+)$')
   opened, before, taken = tonumber(opened), tonumber(before), tonumber(taken)
-  if opened and opened <= now + AHEAD_MS and before <= limit and taken <= limit then
+  if opened and opened <= now + ${AHEAD_MS} and before <= limit and taken <= limit then
     return opened, before, taken
   end
   del(key)

@@ -1,3 +1,5 @@
+import { AHEAD_MS } from './prelude.lua';
+
 /**
  * Token bucket, the Lua twin of `algorithms/token-bucket.ts` (Spring Cloud Gateway
  * `RedisRateLimiter`). State: the string `"<tokens> <last>"`: tokens in 1/window of a token, and
@@ -12,7 +14,7 @@ local function token_bucket_state(key, now, capacity, queue)
   if not value then return end
   local tokens, last = match(value, '^(%-?%d+) (%d+)$')
   tokens, last = tonumber(tokens), tonumber(last)
-  if tokens and tokens >= -queue and tokens <= capacity and last <= now + AHEAD_MS then
+  if tokens and tokens >= -queue and tokens <= capacity and last <= now + ${AHEAD_MS} then
     return tokens, last
   end
   del(key)
