@@ -1,19 +1,36 @@
 import type { Store } from '../stores/store';
 
 /**
- * Permits counted in this process: per key, how many are taken. A key whose count drops to 0 is
- * forgotten, so the table holds only keys with requests in flight (bounded by them, whatever
- * the number of distinct keys seen). No lease and no timer: the permits die with the process.
+ * Keys at 0 permits kept before a sweep may forget them (see {@link PermitTable}): a sweep runs
+ * once more than this many are idle and they are over half the table.
+ */
+const IDLE_KEPT = 1024;
+
+/**
+ * Permits counted in this process: per key, how many are taken. No lease and no timer: the
+ * permits die with the process.
+ *
+ * A key whose count drops to 0 stays in the map (at 0) until a sweep forgets the idle keys at
+ * once, when they are over {@link IDLE_KEPT} and over half the map: the table stays bounded by
+ * the keys with requests in flight (at most twice them, plus `IDLE_KEPT`), whatever the number
+ * of distinct keys seen. Deleting the last entry of a key at each release would make V8 rebuild
+ * the map's hash table, in old space once the map has lived a while, at each 1 → 0 → 1: a
+ * request at a time per key, or a pipelined batch drained before the next, did so every few
+ * requests, and the tables thrown away fed the major GC.
  */
 export class PermitTable {
   readonly #counts = new Map<string, number>();
+  /** Keys in `#counts` at 0. */
+  #idle = 0;
   /** Called with the key of each permit given back: limiters with requests waiting on this table. */
   readonly #watchers = new Set<(key: string) => void>();
 
   /** Takes a permit when fewer than `max` are taken: the count after, or -1 when full. */
   take(key: string, max: number): number {
-    const taken = this.#counts.get(key) ?? 0;
+    const known = this.#counts.get(key);
+    const taken = known ?? 0;
     if (taken >= max) return -1;
+    if (known === 0) this.#idle--;
     this.#counts.set(key, taken + 1);
     return taken + 1;
   }
@@ -21,8 +38,11 @@ export class PermitTable {
   /** Gives one permit of `key` back, then tells the watchers (who may take it at once). */
   give(key: string): void {
     const taken = this.#counts.get(key) ?? 0;
-    if (taken <= 1) this.#counts.delete(key);
-    else this.#counts.set(key, taken - 1);
+    if (taken > 1) this.#counts.set(key, taken - 1);
+    else if (taken === 1) {
+      this.#counts.set(key, 0);
+      if (++this.#idle > IDLE_KEPT && this.#idle * 2 > this.#counts.size) this.#sweep();
+    }
     if (this.#watchers.size > 0) for (const watcher of this.#watchers) watcher(key);
   }
 
@@ -33,6 +53,11 @@ export class PermitTable {
 
   /** Keys with permits taken now. */
   get size(): number {
+    return this.#counts.size - this.#idle;
+  }
+
+  /** Keys held in memory, those at 0 included (for tests of the bound). */
+  get held(): number {
     return this.#counts.size;
   }
 
@@ -42,6 +67,12 @@ export class PermitTable {
 
   unwatch(watcher: (key: string) => void): void {
     this.#watchers.delete(watcher);
+  }
+
+  /** Forgets every key at 0: at least half the map, so its cost is spread over as many releases. */
+  #sweep(): void {
+    for (const [key, taken] of this.#counts) if (taken === 0) this.#counts.delete(key);
+    this.#idle = 0;
   }
 }
 

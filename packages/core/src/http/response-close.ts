@@ -1,12 +1,34 @@
 import type { ClosableConnection, ClosableResponse } from './hold-request';
 
 /**
- * Per socket carrying pipelined responses that Node cannot tell of a close (see
- * {@link onResponseClose}): what to call when it closes. One `close` listener per socket for its
- * whole life, however many responses come and go on it; each response takes itself out of the
- * set when it closes, so the set holds only those still waiting.
+ * The responses of one socket queued behind another (see {@link onResponseClose}) and not closed
+ * yet: what to call if the socket closes first. One `close` listener per socket for its whole
+ * life, however many responses come and go on it.
+ *
+ * A list of slots rather than a `Set`: with pipelining, a batch of responses joins and leaves at
+ * every request, and a set (promoted to old space with its long-lived socket) rebuilt its hash
+ * table as it grew and shrank — several old-space tables per batch, garbage for the major GC. The
+ * slots are reused: a response leaving empties its own, and once none is pending the list starts
+ * over, with the array it has.
  */
-const sockets = new WeakMap<ClosableConnection, Set<() => void>>();
+interface Queue {
+  /** Slots `[0, used)`: what to call, or `undefined` once its response has left. */
+  readonly calls: Array<(() => void) | undefined>;
+  used: number;
+  /** Slots still holding a call. */
+  pending: number;
+  /** Calls past the slots (a client pipelining without ever letting its queue drain). */
+  overflow: Set<() => void> | undefined;
+}
+
+/** Slots of one socket; calls past them go to its `overflow` set. */
+const MAX_SLOTS = 1024;
+/** The slot of a call in the overflow set. */
+const OVERFLOW = -1;
+/** The slot of a call that has run or stopped watching. */
+const LEFT = -2;
+
+const queues = new WeakMap<ClosableConnection, Queue>();
 
 const IGNORE = (): void => undefined;
 
@@ -35,20 +57,21 @@ export function onResponseClose(response: ListenableResponse, onClose: () => voi
     return IGNORE;
   }
   // Queued behind another response: its own `close` comes only if it gets its turn.
-  const waiting = response.socket == null && socket !== undefined ? watched(socket) : undefined;
+  const queue = response.socket == null && socket !== undefined ? queueOf(socket) : undefined;
+  let slot = LEFT;
   let done = false;
   const fire = (): void => {
     if (done) return;
     done = true;
-    waiting?.delete(fire);
+    if (queue !== undefined) leave(queue, slot, fire);
     onClose();
   };
   response.on('close', fire);
-  waiting?.add(fire);
+  if (queue !== undefined) slot = join(queue, fire);
   return () => {
     if (done) return;
     done = true;
-    waiting?.delete(fire);
+    if (queue !== undefined) leave(queue, slot, fire);
     response.removeListener('close', fire);
   };
 }
@@ -56,7 +79,7 @@ export function onResponseClose(response: ListenableResponse, onClose: () => voi
 /**
  * Gives `permit` back when the response closes, as {@link onResponseClose} tells it, at the
  * least cost: one listener, never removed (it goes with the response, and a release is
- * idempotent), and for a queued pipelined response one entry in its socket's set.
+ * idempotent), and for a queued pipelined response one slot in its socket's queue.
  *
  * @param response - the raw response
  * @param permit - what to release
@@ -68,26 +91,54 @@ export function releaseOnClose(response: ListenableResponse, permit: { release()
   } else if (response.socket != null || socket === undefined) {
     response.on('close', () => void permit.release());
   } else {
-    const waiting = watched(socket);
+    const queue = queueOf(socket);
+    let slot = LEFT;
     const release = (): void => {
-      waiting.delete(release);
+      if (slot === LEFT) return;
+      leave(queue, slot, release);
+      slot = LEFT;
       void permit.release();
     };
-    waiting.add(release);
     response.on('close', release);
+    slot = join(queue, release);
   }
 }
 
-/** The set of what to call when `socket` closes, its one listener installed on first use. */
-function watched(socket: ClosableConnection): Set<() => void> {
-  let waiting = sockets.get(socket);
-  if (waiting === undefined) {
-    const set = new Set<() => void>();
-    sockets.set(socket, (waiting = set));
+/** The queue of `socket`, its one `close` listener installed on first use. */
+function queueOf(socket: ClosableConnection): Queue {
+  let queue = queues.get(socket);
+  if (queue === undefined) {
+    const made: Queue = { calls: [], used: 0, pending: 0, overflow: undefined };
+    queues.set(socket, (queue = made));
     socket.once('close', () => {
-      sockets.delete(socket);
-      for (const each of [...set]) each();
+      queues.delete(socket);
+      // Each call leaves the queue as it runs: from copies.
+      const overflow = made.overflow === undefined ? [] : [...made.overflow];
+      for (const call of made.calls.slice(0, made.used)) call?.();
+      for (const call of overflow) call();
     });
   }
-  return waiting;
+  return queue;
+}
+
+/** Adds `call` to the queue: its slot, for {@link leave}. */
+function join(queue: Queue, call: () => void): number {
+  if (queue.used === MAX_SLOTS) {
+    (queue.overflow ??= new Set()).add(call);
+    return OVERFLOW;
+  }
+  queue.calls[queue.used] = call;
+  queue.pending++;
+  return queue.used++;
+}
+
+/** Takes the call in `slot` out of the queue; once none is pending, the slots start over. */
+function leave(queue: Queue, slot: number, call: () => void): void {
+  if (slot === OVERFLOW) {
+    queue.overflow?.delete(call);
+    return;
+  }
+  if (slot === LEFT) return;
+  queue.calls[slot] = undefined;
+  if (--queue.pending === 0) queue.used = 0;
 }
