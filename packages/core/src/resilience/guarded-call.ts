@@ -1,5 +1,6 @@
 import { Deadline, type DeadlineList } from './deadline-list';
-import type { StoreTimeoutError } from './store-errors';
+import type { Outcome } from '../stores/consume-to';
+import { StoreTimeoutError } from './store-errors';
 
 /** What a guard does with the outcome of one of its calls. */
 export interface CallOutcomes {
@@ -15,7 +16,7 @@ export interface CallOutcomes {
  * settles its caller's promise, with the store's answer or, when the store fails or is too slow,
  * with the fallback's.
  */
-class GuardedCall<R extends { readonly key: string }, T> extends Deadline {
+class GuardedCall<R extends { readonly key: string }, T> extends Deadline implements Outcome<T> {
   constructor(
     private readonly outcomes: CallOutcomes,
     private readonly request: R,
@@ -38,6 +39,9 @@ class GuardedCall<R extends { readonly key: string }, T> extends Deadline {
   }
 
   failed(error: unknown): void {
+    // Past its time, its own verdict (which knows how late the loop was) is due this turn: a
+    // store's queue that gave up on the request at the same time (see `timedOut`) need not speak.
+    if (this.state === 'late' && error instanceof StoreTimeoutError) return;
     if (this.outcomes.deadlines.settle(this)) this.#fallBack(error);
   }
 
@@ -56,31 +60,38 @@ class GuardedCall<R extends { readonly key: string }, T> extends Deadline {
 }
 
 /**
- * Asks `call`, bounded by the guard's deadline list; when it fails or is too slow (see
- * `withTimeout`: the same bound), reports it and resolves with `fallback`'s answer instead. Not
- * async: the hottest path of a remote store, where an async function awaiting `withTimeout` made
- * a timer, three promises and their closures per call.
+ * Asks the store by `send`, bounded by the guard's deadline list; when it fails or is too slow
+ * (see `withTimeout`: the same bound), reports it and resolves with `fallback`'s answer instead.
+ * Not async: the hottest path of a remote store, where an async function awaiting `withTimeout`
+ * made a timer, three promises and their closures per call.
  */
 export function guardedCall<R extends { readonly key: string }, T>(
   outcomes: CallOutcomes,
   request: R,
-  call: (request: R) => Promise<T>,
+  send: Send<R, T>,
   fallback: (request: R) => Promise<T>,
 ): Promise<T> {
   return new Promise<T>((resolve, reject) => {
     const pending = new GuardedCall(outcomes, request, fallback, resolve, reject);
     outcomes.deadlines.add(pending);
-    let reply: Promise<T>;
     try {
-      reply = call(request);
+      send(request, pending);
     } catch (error) {
       // A store that throws instead of rejecting fails like any other.
       pending.failed(error);
-      return;
     }
-    reply.then(
-      (value) => pending.answered(value),
-      (error: unknown) => pending.failed(error),
-    );
   });
+}
+
+/** Sends a request to the store; its outcome goes to `to`. */
+export type Send<R, T> = (request: R, to: Outcome<T>) => void;
+
+/** A store method that returns a promise, as a {@link Send}. */
+export function sendOf<R, T>(call: (request: R) => Promise<T>): Send<R, T> {
+  return (request, to) => {
+    call(request).then(
+      (value) => to.answered(value),
+      (error: unknown) => to.failed(error),
+    );
+  };
 }

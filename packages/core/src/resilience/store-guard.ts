@@ -7,7 +7,8 @@ import { CircuitBreaker } from './circuit-breaker';
 import type { DegradedMode, LimiterEmitter, StoreErrorEvent } from './events';
 import type { ResolvedOnStoreError } from './on-store-error';
 import { DeadlineList } from './deadline-list';
-import { guardedCall, type CallOutcomes } from './guarded-call';
+import { CONSUME_TO, consumesTo } from '../stores/consume-to';
+import { guardedCall, sendOf, type CallOutcomes, type Send } from './guarded-call';
 import { asError, StoreTimeoutError, storeErrorScope, type StoreErrorScope } from './store-errors';
 
 /** Consecutive failures that open the circuit. */
@@ -161,11 +162,11 @@ export function guardStore(options: StoreGuardOptions): StoreGuard {
   };
   const guarded = <R, T>(
     request: R & { readonly key: string },
-    call: (request: R) => Promise<T>,
+    send: Send<R, T>,
     fallback: (request: R) => Promise<T>,
   ): Promise<T> => {
     if (!circuit.allow()) return fallback(request);
-    return guardedCall(outcomes, request, call, fallback);
+    return guardedCall(outcomes, request, send, fallback);
   };
 
   // A part given back where it was taken: the store (guarded: a refund that fails is reported
@@ -223,11 +224,15 @@ export function guardStore(options: StoreGuardOptions): StoreGuard {
   };
 
   // A store that throws instead of rejecting is a failure like any other (caught by `guarded`).
-  const consume = (request: StoreRequest): Promise<Verdict> => store.consume(request);
-  const consumeRules = (request: RulesRequest): Promise<GuardedVerdicts> =>
+  // sluice's own remote store tells the call its outcome directly (see CONSUME_TO).
+  const consume: Send<StoreRequest, Verdict> = consumesTo(store)
+    ? (request, to) => store[CONSUME_TO](request, to)
+    : sendOf((request) => store.consume(request));
+  const consumeRules = sendOf((request: RulesRequest): Promise<GuardedVerdicts> =>
     (store.consumeRules as NonNullable<Store['consumeRules']>)
       .call(store, request)
-      .then((verdicts) => ({ verdicts }));
+      .then((verdicts) => ({ verdicts })),
+  );
   return {
     consume: (request) => guarded(request, consume, degrade),
     consumeRules: (request) => guarded(request, consumeRules, degradeRules),
