@@ -21,11 +21,13 @@ class GuardedCall<R extends { readonly key: string }, T> extends Deadline implem
     private readonly outcomes: CallOutcomes,
     private readonly request: R,
     private readonly fallback: (request: R) => Promise<T>,
-    private readonly resolve: (value: T | Promise<T>) => void,
-    private readonly reject: (error: unknown) => void,
   ) {
     super();
   }
+
+  /** Its caller's promise's, set by {@link capture} when the promise is made. */
+  resolve: (value: T | Promise<T>) => void = ignore;
+  reject: (error: unknown) => void = ignore;
 
   answered(value: T): void {
     if (!this.outcomes.deadlines.settle(this)) return;
@@ -71,16 +73,32 @@ export function guardedCall<R extends { readonly key: string }, T>(
   send: Send<R, T>,
   fallback: (request: R) => Promise<T>,
 ): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const pending = new GuardedCall(outcomes, request, fallback, resolve, reject);
-    outcomes.deadlines.add(pending);
-    try {
-      send(request, pending);
-    } catch (error) {
-      // A store that throws instead of rejecting fails like any other.
-      pending.failed(error);
-    }
-  });
+  const pending = new GuardedCall(outcomes, request, fallback);
+  capturing = pending;
+  const promise = new Promise<T>(capture);
+  outcomes.deadlines.add(pending);
+  try {
+    send(request, pending);
+  } catch (error) {
+    // A store that throws instead of rejecting fails like any other.
+    pending.failed(error);
+  }
+  return promise;
+}
+
+const ignore = (): void => undefined;
+
+/**
+ * The call whose promise is being made: one executor for every call, where a closure per call
+ * would hold it (`new Promise` runs its executor at once, so nothing else can come between).
+ */
+let capturing: { resolve: (value: never) => void; reject: (error: unknown) => void } | undefined;
+
+function capture(resolve: (value: never) => void, reject: (error: unknown) => void): void {
+  const call = capturing as NonNullable<typeof capturing>;
+  capturing = undefined;
+  call.resolve = resolve;
+  call.reject = reject;
 }
 
 /** Sends a request to the store; its outcome goes to `to`. */
