@@ -110,82 +110,122 @@ export function createHttpLimiter<TRequest, THandler extends (...args: never[]) 
   const withRequest: { cost: number | undefined; context: unknown } | undefined =
     syncLimit?.passRequest === true ? { cost: syncCost, context: undefined } : undefined;
 
+  // A limit on a remote store (Redis) decides by a store call: `decideSync` has nothing to give,
+  // and `decide` takes its key and cost as `decideSync` does, without the general path's awaits.
+  const remote = syncLimit?.limiter.store.consumeSync === undefined ? syncLimit : undefined;
+  const local = remote === undefined ? syncLimit : undefined;
+
+  /** The outcome of the one limit's decision (see `decideSync`). */
+  const outcomeOfOne = (
+    limit: ResolvedLimit<TRequest, THandler>,
+    request: TRequest,
+    view: RequestView,
+    key: string,
+    decision: Decision,
+  ): HttpOutcome<THandler> => {
+    // The two answers of nearly every request, each shared while it repeats.
+    if (decision.allowed && decision.delayMs === 0) return syncReplies.next(decision);
+    if (!decision.allowed && !limit.dryRun && limit.fallback === undefined) {
+      notify(limit, { request, decision, dryRun: false });
+      return syncReplies.rejection(
+        decision,
+        syncReplies.headers(decision),
+        rejectionStatus(limit, decision),
+        view.header('accept'),
+      );
+    }
+    const entry = { limit, replies: syncReplies, key, cost: syncCost };
+    return outcomeOf(request, view, [{ entry, decision }], false);
+  };
+
+  /** The key of the one limit, when it takes the fast paths: `undefined` when the general path must decide. */
+  const keyOfOne = (limit: ResolvedLimit<TRequest, THandler>, http: HttpRequest, view: RequestView) => {
+    // A client that is gone: refused on the general path.
+    if (http.remoteAddress === undefined && limit.readsAddress) return undefined;
+    const key = (limit.template as (view: RequestView) => string)(view);
+    // A missing key (rare) takes the general path; the template is pure, so reading it twice is fine.
+    return key === '' && limit.onMissingKey !== 'shared' ? undefined : key;
+  };
+
   return {
     limiters: limits.map((limit) => limit.limiter),
     decideSync(request, http) {
-      if (syncLimit === undefined) return undefined;
-      // A client that is gone: refused on the general path.
-      if (http.remoteAddress === undefined && syncLimit.readsAddress) return undefined;
+      if (local === undefined) return undefined;
       const view = new RequestView(http);
-      const key = (syncLimit.template as (view: RequestView) => string)(view);
-      // A missing key (rare) takes the general path; the template is pure, so reading it twice is fine.
-      if (key === '' && syncLimit.onMissingKey !== 'shared') return undefined;
-      const cost = syncLimit.cost as number | undefined; // not a function: checked at creation
+      const key = keyOfOne(local, http, view);
+      if (key === undefined) return undefined;
       let decision: Decision | undefined;
       if (withRequest === undefined) {
-        decision = syncLimit.limiter.consumeSync(key, fixedOptions);
+        decision = local.limiter.consumeSync(key, fixedOptions);
       } else {
         withRequest.context = request;
         try {
-          decision = syncLimit.limiter.consumeSync(key, withRequest);
+          decision = local.limiter.consumeSync(key, withRequest);
         } finally {
           // A finished request must not stay reachable from the limit.
           withRequest.context = undefined;
         }
       }
-      // A remote store: nothing was taken; the caller awaits decide() instead.
+      // Not decided in process after all (a limiter whose store says otherwise): decide() instead.
       if (decision === undefined) return undefined;
-      // The two answers of nearly every request, each shared while it repeats.
-      if (decision.allowed && decision.delayMs === 0) return syncReplies.next(decision);
-      if (!decision.allowed && !syncLimit.dryRun && syncLimit.fallback === undefined) {
-        notify(syncLimit, { request, decision, dryRun: false });
-        return syncReplies.rejection(
-          decision,
-          syncReplies.headers(decision),
-          rejectionStatus(syncLimit, decision),
-          view.header('accept'),
-        );
-      }
-      const entry = { limit: syncLimit, replies: syncReplies, key, cost };
-      return outcomeOf(request, view, [{ entry, decision }], false);
+      return outcomeOfOne(local, request, view, key, decision);
     },
-    async decide(request, http) {
+    decide(request, http) {
+      if (remote === undefined) return decideAny(request, http);
       const view = new RequestView(http);
-      const entries: Array<Entry<TRequest, THandler>> = [];
-      let dryRunMissingKey = false;
-      for (let i = 0; i < limits.length; i++) {
-        const limit = limits[i] as ResolvedLimit<TRequest, THandler>;
-        if (limit.skip !== undefined && (await skipOf(limit, request))) continue;
-        // The connection is gone, so the client's address is unknown: keyed by it, the request
-        // would have the empty key and pass (or share one bucket). Refused, whatever onMissingKey says.
-        const gone = http.remoteAddress === undefined && limit.readsAddress;
-        const key = gone ? '' : await keyOf(limit, request, view);
-        const missing = gone ? 'reject' : key === '' ? limit.onMissingKey : undefined;
-        if (missing === 'skip') continue;
-        if (missing === 'reject') {
-          if (limit.dryRun) {
-            dryRunMissingKey = true;
-            continue;
-          }
-          // Refused before any limit consumed anything. A missing key is the client's error (400,
-          // not `status`): the request lacks what the limit keys on, and sending it again
-          // unchanged cannot help. A client that is gone gets the limit's own refusal (no one
-          // reads it; a log does).
-          const { type, body } = rejectionBody(undefined, view.header('accept'));
-          const status = gone ? limit.status : MISSING_KEY_STATUS;
-          return { kind: 'reply', headers: [], status, type, body };
-        }
-        entries.push({
-          limit,
-          replies: replies[i] as ReplyCache,
+      const key = keyOfOne(remote, http, view);
+      if (key === undefined) return decideAny(request, http);
+      let decided: Promise<Decision>;
+      try {
+        // Its own options object with the request (a limiter passed in may read it later).
+        decided = remote.limiter.consume(
           key,
-          cost: await costOf(limit, request, key),
-        });
+          withRequest === undefined ? fixedOptions : { cost: syncCost, context: request },
+        );
+      } catch (error) {
+        // A broken clock: a rejection, as from the general path.
+        return Promise.reject(error);
       }
-      const results = await decideAll(entries, request);
-      return outcomeOf(request, view, results, dryRunMissingKey);
+      return decided.then((decision) => outcomeOfOne(remote, request, view, key, decision));
     },
   };
+
+  async function decideAny(request: TRequest, http: HttpRequest): Promise<HttpOutcome<THandler>> {
+    const view = new RequestView(http);
+    const entries: Array<Entry<TRequest, THandler>> = [];
+    let dryRunMissingKey = false;
+    for (let i = 0; i < limits.length; i++) {
+      const limit = limits[i] as ResolvedLimit<TRequest, THandler>;
+      if (limit.skip !== undefined && (await skipOf(limit, request))) continue;
+      // The connection is gone, so the client's address is unknown: keyed by it, the request
+      // would have the empty key and pass (or share one bucket). Refused, whatever onMissingKey says.
+      const gone = http.remoteAddress === undefined && limit.readsAddress;
+      const key = gone ? '' : await keyOf(limit, request, view);
+      const missing = gone ? 'reject' : key === '' ? limit.onMissingKey : undefined;
+      if (missing === 'skip') continue;
+      if (missing === 'reject') {
+        if (limit.dryRun) {
+          dryRunMissingKey = true;
+          continue;
+        }
+        // Refused before any limit consumed anything. A missing key is the client's error (400,
+        // not `status`): the request lacks what the limit keys on, and sending it again
+        // unchanged cannot help. A client that is gone gets the limit's own refusal (no one
+        // reads it; a log does).
+        const { type, body } = rejectionBody(undefined, view.header('accept'));
+        const status = gone ? limit.status : MISSING_KEY_STATUS;
+        return { kind: 'reply', headers: [], status, type, body };
+      }
+      entries.push({
+        limit,
+        replies: replies[i] as ReplyCache,
+        key,
+        cost: await costOf(limit, request, key),
+      });
+    }
+    const results = await decideAll(entries, request);
+    return outcomeOf(request, view, results, dryRunMissingKey);
+  }
 }
 
 function consume<TRequest, THandler>(entry: Entry<TRequest, THandler>, request: TRequest): Promise<Decision> {

@@ -108,23 +108,27 @@ export function remotePath(options: RemotePathOptions): RemotePath {
       blocks.remember(key, cost, at, decision, target.policies);
   };
 
+  // Not a closure per request: the decision's own key.
+  const remembered = (decision: Decision, cost: number, startedAt: number, target: Target): Decision => {
+    remember(decision.key, cost, startedAt, decision, target);
+    return reported(metrics, decision, cost);
+  };
+
   const decide: RemotePath['decide'] = (key, cost, target) => {
     const startedAt = blocks === undefined ? 0 : localNow();
     const block = blocks === undefined ? undefined : blocked(key, cost, target, startedAt);
     if (block !== undefined) return Promise.resolve(block);
-    const remembered = (decision: Decision): Decision => {
-      remember(key, cost, startedAt, decision, target);
-      return reported(metrics, decision, cost);
-    };
     const { scope } = target;
     if (target.policies.length > 1) {
       return guard
         .consumeRules({ prefix, key, policies: target.policies, cost, nowMs: now(), scope, timeoutMs })
-        .then(({ verdicts, degraded }) => remembered(decisions.ofRules(verdicts, target, key, degraded)));
+        .then(({ verdicts, degraded }) =>
+          remembered(decisions.ofRules(verdicts, target, key, degraded), cost, startedAt, target),
+        );
     }
     const decidedBy = target.policies[0] as Policy;
     return consumeOne({ prefix, key, policy: decidedBy, cost, nowMs: now(), scope, timeoutMs }).then(
-      (verdict) => remembered(decisions.of(verdict, key, decidedBy, undefined)),
+      (verdict) => remembered(decisions.of(verdict, key, decidedBy, undefined), cost, startedAt, target),
     );
   };
 

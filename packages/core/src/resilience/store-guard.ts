@@ -6,13 +6,10 @@ import type { Policy, Receipt, Verdict } from '../types';
 import { CircuitBreaker } from './circuit-breaker';
 import type { DegradedMode, LimiterEmitter, StoreErrorEvent } from './events';
 import type { ResolvedOnStoreError } from './on-store-error';
-import {
-  asError,
-  StoreTimeoutError,
-  storeErrorScope,
-  withTimeout,
-  type StoreErrorScope,
-} from './store-errors';
+import { DeadlineList } from './deadline-list';
+import { CONSUME_TO, consumesTo } from '../stores/consume-to';
+import { guardedCall, sendOf, type CallOutcomes, type Send } from './guarded-call';
+import { asError, StoreTimeoutError, storeErrorScope, type StoreErrorScope } from './store-errors';
 
 /** Consecutive failures that open the circuit. */
 export const FAILURE_THRESHOLD = 3;
@@ -71,11 +68,13 @@ export interface StoreGuard {
  * Only the store's own failures count toward opening the circuit (see `storeErrorScope`): an
  * error about one key's data is decided by `onStoreError` for that request alone, and counts as
  * an answer (the store is up). A reply that was waiting while this process was too busy to read
- * it is no failure at all (see `withTimeout`).
+ * it is no failure at all (see `withTimeout`). Every call of the guard is bounded by one
+ * {@link DeadlineList}: its calls share `timeoutMs`.
  */
 export function guardStore(options: StoreGuardOptions): StoreGuard {
   const { store, onStoreError, timeoutMs, events, now, metrics } = options;
   const circuit = new CircuitBreaker(FAILURE_THRESHOLD, COOLDOWN_MS, now);
+  const deadlines = new DeadlineList(timeoutMs);
   const instances = onStoreError.mode === 'insurance' ? onStoreError.instances : 1;
   const divided = new WeakMap<Policy, Policy>();
   const insured = (policy: Policy): Policy => {
@@ -150,23 +149,24 @@ export function guardStore(options: StoreGuardOptions): StoreGuard {
     if (events.has('storeError')) events.emit('storeError', storeErrorOf(error, key, scope));
   };
 
-  const guarded = async <R, T>(
+  const outcomes: CallOutcomes = {
+    deadlines,
+    answered(startedAt) {
+      metrics?.storeCall((performance.now() - startedAt) / 1000);
+      answered();
+    },
+    failed(key, error, startedAt) {
+      if (metrics !== undefined) reportFailure(metrics, error, startedAt);
+      record(key, error);
+    },
+  };
+  const guarded = <R, T>(
     request: R & { readonly key: string },
-    call: (request: R) => Promise<T>,
+    send: Send<R, T>,
     fallback: (request: R) => Promise<T>,
   ): Promise<T> => {
     if (!circuit.allow()) return fallback(request);
-    const startedAt = metrics === undefined ? 0 : performance.now();
-    try {
-      const result = await withTimeout(call(request), timeoutMs);
-      metrics?.storeCall((performance.now() - startedAt) / 1000);
-      answered();
-      return result;
-    } catch (error) {
-      if (metrics !== undefined) reportFailure(metrics, error, startedAt);
-      record(request.key, error);
-      return fallback(request);
-    }
+    return guardedCall(outcomes, request, send, fallback);
   };
 
   // A part given back where it was taken: the store (guarded: a refund that fails is reported
@@ -182,7 +182,7 @@ export function guardStore(options: StoreGuardOptions): StoreGuard {
     if (target !== store) return () => giveBack(part, receipts);
     return () =>
       circuit.allow()
-        ? withTimeout(giveBack(part, receipts), timeoutMs).then(
+        ? deadlines.bound(giveBack(part, receipts)).then(
             () => record(part.key),
             (error: unknown) => record(part.key, error),
           )
@@ -210,9 +210,8 @@ export function guardStore(options: StoreGuardOptions): StoreGuard {
     const startedAt = metrics === undefined ? 0 : performance.now();
     try {
       // A store that throws instead of rejecting is a failure like any other.
-      const alone = await withTimeout(
+      const alone = await deadlines.bound(
         Promise.resolve().then(() => takeAlone(store, part) as NonNullable<ReturnType<typeof takeAlone>>),
-        timeoutMs,
       );
       metrics?.storeCall((performance.now() - startedAt) / 1000);
       record(part.key);
@@ -225,11 +224,15 @@ export function guardStore(options: StoreGuardOptions): StoreGuard {
   };
 
   // A store that throws instead of rejecting is a failure like any other (caught by `guarded`).
-  const consume = (request: StoreRequest): Promise<Verdict> => store.consume(request);
-  const consumeRules = (request: RulesRequest): Promise<GuardedVerdicts> =>
+  // sluice's own remote store tells the call its outcome directly (see CONSUME_TO).
+  const consume: Send<StoreRequest, Verdict> = consumesTo(store)
+    ? (request, to) => store[CONSUME_TO](request, to)
+    : sendOf((request) => store.consume(request));
+  const consumeRules = sendOf((request: RulesRequest): Promise<GuardedVerdicts> =>
     (store.consumeRules as NonNullable<Store['consumeRules']>)
       .call(store, request)
-      .then((verdicts) => ({ verdicts }));
+      .then((verdicts) => ({ verdicts })),
+  );
   return {
     consume: (request) => guarded(request, consume, degrade),
     consumeRules: (request) => guarded(request, consumeRules, degradeRules),

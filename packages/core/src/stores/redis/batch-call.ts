@@ -1,4 +1,5 @@
 import type { Policy, Verdict } from '../../types';
+import type { Outcome } from '../consume-to';
 import type { Queued } from './batch-queue';
 import { unexpectedReply, verdictAt } from './redis-command';
 import type { ScriptCommand } from './redis-client';
@@ -53,11 +54,19 @@ export class ScriptEntry implements Queued {
     readonly group: number,
     readonly timeoutMs: number,
     readonly deadline: number,
-    readonly resolve: (value: unknown) => void,
-    readonly fail: (error: unknown) => void,
+    /** Told how the request ended: the caller's promise, or the caller itself (see `CONSUME_TO`). */
+    readonly to: Outcome<unknown>,
     /** Set for the ops with arguments of their own (`keys` then are its keys, `policies` none). */
     readonly own?: OwnCall,
   ) {}
+
+  resolve(value: unknown): void {
+    this.to.answered(value);
+  }
+
+  fail(error: unknown): void {
+    this.to.failed(error);
+  }
 }
 
 /** A policy's six values in the batch script's policy table, as text, built once per policy. */
@@ -162,13 +171,16 @@ function settle(reply: unknown, batch: readonly ScriptEntry[]): void {
         const [answer, width] = entry.own.read(reply, at);
         entry.resolve(answer);
         at += width;
+      } else if (entry.op === Op.consume && !entry.rules) {
+        entry.resolve(verdictAt(reply, at, entry.policies[0] as Policy));
+        at += 4;
       } else if (entry.op === Op.consume) {
         const verdicts: Verdict[] = [];
         for (const policy of entry.policies) {
           verdicts.push(verdictAt(reply, at, policy));
           at += 4;
         }
-        entry.resolve(entry.rules ? verdicts : verdicts[0]);
+        entry.resolve(verdicts);
       } else {
         if (typeof value !== 'number') throw unexpectedReply(reply);
         entry.resolve(undefined);

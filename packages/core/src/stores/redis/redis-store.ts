@@ -6,6 +6,7 @@ import { Op, runBatch, ScriptEntry, type OwnCall } from './batch-call';
 import { resolveBatch, type BatchOption } from './batch-option';
 import { BatchQueue } from './batch-queue';
 import { AloneCalls } from './alone-calls';
+import { CONSUME_TO, type Outcome } from '../consume-to';
 import { adaptClient } from './client-adapters';
 import type { RedisStoreClient, ScriptClient } from './redis-client';
 import { canJoin, giveBackJointCall, jointCall, type JointCall } from './redis-joint';
@@ -159,6 +160,13 @@ export class RedisStore implements Store {
     return this.#run(Op.consume, [this.keyOf(request)], [request.policy], request) as Promise<Verdict>;
   }
 
+  /** {@link RedisStore.consume}, told to `to` (internal, see `CONSUME_TO`). */
+  [CONSUME_TO](request: StoreRequest, to: Outcome<Verdict>): void {
+    const invalid = invalidTime(request.nowMs);
+    if (invalid !== undefined) return to.failed(invalid);
+    this.#runTo(Op.consume, [this.keyOf(request)], [request.policy], request, to as Outcome<unknown>);
+  }
+
   /**
    * Runs every rule on its own key in one script, all or nothing: the states are written only
    * when every rule admits. One round trip; the keys share the user key's hash tag, so on
@@ -251,57 +259,96 @@ export class RedisStore implements Store {
     op: Op,
     keys: readonly string[],
     policies: readonly Policy[],
-    { cost, nowMs, timeoutMs }: Pick<StoreRequest, 'cost' | 'nowMs' | 'timeoutMs'>,
+    timing: Pick<StoreRequest, 'cost' | 'nowMs' | 'timeoutMs'>,
     rules = false,
     own?: OwnCall,
   ): Promise<unknown> {
     const queue = this.#queue;
     if (queue === undefined)
-      return own === undefined ? this.#calls.run(op, keys, policies, cost, nowMs, rules) : alone(own);
+      return own === undefined
+        ? this.#calls.run(op, keys, policies, timing.cost, timing.nowMs, rules)
+        : alone(own);
     const group = this.#cluster ? calculateSlot(keys[0] as string) : 0;
-    const deadline = timeoutMs === undefined ? Infinity : performance.now() + timeoutMs;
+    const deadline = timing.timeoutMs === undefined ? Infinity : performance.now() + timing.timeoutMs;
     const landed = queue.room(group, deadline);
     if (landed !== undefined) {
       // Room: alone, at once, as without batching; the place is freed before the caller runs on.
-      const reply =
-        own === undefined ? this.#calls.runSafely(op, keys, policies, cost, nowMs, rules) : alone(own);
+      const reply = this.#alone(op, keys, policies, timing, rules, own);
       reply.then(landed, landed);
       return reply;
     }
     return new Promise((resolve, reject) => {
-      queue.push(
-        new ScriptEntry(
-          op,
-          keys,
-          policies,
-          cost,
-          nowMs,
-          rules,
-          group,
-          timeoutMs ?? 0,
-          deadline,
-          resolve,
-          reject,
-          own,
-        ),
-      );
+      const to = { answered: resolve, failed: reject };
+      queue.push(this.#entry(op, keys, policies, timing, rules, group, deadline, to, own));
     });
+  }
+
+  /** {@link RedisStore.#run} of a request without arguments of its own, told to `to` instead of returned. */
+  #runTo(
+    op: Op,
+    keys: readonly string[],
+    policies: readonly Policy[],
+    timing: Pick<StoreRequest, 'cost' | 'nowMs' | 'timeoutMs'>,
+    to: Outcome<unknown>,
+  ): void {
+    const queue = this.#queue;
+    const group = queue === undefined || !this.#cluster ? 0 : calculateSlot(keys[0] as string);
+    const deadline = timing.timeoutMs === undefined ? Infinity : performance.now() + timing.timeoutMs;
+    const landed = queue?.room(group, deadline);
+    if (queue === undefined || landed !== undefined) {
+      this.#alone(op, keys, policies, timing, false, undefined).then(
+        (value) => {
+          landed?.();
+          to.answered(value);
+        },
+        (error: unknown) => {
+          landed?.();
+          to.failed(error);
+        },
+      );
+      return;
+    }
+    queue.push(this.#entry(op, keys, policies, timing, false, group, deadline, to, undefined));
+  }
+
+  /** A request as its own call; a client that throws makes it a rejection. */
+  #alone(
+    op: Op,
+    keys: readonly string[],
+    policies: readonly Policy[],
+    { cost, nowMs }: Pick<StoreRequest, 'cost' | 'nowMs'>,
+    rules: boolean,
+    own: OwnCall | undefined,
+  ): Promise<unknown> {
+    return own === undefined ? this.#calls.runSafely(op, keys, policies, cost, nowMs, rules) : alone(own);
+  }
+
+  #entry(
+    op: Op,
+    keys: readonly string[],
+    policies: readonly Policy[],
+    { cost, nowMs, timeoutMs }: Pick<StoreRequest, 'cost' | 'nowMs' | 'timeoutMs'>,
+    rules: boolean,
+    group: number,
+    deadline: number,
+    to: Outcome<unknown>,
+    own: OwnCall | undefined,
+  ): ScriptEntry {
+    return new ScriptEntry(op, keys, policies, cost, nowMs, rules, group, timeoutMs ?? 0, deadline, to, own);
   }
 
   /** Sends a batch: one request as its own call, several as one call of the batch script. */
   #send(batch: readonly ScriptEntry[], landed: () => void): void {
     if (batch.length > 1) return runBatch(this.#calls.scripts.batch, batch, landed);
-    const { op, keys, policies, cost, nowMs, rules, resolve, fail, own } = batch[0] as ScriptEntry;
-    const reply =
-      own === undefined ? this.#calls.runSafely(op, keys, policies, cost, nowMs, rules) : alone(own);
-    reply.then(
+    const entry = batch[0] as ScriptEntry;
+    this.#alone(entry.op, entry.keys, entry.policies, entry, entry.rules, entry.own).then(
       (value) => {
         landed();
-        resolve(value);
+        entry.resolve(value);
       },
       (error: unknown) => {
         landed();
-        fail(error);
+        entry.fail(error);
       },
     );
   }

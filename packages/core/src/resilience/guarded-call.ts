@@ -1,0 +1,115 @@
+import { Deadline, type DeadlineList } from './deadline-list';
+import type { Outcome } from '../stores/consume-to';
+import { StoreTimeoutError } from './store-errors';
+
+/** What a guard does with the outcome of one of its calls. */
+export interface CallOutcomes {
+  readonly deadlines: DeadlineList;
+  /** The store answered a call that started at `startedAt` (`performance.now()`). */
+  answered(startedAt: number): void;
+  /** The store failed a call for `key` (an error, or no answer in time). */
+  failed(key: string, error: unknown, startedAt: number): void;
+}
+
+/**
+ * One guarded store call, as one object: its place on the guard's deadline list, and how it
+ * settles its caller's promise, with the store's answer or, when the store fails or is too slow,
+ * with the fallback's.
+ */
+class GuardedCall<R extends { readonly key: string }, T> extends Deadline implements Outcome<T> {
+  constructor(
+    private readonly outcomes: CallOutcomes,
+    private readonly request: R,
+    private readonly fallback: (request: R) => Promise<T>,
+  ) {
+    super();
+  }
+
+  /** Its caller's promise's, set by {@link capture} when the promise is made. */
+  resolve: (value: T | Promise<T>) => void = ignore;
+  reject: (error: unknown) => void = ignore;
+
+  answered(value: T): void {
+    if (!this.outcomes.deadlines.settle(this)) return;
+    try {
+      this.outcomes.answered(this.startedAt);
+    } catch (error) {
+      this.#fallBack(error);
+      return;
+    }
+    this.resolve(value);
+  }
+
+  failed(error: unknown): void {
+    // Past its time, its own verdict (which knows how late the loop was) is due this turn: a
+    // store's queue that gave up on the request at the same time (see `timedOut`) need not speak.
+    if (this.state === 'late' && error instanceof StoreTimeoutError) return;
+    if (this.outcomes.deadlines.settle(this)) this.#fallBack(error);
+  }
+
+  timedOut(error: StoreTimeoutError): void {
+    this.#fallBack(error);
+  }
+
+  #fallBack(error: unknown): void {
+    try {
+      this.outcomes.failed(this.request.key, error, this.startedAt);
+      this.resolve(this.fallback(this.request));
+    } catch (thrown) {
+      this.reject(thrown);
+    }
+  }
+}
+
+/**
+ * Asks the store by `send`, bounded by the guard's deadline list; when it fails or is too slow
+ * (see `withTimeout`: the same bound), reports it and resolves with `fallback`'s answer instead.
+ * Not async: the hottest path of a remote store, where an async function awaiting `withTimeout`
+ * made a timer, three promises and their closures per call.
+ */
+export function guardedCall<R extends { readonly key: string }, T>(
+  outcomes: CallOutcomes,
+  request: R,
+  send: Send<R, T>,
+  fallback: (request: R) => Promise<T>,
+): Promise<T> {
+  const pending = new GuardedCall(outcomes, request, fallback);
+  capturing = pending;
+  const promise = new Promise<T>(capture);
+  outcomes.deadlines.add(pending);
+  try {
+    send(request, pending);
+  } catch (error) {
+    // A store that throws instead of rejecting fails like any other.
+    pending.failed(error);
+  }
+  return promise;
+}
+
+const ignore = (): void => undefined;
+
+/**
+ * The call whose promise is being made: one executor for every call, where a closure per call
+ * would hold it (`new Promise` runs its executor at once, so nothing else can come between).
+ */
+let capturing: { resolve: (value: never) => void; reject: (error: unknown) => void } | undefined;
+
+function capture(resolve: (value: never) => void, reject: (error: unknown) => void): void {
+  const call = capturing as NonNullable<typeof capturing>;
+  capturing = undefined;
+  call.resolve = resolve;
+  call.reject = reject;
+}
+
+/** Sends a request to the store; its outcome goes to `to`. */
+export type Send<R, T> = (request: R, to: Outcome<T>) => void;
+
+/** A store method that returns a promise, as a {@link Send}. */
+export function sendOf<R, T>(call: (request: R) => Promise<T>): Send<R, T> {
+  return (request, to) => {
+    call(request).then(
+      (value) => to.answered(value),
+      (error: unknown) => to.failed(error),
+    );
+  };
+}
