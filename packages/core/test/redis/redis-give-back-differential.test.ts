@@ -161,6 +161,7 @@ test.each(TAKEN_POLICIES.map((options, i) => [JSON.stringify(options), options, 
     let now = FAKE_EPOCH + random.int(0, 3 * policy.windowMs);
     let model: unknown;
     let changes = 0;
+    let expiredInRealTime = 0;
     const mismatches: object[] = [];
     for (let i = 0; i < TAKEN_STEPS; i++) {
       const roll = random();
@@ -207,6 +208,14 @@ test.each(TAKEN_POLICIES.map((options, i) => [JSON.stringify(options), options, 
       const tookMs = Date.now() - started;
       const state = storedState(kind, raw);
       const ttl = pttl as number;
+      if (ttl === -2 && model !== undefined && ttlMs !== -1 && ttlMs <= tookMs + 2) {
+        // The state was written with a TTL shorter than this step took in real time (a window
+        // ending a few ms after the fake clock's now), and Redis expired it before the read: as
+        // the reference would once its clock passed the TTL. Both go on from no state.
+        model = undefined;
+        expiredInRealTime++;
+        continue;
+      }
       const ttlOk =
         model === undefined
           ? ttl === -2
@@ -217,7 +226,9 @@ test.each(TAKEN_POLICIES.map((options, i) => [JSON.stringify(options), options, 
         mismatches.push({ i, request, before, lua: { state, ttl }, ts: { state: model, ttlMs } });
     }
     expect(mismatches.slice(0, 3)).toEqual([]);
-    // The sequences give back often enough to prove something (warm-up only while a turn waits).
+    // The sequences give back often enough to prove something (warm-up only while a turn waits),
+    // and the real clock resynchronised the two rarely (only a loaded machine does it at all).
     expect(changes).toBeGreaterThan(10);
+    expect(expiredInRealTime).toBeLessThan(TAKEN_STEPS / 20);
   },
 );
