@@ -36,7 +36,7 @@ import { readStringLua } from './prelude.lua';
  * How the batch script's steps read and write string state, in place of the prelude's
  * `stateAccessLua` and `set_state`. A batch whose keys repeat (a key one or two places after
  * itself: a flash sale's item, one client's address) goes through its own view of its keys, so
- * that a key many of its requests share costs one `GET` and one `SET … PX` per batch instead of
+ * that a key many of its requests share costs one `GET` and one `PSETEX` per batch instead of
  * per request; any other batch writes as it goes, as the requests would alone (the view costs
  * Redis about 2 k instructions per decision that a batch of distinct keys would not win back),
  * and so does a batch with a sliding log (its sorted sets are written as they go). All give the
@@ -62,7 +62,7 @@ import { readStringLua } from './prelude.lua';
  * so a request that failed midway left in the view exactly what it would have left in Redis.
  *
  * A write Redis refuses (OOM under maxmemory, a read-only replica) fails, request by request,
- * only the requests that write. Under maxmemory Redis refuses a script's `SET`s until its first
+ * only the requests that write. Under maxmemory Redis refuses a script's `PSETEX` until its first
  * write that is not refused (a `DEL`), whatever the key: `flush` sends first a write of the kind
  * the requests would have sent first, and when Redis refuses it (nothing written yet), the batch
  * is decided again without the view, so that each request meets the refusal itself.
@@ -101,7 +101,8 @@ local function set_now(key, ttl_ms, value)
     ttl = format('%d', ttl_ms)
     ttl_texts[ttl_ms] = ttl
   end
-  redis.call('SET', key, value, 'PX', ttl)
+  -- SET … PX with less to parse (as the prelude's set_state).
+  redis.call('PSETEX', key, ttl, value)
 end
 
 -- Below 16 keys, MGET and EXISTS cost Redis more than the GETs they save.
@@ -204,7 +205,7 @@ local function take_view()
       end
     end
     if flushed == 0 and not first_deletes then
-      -- Every SET was overwritten by a deletion: the first is sent still, as the requests sent it.
+      -- Every PSETEX overwritten by a deletion: the first is sent still, as the requests sent it.
       set_now(written_keys[1], written_ttls[1], written_values[1])
       flushed = 1
     end
@@ -217,8 +218,9 @@ end
 `;
 
 export const batchDriverLua = `
--- Effects replication before any write (Redis 5 and later do it anyway; Redis 4 must be asked).
-if redis.replicate_commands then redis.replicate_commands() end
+-- Effects replication before any write: the only way on Redis 7 (which has REDIS_VERSION), a
+-- setting on 5 and 6, asked for on 4 to 6 (as the prelude's nowLua).
+if not redis.REDIS_VERSION and redis.replicate_commands then redis.replicate_commands() end
 local tonumber = tonumber
 local server_now
 local function time_of(given)
