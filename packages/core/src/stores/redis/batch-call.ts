@@ -1,7 +1,7 @@
 import type { Policy, Verdict } from '../../types';
 import type { Outcome } from '../consume-to';
 import type { Queued } from './batch-queue';
-import { unexpectedReply, verdictAt } from './redis-command';
+import { unexpectedReply, verdictAt, verdictOf } from './redis-command';
 import type { ScriptCommand } from './redis-client';
 import { kindNumberOf, MAX_PARAMS, policyParams } from './scripts';
 
@@ -171,9 +171,18 @@ function settle(reply: unknown, batch: readonly ScriptEntry[]): void {
         const [answer, width] = entry.own.read(reply, at);
         entry.resolve(answer);
         at += width;
-      } else if (entry.op === Op.consume && !entry.rules) {
-        entry.resolve(verdictAt(reply, at, entry.policies[0] as Policy));
-        at += 4;
+      } else if (entry.op === Op.consume && entry.policies.length === 1) {
+        const policy = entry.policies[0] as Policy;
+        let verdict: Verdict;
+        if (typeof value === 'number' && value < 0) {
+          verdict = verdictOf(reply, policy, -1 - value, reply[at + 1], reply[at + 2], reply[at + 3]);
+          at += 4;
+        } else {
+          // An admission without delay: `remaining, resetMs` (see scripts/batch.lua.ts).
+          verdict = verdictOf(reply, policy, 0, value, reply[at + 1], 0);
+          at += 2;
+        }
+        entry.resolve(entry.rules ? [verdict] : verdict);
       } else if (entry.op === Op.consume) {
         const verdicts: Verdict[] = [];
         for (const policy of entry.policies) {

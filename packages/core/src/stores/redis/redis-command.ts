@@ -139,10 +139,22 @@ export function unexpectedReply(reply: unknown): Error {
  * time of a rejection). `limit` is the policy's capacity, which the script need not send.
  */
 export function verdictAt(reply: readonly unknown[], at: number, policy: Policy): Verdict {
-  const code = reply[at];
-  const remaining = reply[at + 1];
-  const resetMs = reply[at + 2];
-  const waitMs = reply[at + 3];
+  return verdictOf(reply, policy, reply[at], reply[at + 1], reply[at + 2], reply[at + 3]);
+}
+
+/**
+ * The verdict of `code`, `remaining`, `resetMs` and `waitMs` (see {@link verdictAt}), read from
+ * `reply`.
+ * @throws Error naming the whole reply when one of them is not what the script sends
+ */
+export function verdictOf(
+  reply: unknown,
+  policy: Policy,
+  code: unknown,
+  remaining: unknown,
+  resetMs: unknown,
+  waitMs: unknown,
+): Verdict {
   if (
     (code !== 0 && code !== 1 && code !== 2) ||
     !isCount(remaining) ||

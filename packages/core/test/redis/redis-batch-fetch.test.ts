@@ -1,0 +1,240 @@
+import type Redis from 'ioredis';
+import { RedisStore, resolvePolicy, type Policy, type PolicyOptions, type Store } from '../../src';
+import { MAX_IN_FLIGHT } from '../../src/stores/redis/batch-queue';
+import {
+  BATCH_SCRIPT,
+  givesBack,
+  kindNumberOf,
+  MAX_PARAMS,
+  policyParams,
+} from '../../src/stores/redis/scripts';
+import { FAKE_EPOCH } from '../contract/fake-clock';
+import { batchAnswers } from './batch-answers';
+import { useRedisServer } from '../harness/redis-fixtures';
+
+/**
+ * Issue 11: a batch whose keys do not repeat reads them all in one MGET up front (see
+ * `scripts/batch.lua.ts`) instead of one GET per request. Whatever the keys hold — state, none,
+ * a key of another type — every answer and the state left behind (value and TTL) must be those
+ * of the same requests decided one by one, and a write Redis refuses must fail the requests it
+ * failed one by one.
+ */
+const redis = useRedisServer();
+let client: Redis;
+
+beforeAll(() => {
+  client = redis.client();
+});
+
+/**
+ * Every kind of string state (the sliding log keeps a sorted set: its batches read as they go),
+ * at rates per minute: a key's TTL (real time) outlasts both runs.
+ */
+const OPTIONS: PolicyOptions[] = [
+  { algorithm: 'gcra', rate: '10r/m', burst: 4 },
+  { algorithm: 'gcra', rate: '5r/m', queue: { maxWaitMs: 20_000 } },
+  { algorithm: 'token-bucket', rate: '4r/m', burst: 3, queue: { maxWaitMs: 15_000 } },
+  { algorithm: 'token-bucket', rate: '2r/m', warmup: '4m' },
+  { algorithm: 'leaky-bucket', rate: '5r/m', burst: 6, delay: 2 },
+  { algorithm: 'fixed-window', rate: '12/2m' },
+  { algorithm: 'sliding-window', rate: '9/3m' },
+];
+const POLICIES: Policy[] = OPTIONS.map((options) => resolvePolicy(options));
+const COSTS = [1, 1, 0, 2, 1, 30, 1, 3];
+
+type Ask = (store: Store) => Promise<unknown>;
+
+/**
+ * One request on each of 56 keys (8 per policy, every key once): consumes of several costs
+ * (peeks, and a cost past every capacity), a give-back on kinds that delay, a reset.
+ */
+function distinctRequests(prefix: string, nowMs: number): Ask[] {
+  return Array.from({ length: 56 }, (_, i): Ask => {
+    const policy = POLICIES[i % POLICIES.length] as Policy;
+    const request = { prefix, key: `user:${i}`, policy, cost: COSTS[i % COSTS.length] as number, nowMs };
+    if (i % 11 === 10) return (store) => store.reset(request);
+    if (i % 13 === 12 && givesBack(policy))
+      return (store) => (store.giveBack as NonNullable<Store['giveBack']>)({ ...request, cost: 1 });
+    return (store) => store.consume(request);
+  });
+}
+
+/** What a prefix's keys hold: type, value and TTL, by key without the prefix. */
+async function stored(
+  prefix: string,
+): Promise<Record<string, { type: string; value: string | null; ttlMs: number }>> {
+  const held: Record<string, { type: string; value: string | null; ttlMs: number }> = {};
+  for (const key of await client.keys(`${prefix}:*`)) {
+    const type = await client.type(key);
+    held[key.slice(prefix.length)] = {
+      type,
+      value: type === 'string' ? await client.get(key) : null,
+      ttlMs: await client.pttl(key),
+    };
+  }
+  return held;
+}
+
+function expectSameState(
+  batched: Awaited<ReturnType<typeof stored>>,
+  alone: Awaited<ReturnType<typeof stored>>,
+): void {
+  expect(Object.keys(batched).sort()).toEqual(Object.keys(alone).sort());
+  for (const [key, { type, value, ttlMs }] of Object.entries(alone)) {
+    expect(batched[key]?.type).toBe(type);
+    expect(batched[key]?.value).toBe(value);
+    // Each TTL runs from its own write: the two runs wrote moments apart.
+    expect(Math.abs((batched[key]?.ttlMs ?? Number.NaN) - ttlMs)).toBeLessThan(500);
+  }
+}
+
+/** Commands run, by name, since the last RESETSTAT. */
+async function commandCalls(name: string): Promise<number> {
+  const info = await client.info('commandstats');
+  return Number(new RegExp(`^cmdstat_${name}:calls=(\\d+)`, 'm').exec(info)?.[1] ?? 0);
+}
+
+/**
+ * The requests one by one on `alone-<name>`, then asked at once on `batch-<name>`: both answers,
+ * and the GET and MGET commands Redis ran for the batched ones.
+ */
+async function bothWays(
+  name: string,
+  asked: (prefix: string) => Ask[],
+  prepare: (prefix: string) => Promise<void> = async () => {},
+): Promise<{ answers: unknown[]; answersAlone: unknown[]; gets: number; mgets: number }> {
+  const alone = new RedisStore({ client, batch: false });
+  const answersAlone: unknown[] = [];
+  await prepare(`alone-${name}`);
+  for (const ask of asked(`alone-${name}`)) answersAlone.push(await ask(alone));
+  await prepare(`batch-${name}`);
+  await client.config('RESETSTAT');
+  const store = new RedisStore({ client });
+  const answers = await Promise.all(asked(`batch-${name}`).map((ask) => ask(store)));
+  return { answers, answersAlone, gets: await commandCalls('get'), mgets: await commandCalls('mget') };
+}
+
+test('56 distinct keys of every string kind, half holding state, asked at once: read in one MGET, decided and stored as one by one', async () => {
+  // Half the keys hold state first, written one by one.
+  const before = new RedisStore({ client, batch: false });
+  const { answers, answersAlone, gets, mgets } = await bothWays(
+    'distinct',
+    (prefix) => distinctRequests(prefix, FAKE_EPOCH + 1500),
+    async (prefix) => {
+      for (const [i, ask] of distinctRequests(prefix, FAKE_EPOCH).entries())
+        if (i % 2 === 0) await ask(before);
+    },
+  );
+  expect(answers).toEqual(answersAlone);
+  expectSameState(await stored('batch-distinct'), await stored('alone-distinct'));
+  // A GET only for the requests that went alone (their slot idle), not one per request.
+  expect(mgets).toBeGreaterThanOrEqual(1);
+  expect(gets).toBeLessThanOrEqual(MAX_IN_FLIGHT);
+});
+
+describe('keys of another type among distinct keys', () => {
+  const gcra = POLICIES[0] as Policy;
+  const key = (prefix: string, user: string) => `${prefix}:{${user}}:gcra`;
+
+  /** Admitted, peeked, past its capacity, reset: each on a list, among keys of none and of state. */
+  const asked = (prefix: string): Ask[] => [
+    // The first requests go alone (their slot idle): the batch begins after them.
+    ...Array.from(
+      { length: MAX_IN_FLIGHT },
+      (_, i): Ask =>
+        (store) =>
+          store.consume({ prefix, key: `alone:${i}`, policy: gcra, cost: 1, nowMs: FAKE_EPOCH }),
+    ),
+    (store) => store.consume({ prefix, key: 'fresh:1', policy: gcra, cost: 1, nowMs: FAKE_EPOCH }),
+    (store) => store.consume({ prefix, key: 'list:admitted', policy: gcra, cost: 1, nowMs: FAKE_EPOCH }),
+    (store) => store.consume({ prefix, key: 'list:peeked', policy: gcra, cost: 0, nowMs: FAKE_EPOCH }),
+    (store) => store.consume({ prefix, key: 'state:1', policy: gcra, cost: 2, nowMs: FAKE_EPOCH + 5 }),
+    (store) => store.consume({ prefix, key: 'list:too-big', policy: gcra, cost: 50, nowMs: FAKE_EPOCH }),
+    (store) => store.reset({ prefix, key: 'list:reset', policy: gcra }),
+    // Enough keys for the batch to read them up front (16 or more).
+    ...Array.from(
+      { length: 12 },
+      (_, i): Ask =>
+        (store) =>
+          store.consume({ prefix, key: `fresh:${i + 2}`, policy: gcra, cost: 1, nowMs: FAKE_EPOCH }),
+    ),
+  ];
+
+  test('are read as none, and deleted or replaced as one by one', async () => {
+    const lists = ['list:admitted', 'list:peeked', 'list:too-big', 'list:reset'];
+    for (const prefix of ['alone-wrong', 'batch-wrong']) {
+      await client.set(key(prefix, 'state:1'), `${FAKE_EPOCH - 100} 0`, 'PX', 60_000);
+      for (const user of lists) await client.rpush(key(prefix, user), 'a', 'b');
+    }
+    const { answers, answersAlone } = await bothWays('wrong', asked);
+    expect(answers).toEqual(answersAlone);
+    const batched = await stored('batch-wrong');
+    expectSameState(batched, await stored('alone-wrong'));
+    // No list is left: each was read as none, then replaced by its state or deleted.
+    expect(Object.values(batched).map(({ type }) => type)).toEqual(
+      Object.values(batched).map(() => 'string'),
+    );
+    expect(await client.exists(key('batch-wrong', 'list:peeked'))).toBe(0);
+  });
+});
+
+describe('under maxmemory, a batch of distinct keys', () => {
+  const gcra = POLICIES[0] as Policy;
+
+  /** One call of the batch script: a consume of each key, in order. */
+  async function batch(keys: readonly string[]): Promise<unknown[]> {
+    const params = policyParams(gcra);
+    const policy = [String(kindNumberOf(gcra))];
+    for (let i = 0; i < MAX_PARAMS; i++) policy.push(String(params[i] ?? 0));
+    return (await client.eval(
+      BATCH_SCRIPT,
+      keys.length,
+      ...keys,
+      '1',
+      ...policy,
+      String(keys.length),
+      '1',
+      '1',
+      '1',
+      String(FAKE_EPOCH),
+      '1',
+    )) as unknown[];
+  }
+
+  /**
+   * Redis refuses a script's writes that may add memory until one of its writes is not refused.
+   * Three keys, then 15 more of none (a batch of 16 keys or more reads them up front).
+   */
+  test.each([
+    ['none and state: each consume meets the refusal', ['none', 'state', 'none'], ['OOM', 'OOM', 'OOM']],
+    [
+      'a list second: its deletion at its read is taken, and so are the writes after it',
+      ['none', 'list', 'none'],
+      ['OOM', 'admitted', 'admitted'],
+    ],
+  ] as const)('%s', async (_, holds, expected) => {
+    const keys = [...holds, ...Array.from({ length: 15 }, () => 'none')].map(
+      (held, i) => `oom-fetch:{k}:${holds.join('-')}:${i}:${held}`,
+    );
+    for (const [i, held] of holds.entries()) {
+      if (held === 'state') await client.set(keys[i] as string, `${FAKE_EPOCH - 100} 0`, 'PX', 60_000);
+      if (held === 'list') await client.rpush(keys[i] as string, 'a');
+    }
+    const last = expected[2];
+    try {
+      await client.config('SET', 'maxmemory', '1');
+      expect(
+        batchAnswers(
+          await batch(keys),
+          keys.map(() => 1),
+        ),
+      ).toEqual([...expected, ...Array.from({ length: 15 }, () => last)]);
+    } finally {
+      await client.config('SET', 'maxmemory', '0');
+    }
+    // The second key: left as it was when its consume met the refusal, or its list replaced.
+    const second = keys[1] as string;
+    if (holds[1] === 'state') expect(await client.get(second)).toBe(`${FAKE_EPOCH - 100} 0`);
+    else expect(await client.type(second)).toBe('string');
+  });
+});
