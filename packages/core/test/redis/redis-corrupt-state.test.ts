@@ -99,8 +99,11 @@ beforeAll(async () => {
   }
 });
 
-/** Any store error would show as `degraded: 'fail-open'`; the block cache would hide rejections. */
-const UNGUARDED = { onStoreError: 'fail-open', blockCache: false } as const;
+/**
+ * Any store error would show as `degraded: 'fail-open'`; the block cache would hide rejections.
+ * A timeout of seconds, not the default 50 ms: a loaded machine's slow reply is not an error here.
+ */
+const UNGUARDED = { onStoreError: 'fail-open', blockCache: false, timeoutMs: 5000 } as const;
 
 /** The key's content, whatever its type: what a comparison with a fresh key's needs. */
 async function contentOf(key: string): Promise<unknown> {
