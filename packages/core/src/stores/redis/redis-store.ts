@@ -248,13 +248,7 @@ export class RedisStore implements Store {
     await this.#run(Op.reset, this.rulesKeysOf(request), request.policies, RESET);
   }
 
-  /**
-   * The one way every operation reaches Redis: alone without batching, else through the batch
-   * queue of its keys' slot, where it waits its turn in arrival order (a reset or a give-back
-   * never overtakes a decision asked before it). `keys` share one hash tag; `policies` has one
-   * policy per key, or none for an op with arguments of its own (`own`: joint decisions, exact
-   * give-backs, permits).
-   */
+  /** {@link RedisStore.#runTo}, its outcome as a promise. */
   #run(
     op: Op,
     keys: readonly string[],
@@ -263,40 +257,34 @@ export class RedisStore implements Store {
     rules = false,
     own?: OwnCall,
   ): Promise<unknown> {
-    const queue = this.#queue;
-    if (queue === undefined)
-      return own === undefined
-        ? this.#calls.run(op, keys, policies, timing.cost, timing.nowMs, rules)
-        : alone(own);
-    const group = this.#cluster ? calculateSlot(keys[0] as string) : 0;
-    const deadline = timing.timeoutMs === undefined ? Infinity : performance.now() + timing.timeoutMs;
-    const landed = queue.room(group, deadline);
-    if (landed !== undefined) {
-      // Room: alone, at once, as without batching; the place is freed before the caller runs on.
-      const reply = this.#alone(op, keys, policies, timing, rules, own);
-      reply.then(landed, landed);
-      return reply;
-    }
     return new Promise((resolve, reject) => {
-      const to = { answered: resolve, failed: reject };
-      queue.push(this.#entry(op, keys, policies, timing, rules, group, deadline, to, own));
+      this.#runTo(op, keys, policies, timing, { answered: resolve, failed: reject }, rules, own);
     });
   }
 
-  /** {@link RedisStore.#run} of a request without arguments of its own, told to `to` instead of returned. */
+  /**
+   * The one way every operation reaches Redis: alone without batching, else through the batch
+   * queue of its keys' slot, where it waits its turn in arrival order (a reset or a give-back
+   * never overtakes a decision asked before it); alone also when the queue has room, as without
+   * batching, its place freed before `to` hears. `keys` share one hash tag; `policies` has one
+   * policy per key, or none for an op with arguments of its own (`own`: joint decisions, exact
+   * give-backs, permits).
+   */
   #runTo(
     op: Op,
     keys: readonly string[],
     policies: readonly Policy[],
     timing: Pick<StoreRequest, 'cost' | 'nowMs' | 'timeoutMs'>,
     to: Outcome<unknown>,
+    rules = false,
+    own?: OwnCall,
   ): void {
     const queue = this.#queue;
     const group = queue === undefined || !this.#cluster ? 0 : calculateSlot(keys[0] as string);
     const deadline = timing.timeoutMs === undefined ? Infinity : performance.now() + timing.timeoutMs;
     const landed = queue?.room(group, deadline);
     if (queue === undefined || landed !== undefined) {
-      this.#alone(op, keys, policies, timing, false, undefined).then(
+      this.#alone(op, keys, policies, timing, rules, own).then(
         (value) => {
           landed?.();
           to.answered(value);
@@ -308,7 +296,7 @@ export class RedisStore implements Store {
       );
       return;
     }
-    queue.push(this.#entry(op, keys, policies, timing, false, group, deadline, to, undefined));
+    queue.push(this.#entry(op, keys, policies, timing, rules, group, deadline, to, own));
   }
 
   /** A request as its own call; a client that throws makes it a rejection. */

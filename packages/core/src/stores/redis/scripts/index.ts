@@ -3,7 +3,8 @@ import { ALGORITHMS, type Policy } from '../../../types';
 import { packedReplyLua } from '../packed-reply';
 import { permitsLua } from '../concurrency-scripts.lua';
 import { batchOpsLua } from './batch-ops.lua';
-import { batchDriverLua, batchStateLua, batchViewLua } from './batch.lua';
+import { batchDriverLua } from './batch.lua';
+import { batchStateLua, batchViewLua } from './batch-view.lua';
 import { fixedWindowLua } from './fixed-window.lua';
 import { gcraLua } from './gcra.lua';
 import { giveBackDriverLua, giveBackLua, giveBackTakenLua } from './give-back.lua';
@@ -253,7 +254,7 @@ export const BATCH_SCRIPT: string = [
   ...STATE_KINDS.map((kind) => LUA[kind].source),
   giveBackLua,
   STEPS_TABLE,
-  // A string's write is the batch's own set_state, chosen per batch (see batch.lua.ts).
+  // A string's write is the batch's own set_state, chosen per batch (see batch-view.lua.ts).
   kindTable('WRITES', (kind) => (LUA[kind].write === 'set_state' ? 'false' : LUA[kind].write)),
   kindTable('BACKS', (kind) => LUA[kind].back ?? 'false'),
   RECEIPTS_TABLE,

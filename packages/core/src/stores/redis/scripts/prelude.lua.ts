@@ -48,7 +48,7 @@ local AHEAD_MS = ${AHEAD_MS}
  * false (another type there, a list, a hash..., is no state of ours: it is deleted and read as
  * none, so one key's data never makes a decision fail; only WRONGTYPE is the key's fault, any
  * other error is the server's, and raised); `del(key)`, which deletes a key whatever it holds
- * and replies how many it deleted. The batch script has its own (see `batch.lua.ts`).
+ * and replies how many it deleted. The batch script has its own (see `batch-view.lua.ts`).
  */
 export const stateAccessLua = `
 local function del(key)
