@@ -9,28 +9,16 @@
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ALGORITHMS, createLimiter, RedisStore, type AlgorithmName } from '@sluice/core';
 import Redis from 'ioredis';
 import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
+import { freePort } from './redis-server';
 
 const N = Number(process.env.LONE_N ?? 400);
 const ONLY = process.env.LONE_ONLY?.split(',');
 const KEYS = Array.from({ length: 200 }, (_, i) => `user:${i}`);
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address !== null ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 type Decide = (key: string) => Promise<boolean>;
 

@@ -25,7 +25,7 @@ function killPid(pid: number, signal: NodeJS.Signals): void {
   }
 }
 
-function freePort(): Promise<number> {
+export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.once('error', reject);

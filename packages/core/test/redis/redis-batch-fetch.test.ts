@@ -1,5 +1,5 @@
 import type Redis from 'ioredis';
-import { RedisStore, resolvePolicy, type Policy, type PolicyOptions, type Store } from '../../src';
+import { RedisStore, type Policy, type Store } from '../../src';
 import { MAX_IN_FLIGHT } from '../../src/stores/redis/batch-queue';
 import {
   BATCH_SCRIPT,
@@ -11,10 +11,11 @@ import {
 import { FAKE_EPOCH } from '../contract/fake-clock';
 import { batchAnswers } from './batch-answers';
 import { useRedisServer } from '../harness/redis-fixtures';
+import { STRING_STATE_POLICIES } from './string-state-policies';
 
 /**
  * Issue 11: a batch whose keys do not repeat reads them all in one MGET up front (see
- * `scripts/batch.lua.ts`) instead of one GET per request. Whatever the keys hold — state, none,
+ * `scripts/batch-view.lua.ts`) instead of one GET per request. Whatever the keys hold — state, none,
  * a key of another type — every answer and the state left behind (value and TTL) must be those
  * of the same requests decided one by one, and a write Redis refuses must fail the requests it
  * failed one by one.
@@ -26,20 +27,7 @@ beforeAll(() => {
   client = redis.client();
 });
 
-/**
- * Every kind of string state (the sliding log keeps a sorted set: its batches read as they go),
- * at rates per minute: a key's TTL (real time) outlasts both runs.
- */
-const OPTIONS: PolicyOptions[] = [
-  { algorithm: 'gcra', rate: '10r/m', burst: 4 },
-  { algorithm: 'gcra', rate: '5r/m', queue: { maxWaitMs: 20_000 } },
-  { algorithm: 'token-bucket', rate: '4r/m', burst: 3, queue: { maxWaitMs: 15_000 } },
-  { algorithm: 'token-bucket', rate: '2r/m', warmup: '4m' },
-  { algorithm: 'leaky-bucket', rate: '5r/m', burst: 6, delay: 2 },
-  { algorithm: 'fixed-window', rate: '12/2m' },
-  { algorithm: 'sliding-window', rate: '9/3m' },
-];
-const POLICIES: Policy[] = OPTIONS.map((options) => resolvePolicy(options));
+const POLICIES = STRING_STATE_POLICIES;
 const COSTS = [1, 1, 0, 2, 1, 30, 1, 3];
 
 type Ask = (store: Store) => Promise<unknown>;

@@ -1,5 +1,5 @@
 import type Redis from 'ioredis';
-import { RedisStore, resolvePolicy, type Policy, type PolicyOptions, type Store } from '../../src';
+import { RedisStore, type Policy, type Store } from '../../src';
 import {
   BATCH_SCRIPT,
   givesBack,
@@ -12,10 +12,11 @@ import { FAKE_EPOCH } from '../contract/fake-clock';
 import { batchAnswers } from './batch-answers';
 import { scriptCalls } from '../harness/script-calls';
 import { useRedisServer } from '../harness/redis-fixtures';
+import { STRING_STATE_POLICIES } from './string-state-policies';
 
 /**
  * Issue 11 (Redis at flash-sale scale): a batch whose keys repeat reads each key once and writes
- * it once (see `scripts/batch.lua.ts`). Whatever the batch holds — many requests on one hot key,
+ * it once (see `scripts/batch-view.lua.ts`). Whatever the batch holds — many requests on one hot key,
  * give-backs and resets among them, a key of another type, a request that fails midway — every
  * answer and the state left behind (value and TTL) must be those of the same requests decided
  * one by one.
@@ -27,21 +28,7 @@ beforeAll(() => {
   client = redis.client();
 });
 
-/**
- * Every kind of string state (the sliding log keeps a sorted set, which a batch never holds).
- * Per minute, and the fake clock's steps in seconds: the states' TTLs run in real time, and a
- * loaded machine must not see one expire between the one-by-one run and the read of its state.
- */
-const OPTIONS: PolicyOptions[] = [
-  { algorithm: 'gcra', rate: '10r/m', burst: 4 },
-  { algorithm: 'gcra', rate: '5r/m', queue: { maxWaitMs: 60_000 } },
-  { algorithm: 'token-bucket', rate: '4r/m', burst: 3, queue: { maxWaitMs: 36_000 } },
-  { algorithm: 'token-bucket', rate: '2r/m', warmup: '240s' },
-  { algorithm: 'leaky-bucket', rate: '5r/m', burst: 6, delay: 2 },
-  { algorithm: 'fixed-window', rate: '12/2m' },
-  { algorithm: 'sliding-window', rate: '9/3m' },
-];
-const POLICIES: Policy[] = OPTIONS.map((options) => resolvePolicy(options));
+const POLICIES = STRING_STATE_POLICIES;
 
 const COSTS = [1, 1, 0, 2, 1, 3, 1, 1, 0, 1];
 const STEPS_MS = [0, 0, 60, 2220, 0, 9000, 0, 24_000, 120, 0];
