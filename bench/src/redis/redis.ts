@@ -15,6 +15,8 @@ import { ADMIT_ALL, WINDOW_MS } from '../limits';
 
 const KEYS = Array.from({ length: 10_000 }, (_, i) => `user:${i}`);
 const IN_FLIGHT = [1, 256] as const;
+/** Turns per round: each candidate's run of a round is cut into this many, taken in turn. */
+const SLICES = 10;
 
 /** One decision: resolves whether it was admitted. */
 type Decide = (key: string) => Promise<boolean>;
@@ -186,6 +188,16 @@ function yieldToEventLoop(): Promise<void> {
 
 /** Decisions/s with `inFlight` decisions outstanding at all times, for about `ms`. */
 export async function throughput(decide: Decide, inFlight: number, ms: number): Promise<number> {
+  const { decisions, seconds } = await run(decide, inFlight, ms);
+  return decisions / seconds;
+}
+
+/** Decisions made with `inFlight` outstanding at all times for about `ms`, and the seconds taken. */
+async function run(
+  decide: Decide,
+  inFlight: number,
+  ms: number,
+): Promise<{ decisions: number; seconds: number }> {
   let next = 0;
   let done = 0;
   const start = performance.now();
@@ -198,7 +210,34 @@ export async function throughput(decide: Decide, inFlight: number, ms: number): 
     }
   };
   await Promise.all(Array.from({ length: inFlight }, worker));
-  return done / ((performance.now() - start) / 1000);
+  return { decisions: done, seconds: (performance.now() - start) / 1000 };
+}
+
+/**
+ * One round: every candidate's decisions/s over `ms`, measured in {@link SLICES} turns of
+ * `ms / SLICES` each, the candidates taking turns in each (their order rotated by `round` and
+ * the turn). A machine's speed drifts over seconds (another tenant, a core's frequency, where the
+ * scheduler puts the two processes): a candidate measured alone for a second may catch a slow
+ * or a fast spell that the next one misses, which at 1 in flight moved equal algorithms by 40 %
+ * in one run. Taking turns every 100 ms puts every candidate through the same spells.
+ */
+async function roundOf(
+  all: readonly Candidate[],
+  inFlight: number,
+  ms: number,
+  roundIndex: number,
+): Promise<Map<string, number>> {
+  const totals = new Map(all.map((c) => [c.id, { decisions: 0, seconds: 0 }]));
+  for (let turn = 0; turn < SLICES; turn++) {
+    for (let i = 0; i < all.length; i++) {
+      const candidate = all[(i + roundIndex + turn) % all.length] as Candidate;
+      const { decisions, seconds } = await run(candidate.admitted, inFlight, ms / SLICES);
+      const total = totals.get(candidate.id) as { decisions: number; seconds: number };
+      total.decisions += decisions;
+      total.seconds += seconds;
+    }
+  }
+  return new Map([...totals].map(([id, t]) => [id, t.decisions / t.seconds]));
 }
 
 /** `count` decisions of `decide` on `key` (or the rotating keys), 256 at a time; the share admitted. */
@@ -252,9 +291,9 @@ async function counted(
 
 /**
  * Redis decisions/s at 1 and 256 in flight beside rate-limiter-flexible's RateLimiterRedis,
- * rate-limit-redis and a bare INCR (the ceiling), interleaved, medians of `redisRounds`; then
- * commands per decision (MONITOR and INFO commandstats) for admitted decisions and for a flood
- * on one key already over its limit.
+ * rate-limit-redis and a bare INCR (the ceiling), taking turns every `redisMs / SLICES`, medians
+ * of `redisRounds`; then commands per decision (MONITOR and INFO commandstats) for admitted
+ * decisions and for a flood on one key already over its limit.
  */
 export async function runRedis(settings: Settings, port: number): Promise<RedisResult> {
   const admin = connect(port);
@@ -276,10 +315,8 @@ export async function runRedis(settings: Settings, port: number): Promise<RedisR
           `round ${r + 1}/${settings.redisRounds}`,
           `${all.length} × ${settings.redisMs} ms`,
         );
-        for (let i = 0; i < all.length; i++) {
-          const candidate = all[(i + r) % all.length] as Candidate;
-          samples.get(candidate.id)?.push(await throughput(candidate.admitted, inFlight, settings.redisMs));
-        }
+        const rates = await roundOf(all, inFlight, settings.redisMs, r);
+        for (const [id, rate] of rates) samples.get(id)?.push(rate);
       }
       const rlf = samples.get('rate-limiter-flexible') ?? [];
       const incr = samples.get('incr') ?? [];
@@ -320,6 +357,7 @@ export async function runRedis(settings: Settings, port: number): Promise<RedisR
     clients,
     notes: [
       'sluice batches concurrent decisions (the default: up to 64 decisions a call; 2 calls on their way per connection, 16 when the next is full); one row without (batch: false) for comparison',
+      `decisions/s: ${settings.redisRounds} rounds of ${settings.redisMs} ms per candidate, each cut into ${SLICES} turns of ${settings.redisMs / SLICES} ms that the candidates take in turn (so a slow spell of the machine hits them all); ratios are medians of each round's`,
       `each candidate has its own ioredis connection; 10 000 keys in turn; limit ${ADMIT_ALL.toLocaleString('en')} per minute (sliding-log: 1000/s), so every decision admits`,
       'sent = commands the client sent, per decision (MONITOR); executed = INFO commandstats deltas, which also count the commands scripts run',
       `flood: a limit of 1 per minute, the key already over it, ${settings.redisCountDecisions} decisions 256 at a time; sluice ${blockCache ? 'with blockCache: true' : 'without blockCache (this core has no such option yet)'}, peers with their defaults`,
