@@ -10,17 +10,20 @@ import { gcraLua } from './gcra.lua';
 import { giveBackDriverLua, giveBackLua, giveBackTakenLua } from './give-back.lua';
 import { jointDriverLua, jointLua } from './joint.lua';
 import { leakyBucketLua } from './leaky-bucket.lua';
+import { callIo, defineLua, inlineIo, inlineLua, type LuaBlock } from './lua-block';
 import { multiDriverLua } from './multi.lua';
 import { nowLua, preludeLua, setStateLua, stateAccessLua } from './prelude.lua';
-import { slidingLogLua } from './sliding-log.lua';
+import { slidingLogLua, slidingLogWriteLua } from './sliding-log.lua';
 import { slidingWindowLua } from './sliding-window.lua';
 import { tokenBucketLua } from './token-bucket.lua';
-import { warmUpLua } from './warm-up.lua';
+import { warmCurveLua, warmUpLua } from './warm-up.lua';
 
-/** One algorithm's Lua: the function that computes a step, and how its state is written. */
+/** One algorithm's Lua: the step it computes, and how its state is written. */
 interface AlgorithmLua {
-  /** Defines `fn` (and `write` when it is not the prelude's `set_state`). */
-  readonly source: string;
+  /** The step, inlined in a policy's own script and the function `fn` in the others. */
+  readonly step: LuaBlock;
+  /** Lua the step needs defined before it: `write` when it is not `set_state`, helpers. */
+  readonly helpers?: string;
   /** Name of the step function. */
   readonly fn: string;
   /** Name of the function that writes the step's state. */
@@ -63,7 +66,7 @@ export function stateKindOf(policy: Policy): StateKind {
 /** Typed by kind: an algorithm added to `ALGORITHMS` without its Lua fails the type check. */
 const LUA: Readonly<Record<StateKind, AlgorithmLua>> = {
   gcra: {
-    source: gcraLua,
+    step: gcraLua,
     fn: 'gcra',
     write: 'set_state',
     params: bucket,
@@ -71,7 +74,7 @@ const LUA: Readonly<Record<StateKind, AlgorithmLua>> = {
     back: 'gcra_back',
   },
   'token-bucket': {
-    source: tokenBucketLua,
+    step: tokenBucketLua,
     fn: 'token_bucket',
     write: 'set_state',
     params: bucket,
@@ -79,7 +82,7 @@ const LUA: Readonly<Record<StateKind, AlgorithmLua>> = {
     back: 'token_bucket_back',
   },
   'leaky-bucket': {
-    source: leakyBucketLua,
+    step: leakyBucketLua,
     fn: 'leaky_bucket',
     write: 'set_state',
     params: ['limit', 'windowMs', 'burst', 'nodelay', 'delay'],
@@ -87,7 +90,7 @@ const LUA: Readonly<Record<StateKind, AlgorithmLua>> = {
     back: 'leaky_bucket_back',
   },
   'fixed-window': {
-    source: fixedWindowLua,
+    step: fixedWindowLua,
     fn: 'fixed_window',
     write: 'set_state',
     params: window,
@@ -96,7 +99,7 @@ const LUA: Readonly<Record<StateKind, AlgorithmLua>> = {
     receipt: 'start',
   },
   'sliding-window': {
-    source: slidingWindowLua,
+    step: slidingWindowLua,
     fn: 'sliding_window',
     write: 'set_state',
     params: window,
@@ -105,7 +108,8 @@ const LUA: Readonly<Record<StateKind, AlgorithmLua>> = {
     receipt: 'start',
   },
   'sliding-log': {
-    source: slidingLogLua,
+    step: slidingLogLua,
+    helpers: slidingLogWriteLua,
     fn: 'sliding_log',
     write: 'log_write',
     params: window,
@@ -114,7 +118,8 @@ const LUA: Readonly<Record<StateKind, AlgorithmLua>> = {
     receipt: 'log',
   },
   'warm-up': {
-    source: warmUpLua,
+    step: warmUpLua,
+    helpers: warmCurveLua,
     fn: 'warm_up',
     write: 'set_state',
     params: ['limit', 'windowMs', 'maxWaitMs', 'warmupMs'],
@@ -136,25 +141,31 @@ export const MAX_PARAMS = 5;
  * than `SET … PX` (0.7 k instructions fewer).
  */
 function singleScript(
-  { source, fn, write, params, optional }: AlgorithmLua,
+  { step, helpers, write, params, optional }: AlgorithmLua,
   baked?: { readonly params: readonly string[]; readonly capacity: number },
 ): string {
   // A policy's own script has its numbers written in: ARGV holds only `cost` and `now`.
   const n = baked === undefined ? params.length : 0;
-  const args = (
-    baked?.params ?? [
-      ...params.map((_, i) => `tonumber(ARGV[${i + 1}])`),
-      ...optional.map((_, i) => `tonumber(ARGV[${n + 3 + i}]) or 0`),
-    ]
-  ).join(', ');
+  const args = baked?.params ?? [
+    ...params.map((_, i) => `tonumber(ARGV[${i + 1}])`),
+    ...optional.map((_, i) => `tonumber(ARGV[${n + 3 + i}]) or 0`),
+  ];
   const save =
     write === 'set_state'
       ? `redis.call('PSETEX', KEYS[1], format('%d', ttl_ms), value)`
       : `${write}(KEYS[1], ttl_ms, value, now, cost)`;
-  return `${preludeLua}${stateAccessLua}${source}${nowLua(`ARGV[${n + 2}]`)}
+  // The step inline (no closure made per call): its function's first parameters are named
+  // `key, now, cost`, the rest are the policy's numbers.
+  const decide = inlineLua(
+    step,
+    ['KEYS[1]', 'now', 'cost', ...args],
+    ['code', 'remaining', 'reset_ms', 'wait_ms', 'ttl_ms', 'value'],
+    inlineIo,
+  );
+  return `${preludeLua}${helpers ?? ''}${nowLua(`ARGV[${n + 2}]`)}
 local cost = ARGV[${n + 1}]
 cost = cost and tonumber(cost) or 1
-local code, remaining, reset_ms, wait_ms, ttl_ms, value = ${fn}(KEYS[1], now, cost, ${args})
+${decide}
 if value then ${save} end
 ${baked === undefined ? 'return { code, remaining, reset_ms, wait_ms }' : packedReplyLua(baked.capacity)}
 `;
@@ -182,6 +193,12 @@ export const LUA_SCRIPTS: Readonly<Record<StateKind, string>> = Object.fromEntri
   STATE_KINDS.map((kind) => [kind, singleScript(LUA[kind])]),
 ) as Record<StateKind, string>;
 
+/** A kind's helpers and its step as the function `fn` (for the scripts that choose steps by kind). */
+function stepFunctionLua(kind: StateKind): string {
+  const { helpers, fn, step } = LUA[kind];
+  return `${helpers ?? ''}\n${defineLua(fn, step, callIo)}\n`;
+}
+
 /** A Lua table of one entry per kind of state, by its number (see {@link kindNumberOf}): `local NAME = { … }`. */
 function kindTable(name: string, entry: (kind: (typeof STATE_KINDS)[number]) => string): string {
   return `local ${name} = { ${STATE_KINDS.map(entry).join(', ')} }`;
@@ -203,7 +220,7 @@ export const MULTI_SCRIPT: string = [
   preludeLua,
   stateAccessLua,
   setStateLua,
-  ...STATE_KINDS.map((kind) => LUA[kind].source),
+  ...STATE_KINDS.map(stepFunctionLua),
   nowLua('ARGV[1]'),
   STEPS_TABLE,
   WRITES_TABLE,
@@ -218,7 +235,7 @@ export const MULTI_SCRIPT: string = [
 export const GIVE_BACK_SCRIPT: string = [
   preludeLua,
   stateAccessLua,
-  ...STATE_KINDS.map((kind) => LUA[kind].source),
+  ...STATE_KINDS.map(stepFunctionLua),
   giveBackLua,
   giveBackTakenLua,
   nowLua('ARGV[1]'),
@@ -234,7 +251,7 @@ export const JOINT_SCRIPT: string = [
   preludeLua,
   stateAccessLua,
   setStateLua,
-  ...STATE_KINDS.map((kind) => LUA[kind].source),
+  ...STATE_KINDS.map(stepFunctionLua),
   nowLua('ARGV[1]'),
   STEPS_TABLE,
   WRITES_TABLE,
@@ -251,7 +268,7 @@ export const JOINT_SCRIPT: string = [
 export const BATCH_SCRIPT: string = [
   preludeLua,
   batchStateLua,
-  ...STATE_KINDS.map((kind) => LUA[kind].source),
+  ...STATE_KINDS.map(stepFunctionLua),
   giveBackLua,
   STEPS_TABLE,
   // A string's write is the batch's own set_state, chosen per batch (see batch-view.lua.ts).
