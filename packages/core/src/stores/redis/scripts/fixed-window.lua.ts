@@ -10,8 +10,11 @@ export const fixedWindowStateLua: LuaBlock = {
 ${io.read('value', 'key')}
 if not value then ${ret('')} end
 local opened, taken = match(value, '^(%d+) (%d+)$')
-opened, taken = tonumber(opened), tonumber(taken)
-if opened and opened <= now + ${AHEAD_MS} and taken <= limit then ${ret('opened, taken')} end
+-- Arithmetic reads each matched number once (tonumber reads its text twice).
+if opened then
+  opened, taken = opened + 0, taken + 0
+  if opened <= now + ${AHEAD_MS} and taken <= limit then ${ret('opened, taken')} end
+end
 ${io.del('key')}`,
 };
 

@@ -11,8 +11,11 @@ export const gcraStateLua: LuaBlock = {
 ${io.read('value', 'key')}
 if not value then ${ret('')} end
 local last, debt = match(value, '^(%d+) (%d+)$')
-last, debt = tonumber(last), tonumber(debt)
-if last and last <= now + ${AHEAD_MS} and debt <= max_debt then ${ret('last, debt')} end
+-- Arithmetic reads each matched number once (tonumber reads its text twice).
+if last then
+  last, debt = last + 0, debt + 0
+  if last <= now + ${AHEAD_MS} and debt <= max_debt then ${ret('last, debt')} end
+end
 ${io.del('key')}`,
 };
 

@@ -11,9 +11,12 @@ export const leakyBucketStateLua: LuaBlock = {
 ${io.read('value', 'key')}
 if not value then ${ret('')} end
 local excess, last = match(value, '^(%-?%d+) (%d+)$')
-excess, last = tonumber(excess), tonumber(last)
-if excess and excess > -1000 and excess <= capacity and last <= now + ${AHEAD_MS} then
-  ${ret('excess, last')}
+-- Arithmetic reads each matched number once (tonumber reads its text twice).
+if excess then
+  excess, last = excess + 0, last + 0
+  if excess > -1000 and excess <= capacity and last <= now + ${AHEAD_MS} then
+    ${ret('excess, last')}
+  end
 end
 ${io.del('key')}`,
 };

@@ -10,9 +10,12 @@ export const slidingWindowStateLua: LuaBlock = {
 ${io.read('value', 'key')}
 if not value then ${ret('')} end
 local opened, before, taken = match(value, '^(%d+) (%d+) (%d+)$')
-opened, before, taken = tonumber(opened), tonumber(before), tonumber(taken)
-if opened and opened <= now + ${AHEAD_MS} and before <= limit and taken <= limit then
-  ${ret('opened, before, taken')}
+-- Arithmetic reads each matched number once (tonumber reads its text twice).
+if opened then
+  opened, before, taken = opened + 0, before + 0, taken + 0
+  if opened <= now + ${AHEAD_MS} and before <= limit and taken <= limit then
+    ${ret('opened, before, taken')}
+  end
 end
 ${io.del('key')}`,
 };

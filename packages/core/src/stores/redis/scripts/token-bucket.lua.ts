@@ -11,9 +11,12 @@ export const tokenBucketStateLua: LuaBlock = {
 ${io.read('value', 'key')}
 if not value then ${ret('')} end
 local tokens, last = match(value, '^(%-?%d+) (%d+)$')
-tokens, last = tonumber(tokens), tonumber(last)
-if tokens and tokens >= -queue and tokens <= capacity and last <= now + ${AHEAD_MS} then
-  ${ret('tokens, last')}
+-- Arithmetic reads each matched number once (tonumber reads its text twice).
+if tokens then
+  tokens, last = tokens + 0, last + 0
+  if tokens >= -queue and tokens <= capacity and last <= now + ${AHEAD_MS} then
+    ${ret('tokens, last')}
+  end
 end
 ${io.del('key')}`,
 };
