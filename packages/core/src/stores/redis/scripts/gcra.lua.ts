@@ -1,4 +1,4 @@
-import { inlineLua, type LuaBlock } from './lua-block';
+import { inlineLua, stateTextLua, type LuaBlock } from './lua-block';
 import { AHEAD_MS } from './prelude.lua';
 
 /**
@@ -50,5 +50,5 @@ if tolerance - debt > 0 then remaining = floor((tolerance - debt) / window) end
 if cost == 0 then ${ret('0, remaining, reset_ms, 0')} end
 local delay = 0
 if debt > tolerance then delay = ceil((debt - tolerance) / per_window) end
-${ret("0, remaining, reset_ms, delay, reset_ms, format('%d %d', now, debt)")}`,
+${ret(`0, remaining, reset_ms, delay, reset_ms, ${stateTextLua(io, ['now', 'debt'])}`)}`,
 };

@@ -10,7 +10,7 @@ import { gcraLua } from './gcra.lua';
 import { giveBackDriverLua, giveBackLua, giveBackTakenLua } from './give-back.lua';
 import { jointDriverLua, jointLua } from './joint.lua';
 import { leakyBucketLua } from './leaky-bucket.lua';
-import { callIo, defineLua, inlineIo, inlineLua, type LuaBlock } from './lua-block';
+import { callIo, defineLua, inlineIo, inlineLua, type LuaBlock, type StateIo } from './lua-block';
 import { multiDriverLua } from './multi.lua';
 import { nowLua, preludeLua, setStateLua, stateAccessLua } from './prelude.lua';
 import { slidingLogLua, slidingLogWriteLua } from './sliding-log.lua';
@@ -260,6 +260,69 @@ export const JOINT_SCRIPT: string = [
   jointDriverLua,
 ].join('\n');
 
+/** Reads and deletes as the batch script does without its view (see `batch-view.lua.ts`). */
+const batchIo: StateIo = {
+  read: (target, key) => `local ${target} = fetched[${key}]
+if ${target} == nil then ${target} = read(${key}) else fetched[${key}] = nil end`,
+  del: (key) => `del_now(${key})`,
+  nowText: 'now_text',
+};
+
+/**
+ * The batch script's `consume_run`: a run of one-key consumes on one policy whose state is a
+ * string, from its request `from` on, each decided and replied as `consume` decides and
+ * replies it without the view, its kind's step inline (no call, no pcall per request: a
+ * request that raises ends the run, the driver replies its error in its place and runs on
+ * from the next; `deciding` says which it was).
+ */
+function consumeRunLua(): string {
+  const kinds = STATE_KINDS.filter((kind) => LUA[kind].write === 'set_state');
+  const branches = kinds.map((kind, i) => {
+    const { step } = LUA[kind];
+    const args = ['key', 'now', 'cost', 'a1', 'a2', 'a3', 'a4', 'a5'];
+    const outs = ['code', 'remaining', 'reset_ms', 'wait_ms', 'ttl_ms', 'value'];
+    const test = `kind == ${STATE_KINDS.indexOf(kind) + 1}`;
+    return `${i === 0 ? 'if' : 'elseif'} ${test} then
+${inlineLua(step, args, outs, batchIo, true)}`;
+  });
+  return `
+${kindTable('RUNS', (kind) => String(LUA[kind].write === 'set_state'))}
+local deciding
+local function consume_run(p, count, cost, now, k, from)
+  local kind, a1, a2, a3, a4, a5 = kind_of[p], p1[p], p2[p], p3[p], p4[p], p5[p]
+  local now_text = format('%d', now)
+  for i = from, count do
+    deciding = i
+    local key = KEYS[k + i]
+    local code, remaining, reset_ms, wait_ms, ttl_ms, value
+${branches.join('\n')}
+end
+    -- As set_now writes (the step's read left no fetched value for the key).
+    if value then
+      if ttl_ms == 0 then
+        del_now(key)
+      else
+        local ttl = ttl_texts[ttl_ms]
+        if not ttl then
+          ttl = format('%d', ttl_ms)
+          ttl_texts[ttl_ms] = ttl
+        end
+        redis.call('PSETEX', key, ttl, value)
+      end
+    end
+    -- As consume replies a one-key request.
+    if code == 0 and wait_ms == 0 then
+      reply[r + 1], reply[r + 2] = remaining, reset_ms
+      r = r + 2
+    else
+      reply[r + 1], reply[r + 2], reply[r + 3], reply[r + 4] = -1 - code, remaining, reset_ms, wait_ms
+      r = r + 4
+    end
+  end
+end
+`;
+}
+
 /**
  * The script that decides many requests in one call, in order, each as its own call would (see
  * `batch.lua.ts`): every step, every write and every give-back, the joint decision, the exact
@@ -281,7 +344,7 @@ export const BATCH_SCRIPT: string = [
   permitsLua,
   batchOpsLua,
   batchViewLua,
-  batchDriverLua,
+  batchDriverLua(consumeRunLua()),
 ].join('\n');
 
 /** The number the multi, give-back and batch scripts know a policy's kind of state by (from 1). */

@@ -1,4 +1,4 @@
-import { inlineLua, type LuaBlock } from './lua-block';
+import { inlineLua, stateTextLua, type LuaBlock } from './lua-block';
 import { AHEAD_MS } from './prelude.lua';
 
 /**
@@ -50,5 +50,5 @@ if tokens > 0 then remaining = floor(tokens / window) end
 if cost == 0 then ${ret('0, remaining, reset_ms, 0')} end
 local delay = 0
 if tokens < 0 then delay = ceil(-tokens / per_window) end
-${ret("0, remaining, reset_ms, delay, reset_ms, format('%d %d', tokens, now)")}`,
+${ret(`0, remaining, reset_ms, delay, reset_ms, ${stateTextLua(io, ['tokens', 'now'])}`)}`,
 };
