@@ -260,10 +260,12 @@ export const JOINT_SCRIPT: string = [
   jointDriverLua,
 ].join('\n');
 
-/** Reads and deletes as the batch script does without its view (see `batch-view.lua.ts`). */
-const batchIo: StateIo = {
-  read: (target, key) => `local ${target} = fetched[${key}]
-if ${target} == nil then ${target} = read(${key}) else fetched[${key}] = nil end`,
+/**
+ * How `consume_run`'s steps read and delete: the run reads the key itself (into `held`, as the
+ * batch script reads without its view, see `batch-view.lua.ts`) before its step.
+ */
+const runIo: StateIo = {
+  read: (target) => `local ${target} = held`,
   del: (key) => `del_now(${key})`,
   nowText: 'now_text',
 };
@@ -273,7 +275,9 @@ if ${target} == nil then ${target} = read(${key}) else fetched[${key}] = nil end
  * string, from its request `from` on, each decided and replied as `consume` decides and
  * replies it without the view, its kind's step inline (no call, no pcall per request: a
  * request that raises ends the run, the driver replies its error in its place and runs on
- * from the next; `deciding` says which it was).
+ * from the next; `deciding` says which it was). A step is a function of the key's state, now,
+ * the cost and the policy, which a run shares: every key of the run without state decides
+ * as the first did (`fresh`), without its step (a batch of new keys: a flood of new clients).
  */
 function consumeRunLua(): string {
   const kinds = STATE_KINDS.filter((kind) => LUA[kind].write === 'set_state');
@@ -283,7 +287,7 @@ function consumeRunLua(): string {
     const outs = ['code', 'remaining', 'reset_ms', 'wait_ms', 'ttl_ms', 'value'];
     const test = `kind == ${STATE_KINDS.indexOf(kind) + 1}`;
     return `${i === 0 ? 'if' : 'elseif'} ${test} then
-${inlineLua(step, args, outs, batchIo, true)}`;
+${inlineLua(step, args, outs, runIo, true)}`;
   });
   return `
 ${kindTable('RUNS', (kind) => String(LUA[kind].write === 'set_state'))}
@@ -291,13 +295,25 @@ local deciding
 local function consume_run(p, count, cost, now, k, from)
   local kind, a1, a2, a3, a4, a5 = kind_of[p], p1[p], p2[p], p3[p], p4[p], p5[p]
   local now_text = format('%d', now)
+  local fresh
   for i = from, count do
     deciding = i
     local key = KEYS[k + i]
+    local held = fetched[key]
+    if held == nil then
+      held = read(key)
+    else
+      fetched[key] = nil
+    end
     local code, remaining, reset_ms, wait_ms, ttl_ms, value
+    if held == false and fresh then
+      code, remaining, reset_ms, wait_ms, ttl_ms, value = fresh[1], fresh[2], fresh[3], fresh[4], fresh[5], fresh[6]
+    else
 ${branches.join('\n')}
 end
-    -- As set_now writes (the step's read left no fetched value for the key).
+      if held == false then fresh = { code, remaining, reset_ms, wait_ms, ttl_ms, value } end
+    end
+    -- As set_now writes (the read above left no fetched value for the key).
     if value then
       if ttl_ms == 0 then
         del_now(key)
