@@ -27,6 +27,11 @@
  * replies that error in one element instead (Lua's `pcall`), so one request's failure is its
  * own: the others are decided and written as they would be alone.
  *
+ * A run of one-key consumes on a policy whose state is a string (the usual batch), without the
+ * view, goes through `consume_run` (given as `consumeRunLua`, see `scripts/index.ts`): the same
+ * decisions, writes and replies, with the kind's step inline and one `pcall` for the run (a
+ * request that raises is replied its error and the run goes on from the next).
+ *
  * Time: the server's `TIME` is read once, on the first request without a time of its own, and is
  * "now" for every such request of the batch (they are all decided within microseconds).
  */
