@@ -6,12 +6,18 @@
  *
  *   npx tsx bench/src/redis/lone-instructions.ts              (env LONE_N: decisions per case)
  *   LONE_ONLY=gcra,rlf npx tsx ...     (the dumps stay in a temporary folder, for callgrind_annotate)
+ *   LONE_BATCH=64 npx tsx ...          (per decision in batches of 64 instead: distinct keys
+ *                                      without state, distinct keys with state, one hot key)
+ *
+ * In batch mode each round sends `MAX_IN_FLIGHT` peeks (cost 0, a key of their own) that fill
+ * the slot's places, then the batch's decisions, which leave as one call of the batch script; the
+ * peeks alone are counted too (`peeks`) and taken off, so the figure is the batch script's alone.
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ALGORITHMS, createLimiter, RedisStore, type AlgorithmName } from '@sluice/core';
+import { ALGORITHMS, createLimiter, RedisStore, resolvePolicy, type AlgorithmName } from '@sluice/core';
 import Redis from 'ioredis';
 import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import { freePort } from './redis-server';
@@ -19,6 +25,9 @@ import { freePort } from './redis-server';
 const N = Number(process.env.LONE_N ?? 400);
 const ONLY = process.env.LONE_ONLY?.split(',');
 const KEYS = Array.from({ length: 200 }, (_, i) => `user:${i}`);
+const BATCH = process.env.LONE_BATCH === undefined ? undefined : Number(process.env.LONE_BATCH);
+/** The batch queue's places per slot while not full (`MAX_IN_FLIGHT` of batch-queue.ts). */
+const PLACES = 2;
 
 type Decide = (key: string) => Promise<boolean>;
 
@@ -49,6 +58,41 @@ function sluiceCases(client: Redis, algorithm: AlgorithmName): Case[] {
       decide: (key) => limited.consume(key).then((d) => d.allowed),
       key: 'flooded',
     },
+  ];
+}
+
+/** Rounds of `PLACES` peeks and one batch of `size` decisions; `decide` is the round's i-th decision. */
+function batchCases(client: Redis, algorithm: AlgorithmName, size: number): Case[] {
+  const store = new RedisStore({ client, batch: { maxSize: size } });
+  const policy = resolvePolicy({ algorithm, rate: { limit: 100_000_000, window: 60_000 } });
+  // A state that outlives the rounds (at the rate above, a unit's state lives a millisecond).
+  const kept = resolvePolicy({ algorithm, rate: { limit: 1000, window: 3_600_000 } });
+  const peekPolicy = resolvePolicy({ rate: '1/1h' });
+  const peek = (key: string): Promise<unknown> =>
+    store.consume({ prefix: 'peek', key, policy: peekPolicy, cost: 0 });
+  const round =
+    (keyOf: (round: number, i: number) => string, prefix: string, peeksOnly = false, rate = policy): Decide =>
+    async (key) => {
+      const r = Number(key.slice(key.indexOf(':') + 1));
+      const ahead = Array.from({ length: PLACES }, () => peek('p'));
+      const batch = peeksOnly
+        ? []
+        : Array.from({ length: size }, (_, i) =>
+            store.consume({ prefix, key: keyOf(r, i), policy: rate, cost: 1 }).then((v) => v.allowed),
+          );
+      await Promise.all(ahead);
+      return (await Promise.all(batch)).every(Boolean);
+    };
+  return [
+    { name: `${algorithm} peeks`, decide: round(() => '', '', true) },
+    // Keys never seen: each round its own.
+    { name: `${algorithm} b${size} fresh`, decide: round((r, i) => `f${r}:${i}`, `bf-${algorithm}`) },
+    // Keys holding state: the same size keys every round (written in the warm-up rounds).
+    {
+      name: `${algorithm} b${size} state`,
+      decide: round((_, i) => `s:${i}`, `bs-${algorithm}`, false, kept),
+    },
+    { name: `${algorithm} b${size} hot`, decide: round(() => 'hot', `bh-${algorithm}`) },
   ];
 }
 
@@ -114,20 +158,30 @@ async function main(): Promise<void> {
         await new Promise((resolve) => setTimeout(resolve, 200));
       }
     }
-    const cases = [
-      ...ALGORITHMS.flatMap((algorithm) => sluiceCases(client, algorithm)),
-      ...rlfCases(client),
-    ].filter((c) => ONLY === undefined || ONLY.some((o) => c.name.startsWith(o)));
+    const cases = (
+      BATCH === undefined
+        ? [...ALGORITHMS.flatMap((algorithm) => sluiceCases(client, algorithm)), ...rlfCases(client)]
+        : ALGORITHMS.filter((a) => a !== 'sliding-log').flatMap((algorithm) =>
+            batchCases(client, algorithm, BATCH),
+          )
+    ).filter((c) => ONLY === undefined || ONLY.some((o) => c.name.startsWith(o)));
     const rows: string[] = [];
-    const keyOf = (c: Case, i: number): string => c.key ?? (KEYS[i % KEYS.length] as string);
+    // In batch mode, the round's number (a key of its own in each warm-up and counted round).
+    let counted = 0;
+    const keyOf = (c: Case, i: number): string =>
+      BATCH === undefined ? (c.key ?? (KEYS[i % KEYS.length] as string)) : `r:${counted + i}`;
     // Every case's script loaded before any is counted: Lua's garbage collector, which Redis
     // steps every 50 calls, works through every loaded script, so each case sees the same heap.
     // Every key written once (and the limited key over its limit).
-    for (const c of cases) for (let i = 0; i < KEYS.length; i++) await c.decide(keyOf(c, i));
+    const warm = BATCH === undefined ? KEYS.length : 3;
+    for (const c of cases) for (let i = 0; i < warm; i++) await c.decide(keyOf(c, i));
+    counted = warm;
+    const rounds = BATCH === undefined ? N : Math.max(1, Math.round(N / BATCH));
+    let peeks = 0;
     for (const c of cases) {
       execFileSync('callgrind_control', ['--zero', String(pid)], { stdio: 'ignore' });
       let admitted = 0;
-      for (let i = 0; i < N; i++) if (await c.decide(keyOf(c, i))) admitted++;
+      for (let i = 0; i < rounds; i++) if (await c.decide(keyOf(c, i))) admitted++;
       const label = c.name.replace(/ /g, '-');
       execFileSync('callgrind_control', [`--dump=${label}`, String(pid)], { stdio: 'ignore' });
       const file = readdirSync(dir)
@@ -136,8 +190,13 @@ async function main(): Promise<void> {
         .find((f) => readFileSync(f, 'utf8').includes(`desc: Trigger: dump ${label}\n`));
       const text = readFileSync(file as string, 'utf8');
       const total = Number(/^(?:summary|totals): (\d+)/m.exec(text)?.[1]);
+      let per = total / N;
+      if (BATCH !== undefined) {
+        if (c.name.endsWith('peeks')) peeks = total / rounds;
+        per = c.name.endsWith('peeks') ? peeks : (total / rounds - peeks) / BATCH;
+      }
       rows.push(
-        `${c.name.padEnd(26)} ${(total / N / 1000).toFixed(1).padStart(7)} k  admitted ${admitted}/${N}  ${file}`,
+        `${c.name.padEnd(26)} ${(per / 1000).toFixed(1).padStart(7)} k  admitted ${admitted}/${rounds}  ${file}`,
       );
       console.log(rows[rows.length - 1]);
     }

@@ -27,10 +27,15 @@
  * replies that error in one element instead (Lua's `pcall`), so one request's failure is its
  * own: the others are decided and written as they would be alone.
  *
+ * A run of one-key consumes on a policy whose state is a string (the usual batch), without the
+ * view, goes through `consume_run` (given as `consumeRunLua`, see `scripts/index.ts`): the same
+ * decisions, writes and replies, with the kind's step inline and one `pcall` for the run (a
+ * request that raises is replied its error and the run goes on from the next).
+ *
  * Time: the server's `TIME` is read once, on the first request without a time of its own, and is
  * "now" for every such request of the batch (they are all decided within microseconds).
  */
-export const batchDriverLua = `
+export const batchDriverLua = (consumeRunLua: string): string => `
 -- Effects replication before any write: the only way on Redis 7 (which has REDIS_VERSION), a
 -- setting on 5 and 6, asked for on 4 to 6 (as the prelude's nowLua).
 if not redis.REDIS_VERSION and redis.replicate_commands then redis.replicate_commands() end
@@ -60,6 +65,18 @@ for p = 1, policies do
 end
 
 local reply, r
+
+-- Replies a request's error in one element, in place of what it wrote into the reply.
+local function reply_error(err)
+  for i = #reply, r + 1, -1 do reply[i] = nil end
+  local message = err
+  if type(message) == 'table' then message = message.err end
+  message = tostring(message)
+  if not match(message, '^%u+ ') then message = 'ERR ' .. message end
+  r = r + 1
+  reply[r] = { err = message }
+end
+${consumeRunLua}
 
 -- One consume on n keys (first at KEYS[k + 1], their policies' numbers in refs): one rule decides
 -- and writes at once; several are all or nothing, as the several-rules script decides them.
@@ -198,21 +215,27 @@ for _ = 1, 2 do
     else
       for i = 1, n do refs[i] = tonumber(ARGV[at + 4 + i]) end
     end
-    for _ = 1, count do
-      local ok, written = pcall(op, n, cost, now, k, refs, reply, r)
-      if ok then
-        r = r + written
-      else
-        -- What the request wrote into the reply before failing is dropped; its error stands in.
-        for i = #reply, r + 1, -1 do reply[i] = nil end
-        local message = written
-        if type(message) == 'table' then message = message.err end
-        message = tostring(message)
-        if not match(message, '^%u+ ') then message = 'ERR ' .. message end
-        r = r + 1
-        reply[r] = { err = message }
+    if code == 1 and n == 1 and not view and RUNS[kind_of[refs[1]]] then
+      -- The usual run (see consume_run): one pcall for the run while no request fails.
+      local from = 1
+      while from <= count do
+        local ok, err = pcall(consume_run, refs[1], count, cost, now, k, from)
+        if ok then break end
+        reply_error(err)
+        from = deciding + 1
       end
-      k = k + n
+      k = k + count
+    else
+      for _ = 1, count do
+        local ok, written = pcall(op, n, cost, now, k, refs, reply, r)
+        if ok then
+          r = r + written
+        else
+          -- What the request wrote into the reply before failing is dropped; its error stands in.
+          reply_error(written)
+        end
+        k = k + n
+      end
     end
     at = at + 5 + width
   end

@@ -1,4 +1,23 @@
+import { inlineLua, stateTextLua, type LuaBlock } from './lua-block';
 import { AHEAD_MS } from './prelude.lua';
+
+/**
+ * The key's last and debt, or nil (see the prelude): an admission never leaves a debt past the
+ * tolerance and the queue, nor below 0.
+ */
+export const gcraStateLua: LuaBlock = {
+  params: ['key', 'now', 'max_debt'],
+  body: (ret, io) => `
+${io.read('value', 'key')}
+if not value then ${ret('')} end
+local last, debt = match(value, '^(%d+) (%d+)$')
+-- Arithmetic reads each matched number once (tonumber reads its text twice).
+if last then
+  last, debt = last + 0, debt + 0
+  if last <= now + ${AHEAD_MS} and debt <= max_debt then ${ret('last, debt')} end
+end
+${io.del('key')}`,
+};
 
 /**
  * GCRA, the Lua twin of `algorithms/gcra.ts` (redis-cell `CL.THROTTLE`). State: the string
@@ -6,41 +25,30 @@ import { AHEAD_MS } from './prelude.lua';
  * queue (`maxWaitMs`, 0 for none): the TAT may run that far past the tolerance, and the request
  * waits its turn (`wait_ms`).
  */
-export const gcraLua = `
--- The key's last and debt, or nil (see the prelude): an admission never leaves a debt past the
--- tolerance and the queue, nor below 0.
-local function gcra_state(key, now, max_debt)
-  local value = packed(key)
-  if not value then return end
-  local last, debt = match(value, '^(%d+) (%d+)$')
-  last, debt = tonumber(last), tonumber(debt)
-  if last and last <= now + ${AHEAD_MS} and debt <= max_debt then return last, debt end
-  del(key)
+export const gcraLua: LuaBlock = {
+  params: ['key', 'now', 'cost', 'per_window', 'window', 'burst', 'max_wait'],
+  body: (ret, io) => `
+local limit = burst + 1
+local tolerance = window * limit
+local queue = max_wait * per_window
+-- (TAT - now) in 1/limit ms; 0 once the TAT is in the past.
+local current = 0
+${inlineLua(gcraStateLua, ['key', 'now', 'tolerance + queue'], ['last', 'stored'], io)}
+if last then current = max(0, stored - (now - last) * per_window) end
+-- redis-cell: remaining = (tolerance - (TAT - now)) / interval, truncated, never negative.
+local headroom = tolerance - current
+local before = 0
+if headroom > 0 then before = floor(headroom / window) end
+if cost > limit then ${ret('2, before, ceil(current / per_window), 0')} end
+local debt = current + cost * window
+if debt > tolerance + queue then
+  ${ret('1, before, ceil(current / per_window), ceil((debt - tolerance - queue) / per_window)')}
 end
-
-local function gcra(key, now, cost, per_window, window, burst, max_wait)
-  local limit = burst + 1
-  local tolerance = window * limit
-  local queue = max_wait * per_window
-  -- (TAT - now) in 1/limit ms; 0 once the TAT is in the past.
-  local current = 0
-  local last, stored = gcra_state(key, now, tolerance + queue)
-  if last then current = max(0, stored - (now - last) * per_window) end
-  -- redis-cell: remaining = (tolerance - (TAT - now)) / interval, truncated, never negative.
-  local headroom = tolerance - current
-  local before = 0
-  if headroom > 0 then before = floor(headroom / window) end
-  if cost > limit then return 2, before, ceil(current / per_window), 0 end
-  local debt = current + cost * window
-  if debt > tolerance + queue then
-    return 1, before, ceil(current / per_window), ceil((debt - tolerance - queue) / per_window)
-  end
-  local reset_ms = ceil(debt / per_window)
-  local remaining = 0
-  if tolerance - debt > 0 then remaining = floor((tolerance - debt) / window) end
-  if cost == 0 then return 0, remaining, reset_ms, 0 end
-  local delay = 0
-  if debt > tolerance then delay = ceil((debt - tolerance) / per_window) end
-  return 0, remaining, reset_ms, delay, reset_ms, format('%d %d', now, debt)
-end
-`;
+local reset_ms = ceil(debt / per_window)
+local remaining = 0
+if tolerance - debt > 0 then remaining = floor((tolerance - debt) / window) end
+if cost == 0 then ${ret('0, remaining, reset_ms, 0')} end
+local delay = 0
+if debt > tolerance then delay = ceil((debt - tolerance) / per_window) end
+${ret(`0, remaining, reset_ms, delay, reset_ms, ${stateTextLua(io, ['now', 'debt'])}`)}`,
+};

@@ -1,6 +1,15 @@
+import { fixedWindowStateLua } from './fixed-window.lua';
+import { gcraStateLua } from './gcra.lua';
+import { leakyBucketStateLua } from './leaky-bucket.lua';
+import { callIo, inlineLua } from './lua-block';
+import { slidingLogStateLua } from './sliding-log.lua';
+import { slidingWindowStateLua } from './sliding-window.lua';
+import { tokenBucketStateLua } from './token-bucket.lua';
+import { warmUpStateLua } from './warm-up.lua';
+
 /**
  * Giving back, the Lua twin of `algorithms/give-back.ts` (placed after every kind's script, whose
- * `<name>_state` readers and `warm_curve` it uses): `cost` units of an admission that will not be
+ * `warm_curve` it uses; the state readers are inlined): `cost` units of an admission that will not be
  * served (a queued or delayed request whose client left, or a request a later limit refused)
  * return to each key's state. State that cannot be read is deleted, as the steps do: nothing to
  * give back. Each function takes `key, now, cost`, the admission's receipt `at, member` (nil
@@ -16,7 +25,7 @@
  */
 export const giveBackLua = `
 local function gcra_back(key, now, cost, _at, _member, per_window, window, burst, max_wait)
-  local last, debt = gcra_state(key, now, window * (burst + 1) + max_wait * per_window)
+  ${inlineLua(gcraStateLua, ['key', 'now', 'window * (burst + 1) + max_wait * per_window'], ['last', 'debt'], callIo)}
   if not last then return end
   if now < last then
     if debt == 0 then return end
@@ -32,7 +41,7 @@ end
 
 local function token_bucket_back(key, now, cost, _at, _member, per_window, window, burst, max_wait)
   local capacity = (burst + 1) * window
-  local tokens, last = token_bucket_state(key, now, capacity, max_wait * per_window)
+  ${inlineLua(tokenBucketStateLua, ['key', 'now', 'capacity', 'max_wait * per_window'], ['tokens', 'last'], callIo)}
   if not tokens then return end
   local filled = min(capacity, tokens + max(0, now - last) * per_window)
   if filled == capacity then return end
@@ -43,7 +52,7 @@ end
 
 local function leaky_bucket_back(key, now, cost, _at, _member, per_window, window, burst)
   local MILLI = 1000
-  local excess, last = leaky_bucket_state(key, now, burst * MILLI)
+  ${inlineLua(leakyBucketStateLua, ['key', 'now', 'burst * MILLI'], ['excess', 'last'], callIo)}
   if not excess then return end
   local rate = per_window * MILLI
   local elapsed = now - last
@@ -62,7 +71,7 @@ end
 
 local function warm_up_back(key, now, cost, _at, _member, per_window, window, max_wait, warmup)
   local stable, _, max_permits, _, cool_down = warm_curve(per_window, window, warmup)
-  local stored, next_free = warm_up_state(key, now, max_permits, AHEAD_MS + max_wait + 3 * stable)
+  ${inlineLua(warmUpStateLua, ['key', 'now', 'max_permits', 'AHEAD_MS + max_wait + 3 * stable'], ['stored', 'next_free'], callIo)}
   if not stored or next_free <= now then return end
   local back = max(now, next_free - stable * cost)
   return ceil(back - now + (max_permits - stored) * cool_down) + 1, format('%.17g %.17g', stored, back)
@@ -70,7 +79,7 @@ end
 
 local function fixed_window_back(key, now, cost, at, _, limit, window)
   if not at then return end
-  local opened, taken = fixed_window_state(key, now, limit)
+  ${inlineLua(fixedWindowStateLua, ['key', 'now', 'limit'], ['opened', 'taken'], callIo)}
   if not opened or opened ~= at or now >= opened + window then return end
   local left = taken - cost
   if left <= 0 then return 0 end
@@ -79,7 +88,7 @@ end
 
 local function sliding_window_back(key, now, cost, at, _, limit, window)
   if not at then return end
-  local opened, before, taken = sliding_window_state(key, now, limit)
+  ${inlineLua(slidingWindowStateLua, ['key', 'now', 'limit'], ['opened', 'before', 'taken'], callIo)}
   if not opened then return end
   if opened == at then
     taken = max(0, taken - cost)
@@ -103,7 +112,7 @@ end
 local function sliding_log_back(key, now, cost, at, member, limit, window)
   local cutoff = now - window
   if not at or at <= cutoff then return end
-  local live = sliding_log_state(key, now, limit, '(' .. format('%d', cutoff))
+  ${inlineLua(slidingLogStateLua, ['key', 'now', 'limit', "'(' .. format('%d', cutoff)"], ['live'], callIo)}
   if live == 0 then return end
   local removed = 0
   local BATCH = 1000

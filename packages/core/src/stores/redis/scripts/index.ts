@@ -10,17 +10,20 @@ import { gcraLua } from './gcra.lua';
 import { giveBackDriverLua, giveBackLua, giveBackTakenLua } from './give-back.lua';
 import { jointDriverLua, jointLua } from './joint.lua';
 import { leakyBucketLua } from './leaky-bucket.lua';
+import { callIo, defineLua, inlineIo, inlineLua, type LuaBlock, type StateIo } from './lua-block';
 import { multiDriverLua } from './multi.lua';
 import { nowLua, preludeLua, setStateLua, stateAccessLua } from './prelude.lua';
-import { slidingLogLua } from './sliding-log.lua';
+import { slidingLogLua, slidingLogWriteLua } from './sliding-log.lua';
 import { slidingWindowLua } from './sliding-window.lua';
 import { tokenBucketLua } from './token-bucket.lua';
-import { warmUpLua } from './warm-up.lua';
+import { warmCurveLua, warmUpLua } from './warm-up.lua';
 
-/** One algorithm's Lua: the function that computes a step, and how its state is written. */
+/** One algorithm's Lua: the step it computes, and how its state is written. */
 interface AlgorithmLua {
-  /** Defines `fn` (and `write` when it is not the prelude's `set_state`). */
-  readonly source: string;
+  /** The step, inlined in a policy's own script and the function `fn` in the others. */
+  readonly step: LuaBlock;
+  /** Lua the step needs defined before it: `write` when it is not `set_state`, helpers. */
+  readonly helpers?: string;
   /** Name of the step function. */
   readonly fn: string;
   /** Name of the function that writes the step's state. */
@@ -63,7 +66,7 @@ export function stateKindOf(policy: Policy): StateKind {
 /** Typed by kind: an algorithm added to `ALGORITHMS` without its Lua fails the type check. */
 const LUA: Readonly<Record<StateKind, AlgorithmLua>> = {
   gcra: {
-    source: gcraLua,
+    step: gcraLua,
     fn: 'gcra',
     write: 'set_state',
     params: bucket,
@@ -71,7 +74,7 @@ const LUA: Readonly<Record<StateKind, AlgorithmLua>> = {
     back: 'gcra_back',
   },
   'token-bucket': {
-    source: tokenBucketLua,
+    step: tokenBucketLua,
     fn: 'token_bucket',
     write: 'set_state',
     params: bucket,
@@ -79,7 +82,7 @@ const LUA: Readonly<Record<StateKind, AlgorithmLua>> = {
     back: 'token_bucket_back',
   },
   'leaky-bucket': {
-    source: leakyBucketLua,
+    step: leakyBucketLua,
     fn: 'leaky_bucket',
     write: 'set_state',
     params: ['limit', 'windowMs', 'burst', 'nodelay', 'delay'],
@@ -87,7 +90,7 @@ const LUA: Readonly<Record<StateKind, AlgorithmLua>> = {
     back: 'leaky_bucket_back',
   },
   'fixed-window': {
-    source: fixedWindowLua,
+    step: fixedWindowLua,
     fn: 'fixed_window',
     write: 'set_state',
     params: window,
@@ -96,7 +99,7 @@ const LUA: Readonly<Record<StateKind, AlgorithmLua>> = {
     receipt: 'start',
   },
   'sliding-window': {
-    source: slidingWindowLua,
+    step: slidingWindowLua,
     fn: 'sliding_window',
     write: 'set_state',
     params: window,
@@ -105,7 +108,8 @@ const LUA: Readonly<Record<StateKind, AlgorithmLua>> = {
     receipt: 'start',
   },
   'sliding-log': {
-    source: slidingLogLua,
+    step: slidingLogLua,
+    helpers: slidingLogWriteLua,
     fn: 'sliding_log',
     write: 'log_write',
     params: window,
@@ -114,7 +118,8 @@ const LUA: Readonly<Record<StateKind, AlgorithmLua>> = {
     receipt: 'log',
   },
   'warm-up': {
-    source: warmUpLua,
+    step: warmUpLua,
+    helpers: warmCurveLua,
     fn: 'warm_up',
     write: 'set_state',
     params: ['limit', 'windowMs', 'maxWaitMs', 'warmupMs'],
@@ -136,25 +141,31 @@ export const MAX_PARAMS = 5;
  * than `SET … PX` (0.7 k instructions fewer).
  */
 function singleScript(
-  { source, fn, write, params, optional }: AlgorithmLua,
+  { step, helpers, write, params, optional }: AlgorithmLua,
   baked?: { readonly params: readonly string[]; readonly capacity: number },
 ): string {
   // A policy's own script has its numbers written in: ARGV holds only `cost` and `now`.
   const n = baked === undefined ? params.length : 0;
-  const args = (
-    baked?.params ?? [
-      ...params.map((_, i) => `tonumber(ARGV[${i + 1}])`),
-      ...optional.map((_, i) => `tonumber(ARGV[${n + 3 + i}]) or 0`),
-    ]
-  ).join(', ');
+  const args = baked?.params ?? [
+    ...params.map((_, i) => `tonumber(ARGV[${i + 1}])`),
+    ...optional.map((_, i) => `tonumber(ARGV[${n + 3 + i}]) or 0`),
+  ];
   const save =
     write === 'set_state'
       ? `redis.call('PSETEX', KEYS[1], format('%d', ttl_ms), value)`
       : `${write}(KEYS[1], ttl_ms, value, now, cost)`;
-  return `${preludeLua}${stateAccessLua}${source}${nowLua(`ARGV[${n + 2}]`)}
+  // The step inline (no closure made per call): its function's first parameters are named
+  // `key, now, cost`, the rest are the policy's numbers.
+  const decide = inlineLua(
+    step,
+    ['KEYS[1]', 'now', 'cost', ...args],
+    ['code', 'remaining', 'reset_ms', 'wait_ms', 'ttl_ms', 'value'],
+    inlineIo,
+  );
+  return `${preludeLua}${helpers ?? ''}${nowLua(`ARGV[${n + 2}]`)}
 local cost = ARGV[${n + 1}]
 cost = cost and tonumber(cost) or 1
-local code, remaining, reset_ms, wait_ms, ttl_ms, value = ${fn}(KEYS[1], now, cost, ${args})
+${decide}
 if value then ${save} end
 ${baked === undefined ? 'return { code, remaining, reset_ms, wait_ms }' : packedReplyLua(baked.capacity)}
 `;
@@ -182,6 +193,12 @@ export const LUA_SCRIPTS: Readonly<Record<StateKind, string>> = Object.fromEntri
   STATE_KINDS.map((kind) => [kind, singleScript(LUA[kind])]),
 ) as Record<StateKind, string>;
 
+/** A kind's helpers and its step as the function `fn` (for the scripts that choose steps by kind). */
+function stepFunctionLua(kind: StateKind): string {
+  const { helpers, fn, step } = LUA[kind];
+  return `${helpers ?? ''}\n${defineLua(fn, step, callIo)}\n`;
+}
+
 /** A Lua table of one entry per kind of state, by its number (see {@link kindNumberOf}): `local NAME = { … }`. */
 function kindTable(name: string, entry: (kind: (typeof STATE_KINDS)[number]) => string): string {
   return `local ${name} = { ${STATE_KINDS.map(entry).join(', ')} }`;
@@ -203,7 +220,7 @@ export const MULTI_SCRIPT: string = [
   preludeLua,
   stateAccessLua,
   setStateLua,
-  ...STATE_KINDS.map((kind) => LUA[kind].source),
+  ...STATE_KINDS.map(stepFunctionLua),
   nowLua('ARGV[1]'),
   STEPS_TABLE,
   WRITES_TABLE,
@@ -218,7 +235,7 @@ export const MULTI_SCRIPT: string = [
 export const GIVE_BACK_SCRIPT: string = [
   preludeLua,
   stateAccessLua,
-  ...STATE_KINDS.map((kind) => LUA[kind].source),
+  ...STATE_KINDS.map(stepFunctionLua),
   giveBackLua,
   giveBackTakenLua,
   nowLua('ARGV[1]'),
@@ -234,7 +251,7 @@ export const JOINT_SCRIPT: string = [
   preludeLua,
   stateAccessLua,
   setStateLua,
-  ...STATE_KINDS.map((kind) => LUA[kind].source),
+  ...STATE_KINDS.map(stepFunctionLua),
   nowLua('ARGV[1]'),
   STEPS_TABLE,
   WRITES_TABLE,
@@ -244,6 +261,85 @@ export const JOINT_SCRIPT: string = [
 ].join('\n');
 
 /**
+ * How `consume_run`'s steps read and delete: the run reads the key itself (into `held`, as the
+ * batch script reads without its view, see `batch-view.lua.ts`) before its step.
+ */
+const runIo: StateIo = {
+  read: (target) => `local ${target} = held`,
+  del: (key) => `del_now(${key})`,
+  nowText: 'now_text',
+};
+
+/**
+ * The batch script's `consume_run`: a run of one-key consumes on one policy whose state is a
+ * string, from its request `from` on, each decided and replied as `consume` decides and
+ * replies it without the view, its kind's step inline (no call, no pcall per request: a
+ * request that raises ends the run, the driver replies its error in its place and runs on
+ * from the next; `deciding` says which it was). A step is a function of the key's state, now,
+ * the cost and the policy, which a run shares: every key of the run without state decides
+ * as the first did (`fresh`), without its step (a batch of new keys: a flood of new clients).
+ */
+function consumeRunLua(): string {
+  const kinds = STATE_KINDS.filter((kind) => LUA[kind].write === 'set_state');
+  const branches = kinds.map((kind, i) => {
+    const { step } = LUA[kind];
+    const args = ['key', 'now', 'cost', 'a1', 'a2', 'a3', 'a4', 'a5'];
+    const outs = ['code', 'remaining', 'reset_ms', 'wait_ms', 'ttl_ms', 'value'];
+    const test = `kind == ${STATE_KINDS.indexOf(kind) + 1}`;
+    return `${i === 0 ? 'if' : 'elseif'} ${test} then
+${inlineLua(step, args, outs, runIo, true)}`;
+  });
+  return `
+${kindTable('RUNS', (kind) => String(LUA[kind].write === 'set_state'))}
+local deciding
+local function consume_run(p, count, cost, now, k, from)
+  local kind, a1, a2, a3, a4, a5 = kind_of[p], p1[p], p2[p], p3[p], p4[p], p5[p]
+  local now_text = format('%d', now)
+  local fresh
+  for i = from, count do
+    deciding = i
+    local key = KEYS[k + i]
+    local held = fetched[key]
+    if held == nil then
+      held = read(key)
+    else
+      fetched[key] = nil
+    end
+    local code, remaining, reset_ms, wait_ms, ttl_ms, value
+    if held == false and fresh then
+      code, remaining, reset_ms, wait_ms, ttl_ms, value = fresh[1], fresh[2], fresh[3], fresh[4], fresh[5], fresh[6]
+    else
+${branches.join('\n')}
+end
+      if held == false then fresh = { code, remaining, reset_ms, wait_ms, ttl_ms, value } end
+    end
+    -- As set_now writes (the read above left no fetched value for the key).
+    if value then
+      if ttl_ms == 0 then
+        del_now(key)
+      else
+        local ttl = ttl_texts[ttl_ms]
+        if not ttl then
+          ttl = format('%d', ttl_ms)
+          ttl_texts[ttl_ms] = ttl
+        end
+        redis.call('PSETEX', key, ttl, value)
+      end
+    end
+    -- As consume replies a one-key request.
+    if code == 0 and wait_ms == 0 then
+      reply[r + 1], reply[r + 2] = remaining, reset_ms
+      r = r + 2
+    else
+      reply[r + 1], reply[r + 2], reply[r + 3], reply[r + 4] = -1 - code, remaining, reset_ms, wait_ms
+      r = r + 4
+    end
+  end
+end
+`;
+}
+
+/**
  * The script that decides many requests in one call, in order, each as its own call would (see
  * `batch.lua.ts`): every step, every write and every give-back, the joint decision, the exact
  * give-back and the permits' functions with their ops (`batch-ops.lua.ts`), then the batch driver.
@@ -251,7 +347,7 @@ export const JOINT_SCRIPT: string = [
 export const BATCH_SCRIPT: string = [
   preludeLua,
   batchStateLua,
-  ...STATE_KINDS.map((kind) => LUA[kind].source),
+  ...STATE_KINDS.map(stepFunctionLua),
   giveBackLua,
   STEPS_TABLE,
   // A string's write is the batch's own set_state, chosen per batch (see batch-view.lua.ts).
@@ -264,7 +360,7 @@ export const BATCH_SCRIPT: string = [
   permitsLua,
   batchOpsLua,
   batchViewLua,
-  batchDriverLua,
+  batchDriverLua(consumeRunLua()),
 ].join('\n');
 
 /** The number the multi, give-back and batch scripts know a policy's kind of state by (from 1). */

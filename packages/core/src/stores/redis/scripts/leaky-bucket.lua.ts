@@ -1,71 +1,78 @@
+import { inlineLua, type LuaBlock } from './lua-block';
 import { AHEAD_MS } from './prelude.lua';
+
+/**
+ * The key's excess and last, or nil (see the prelude): an admission never leaves an excess past
+ * the burst's capacity, and giving back never leaves one a whole request below empty.
+ */
+export const leakyBucketStateLua: LuaBlock = {
+  params: ['key', 'now', 'capacity'],
+  body: (ret, io) => `
+${io.read('value', 'key')}
+if not value then ${ret('')} end
+local excess, last = match(value, '^(%-?%d+) (%d+)$')
+-- Arithmetic reads each matched number once (tonumber reads its text twice).
+if excess then
+  excess, last = excess + 0, last + 0
+  if excess > -1000 and excess <= capacity and last <= now + ${AHEAD_MS} then
+    ${ret('excess, last')}
+  end
+end
+${io.del('key')}`,
+};
 
 /**
  * Leaky bucket, the Lua twin of `algorithms/leaky-bucket.ts` (nginx `limit_req`). State: the
  * string `"<excess> <last>"`: excess in thousandths of a request, and ms of the last leak.
  * `nodelay` arrives as 1 or 0 (0 is true in Lua, so it is compared, never tested).
  */
-export const leakyBucketLua = `
--- The key's excess and last, or nil (see the prelude): an admission never leaves an excess past
--- the burst's capacity, and giving back never leaves one a whole request below empty.
-local function leaky_bucket_state(key, now, capacity)
-  local value = packed(key)
-  if not value then return end
-  local excess, last = match(value, '^(%-?%d+) (%d+)$')
-  excess, last = tonumber(excess), tonumber(last)
-  if excess and excess > -1000 and excess <= capacity and last <= now + ${AHEAD_MS} then
-    return excess, last
+export const leakyBucketLua: LuaBlock = {
+  params: ['key', 'now', 'cost', 'per_window', 'window', 'burst', 'nodelay', 'delay'],
+  body: (ret, io) => `
+local MILLI = 1000
+local limit = burst + 1
+local capacity = burst * MILLI
+local rate = per_window * MILLI
+${inlineLua(leakyBucketStateLua, ['key', 'now', 'capacity'], ['stored', 'stored_last'], io)}
+local value = stored ~= nil
+local elapsed = 0
+if value then
+  elapsed = now - stored_last
+  -- nginx: a clock that went back more than a minute counts as 1 ms, a smaller step back as 0.
+  if elapsed < -60000 then
+    elapsed = 1
+  elseif elapsed < 0 then
+    elapsed = 0
   end
-  del(key)
 end
-
-local function leaky_bucket(key, now, cost, per_window, window, burst, nodelay, delay)
-  local MILLI = 1000
-  local limit = burst + 1
-  local capacity = burst * MILLI
-  local rate = per_window * MILLI
-  local stored, stored_last = leaky_bucket_state(key, now, capacity)
-  local value = stored ~= nil
-  local elapsed = 0
-  if value then
-    elapsed = now - stored_last
-    -- nginx: a clock that went back more than a minute counts as 1 ms, a smaller step back as 0.
-    if elapsed < -60000 then
-      elapsed = 1
-    elseif elapsed < 0 then
-      elapsed = 0
-    end
-  end
-  -- ms needed to leak an amount of thousandths: smallest t with floor(t * rate) >= amount,
-  -- i.e. ceil(amount * window / rate).
-  local level = -math.huge
-  local reset_ms = 0
-  if value then
-    level = stored - floor((elapsed * rate) / window)
-    reset_ms = max(0, ceil(((stored + MILLI) * window) / rate) - elapsed)
-  end
-  local remaining = limit
-  if level + MILLI > 0 then remaining = max(0, floor((capacity - level) / MILLI)) end
-  if cost > limit then return 2, remaining, reset_ms, 0 end
-
-  local excess = max(max(0, (cost - 1) * MILLI), level + cost * MILLI)
-  if excess > capacity then
-    -- Only a stored state can overflow: a new key's first excess is (cost - 1) thousand <= capacity.
-    local needed = stored + cost * MILLI - capacity
-    return 1, remaining, reset_ms, max(0, ceil((needed * window) / rate) - elapsed)
-  end
-  if cost == 0 then return 0, remaining, reset_ms, 0 end
-
-  local delay_ms = 0
-  if nodelay ~= 1 and excess > delay * MILLI then
-    delay_ms = floor(((excess - delay * MILLI) * window) / rate)
-  end
-  -- nginx moves last only when time has passed.
-  local last = now
-  if value and elapsed == 0 then last = stored_last end
-  local drain_ms = ceil(((excess + MILLI) * window) / rate)
-  -- last stays ahead of now after a small clock step back; keep the state until it has leaked.
-  return 0, floor((capacity - excess) / MILLI), drain_ms, delay_ms, drain_ms + max(0, last - now),
-    format('%d %d', excess, last)
+-- ms needed to leak an amount of thousandths: smallest t with floor(t * rate) >= amount,
+-- i.e. ceil(amount * window / rate).
+local level = -math.huge
+local reset_ms = 0
+if value then
+  level = stored - floor((elapsed * rate) / window)
+  reset_ms = max(0, ceil(((stored + MILLI) * window) / rate) - elapsed)
 end
-`;
+local remaining = limit
+if level + MILLI > 0 then remaining = max(0, floor((capacity - level) / MILLI)) end
+if cost > limit then ${ret('2, remaining, reset_ms, 0')} end
+
+local excess = max(max(0, (cost - 1) * MILLI), level + cost * MILLI)
+if excess > capacity then
+  -- Only a stored state can overflow: a new key's first excess is (cost - 1) thousand <= capacity.
+  local needed = stored + cost * MILLI - capacity
+  ${ret('1, remaining, reset_ms, max(0, ceil((needed * window) / rate) - elapsed)')}
+end
+if cost == 0 then ${ret('0, remaining, reset_ms, 0')} end
+
+local delay_ms = 0
+if nodelay ~= 1 and excess > delay * MILLI then
+  delay_ms = floor(((excess - delay * MILLI) * window) / rate)
+end
+-- nginx moves last only when time has passed.
+local last = now
+if value and elapsed == 0 then last = stored_last end
+local drain_ms = ceil(((excess + MILLI) * window) / rate)
+-- last stays ahead of now after a small clock step back; keep the state until it has leaked.
+${ret("0, floor((capacity - excess) / MILLI), drain_ms, delay_ms, drain_ms + max(0, last - now), format('%d %d', excess, last)")}`,
+};

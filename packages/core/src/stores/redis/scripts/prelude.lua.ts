@@ -21,14 +21,15 @@ export const AHEAD_MS = 3_600_000;
  * `PSETEX`; two with a limiter `clock`) and a rejection two, the state is one packed string
  * written with its expiry, and a single-rule script is sent only the numbers it needs.
  *
- * State is read defensively: each algorithm's `<name>_state` function returns the key's fields
+ * State is read defensively: each algorithm's state reader (`<name>StateLua`, inlined
+ * where it is used: see `lua-block.ts`) gives the key's fields
  * only when the policy's own step could have written them (the right type, the right number of
  * fields, finite numbers within the ranges the step keeps, no time more than `AHEAD_MS` ahead);
  * anything else is deleted and read as no state, so the decision is exactly a fresh key's, and
  * an admission writes valid state with its TTL in its place. (A policy tightened since the state
  * was written may find it past its capacity: that key starts afresh, once.)
  *
- * Every algorithm function has the shape
+ * Every algorithm's step (a function, or inlined: see `lua-block.ts`) has the shape
  * `step(key, now, cost, per_window, window, burst, nodelay, delay)` (trailing parameters it does
  * not use are left out) and returns `code, remaining, reset_ms, wait_ms, ttl_ms, value`:
  * `code` 0 admitted, 1 limited, 2 cost-exceeds-capacity; `wait_ms` the delay of an admission or

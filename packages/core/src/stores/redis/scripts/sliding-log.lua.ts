@@ -1,4 +1,21 @@
+import { inlineLua, type LuaBlock } from './lua-block';
 import { AHEAD_MS } from './prelude.lua';
+
+/** Live entries (after the cutoff) and the newest time, or 0, 0 for none (see the prelude). */
+export const slidingLogStateLua: LuaBlock = {
+  params: ['key', 'now', 'limit', 'after_cutoff'],
+  body: (ret, io) => `
+local live = redis.pcall('ZCOUNT', key, after_cutoff, '+inf')
+if live == 0 then ${ret('0, 0')} end
+if type(live) == 'number' and live <= limit then
+  local newest = tonumber(redis.call('ZRANGE', key, '-1', '-1', 'WITHSCORES')[2])
+  if newest <= now + ${AHEAD_MS} then ${ret('live, newest')} end
+elseif type(live) == 'table' and not match(live.err, '^WRONGTYPE') then
+  error(live)
+end
+${io.del('key')}
+${ret('0, 0')}`,
+};
 
 /**
  * Sliding log, the Lua twin of `algorithms/sliding-log.ts`. State: a sorted set with one member
@@ -14,47 +31,39 @@ import { AHEAD_MS } from './prelude.lua';
  * `AHEAD_MS` ahead (`+inf` included) is deleted and read as an empty log, so `ZADD` then
  * starts a new one.
  */
-export const slidingLogLua = `
+export const slidingLogLua: LuaBlock = {
+  params: ['key', 'now', 'cost', 'limit', 'window'],
+  body: (ret, io) => `
+local cutoff = now - window
+local after_cutoff = '(' .. format('%d', cutoff)
+${inlineLua(slidingLogStateLua, ['key', 'now', 'limit', 'after_cutoff'], ['live', 'newest'], io)}
+local reset_ms = 0
+if live > 0 then reset_ms = max(0, newest + window - now) end
+if cost > limit then ${ret('2, max(0, limit - live), reset_ms, 0')} end
+if live + cost > limit then
+  -- The oldest live units must leave first: the k-th of them leaves at its time + window.
+  local leaving = redis.call('ZRANGEBYSCORE', key, after_cutoff, '+inf', 'WITHSCORES', 'LIMIT',
+    format('%d', live + cost - limit - 1), '1')
+  ${ret('1, max(0, limit - live), reset_ms, tonumber(leaving[2]) + window - now')}
+end
+if cost == 0 then ${ret('0, limit - live, reset_ms, 0')} end
+-- No live entry at now or later: none is named at now, log_write need not look (see log_fresh).
+log_fresh[key] = live == 0 or newest < now
+-- A clock that went back leaves newer entries than now: the log lives until the newest leaves.
+local last = now
+if live > 0 and newest > now then last = newest end
+local ttl_ms = last + window - now
+${ret('0, limit - live - cost, ttl_ms, 0, ttl_ms, cutoff')}`,
+};
+
+/**
+ * The sliding log's write, `log_write`, and the table `log_fresh` its step sets: the functions
+ * a script with the sliding log's step defines before it.
+ */
+export const slidingLogWriteLua = `
 -- Keys whose step just found no entry named at its now: set by the step that admits, read and
 -- cleared by the write that follows it (a second write on the key in one call looks again).
 local log_fresh = {}
-
--- Live entries (after the cutoff) and the newest time, or 0, 0 for none (see the prelude).
-local function sliding_log_state(key, now, limit, after_cutoff)
-  local live = redis.pcall('ZCOUNT', key, after_cutoff, '+inf')
-  if live == 0 then return 0, 0 end
-  if type(live) == 'number' and live <= limit then
-    local newest = tonumber(redis.call('ZRANGE', key, '-1', '-1', 'WITHSCORES')[2])
-    if newest <= now + ${AHEAD_MS} then return live, newest end
-  elseif type(live) == 'table' and not match(live.err, '^WRONGTYPE') then
-    error(live)
-  end
-  del(key)
-  return 0, 0
-end
-
-local function sliding_log(key, now, cost, limit, window)
-  local cutoff = now - window
-  local after_cutoff = '(' .. format('%d', cutoff)
-  local live, newest = sliding_log_state(key, now, limit, after_cutoff)
-  local reset_ms = 0
-  if live > 0 then reset_ms = max(0, newest + window - now) end
-  if cost > limit then return 2, max(0, limit - live), reset_ms, 0 end
-  if live + cost > limit then
-    -- The oldest live units must leave first: the k-th of them leaves at its time + window.
-    local leaving = redis.call('ZRANGEBYSCORE', key, after_cutoff, '+inf', 'WITHSCORES', 'LIMIT',
-      format('%d', live + cost - limit - 1), '1')
-    return 1, max(0, limit - live), reset_ms, tonumber(leaving[2]) + window - now
-  end
-  if cost == 0 then return 0, limit - live, reset_ms, 0 end
-  -- No live entry at now or later: none is named at now, log_write need not look (see log_fresh).
-  log_fresh[key] = live == 0 or newest < now
-  -- A clock that went back leaves newer entries than now: the log lives until the newest leaves.
-  local last = now
-  if live > 0 and newest > now then last = newest end
-  local ttl_ms = last + window - now
-  return 0, limit - live - cost, ttl_ms, 0, ttl_ms, cutoff
-end
 
 -- Trims only when writing: a rejection leaves the log exactly as it was, as the reference does.
 -- Returns the index of the first member added, the admission's receipt for a give-back.

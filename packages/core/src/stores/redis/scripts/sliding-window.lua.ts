@@ -1,63 +1,70 @@
+import { inlineLua, type LuaBlock } from './lua-block';
 import { AHEAD_MS } from './prelude.lua';
+
+/**
+ * The key's start and both counters, or nil (see the prelude): no window counts past the limit.
+ */
+export const slidingWindowStateLua: LuaBlock = {
+  params: ['key', 'now', 'limit'],
+  body: (ret, io) => `
+${io.read('value', 'key')}
+if not value then ${ret('')} end
+local opened, before, taken = match(value, '^(%d+) (%d+) (%d+)$')
+-- Arithmetic reads each matched number once (tonumber reads its text twice).
+if opened then
+  opened, before, taken = opened + 0, before + 0, taken + 0
+  if opened <= now + ${AHEAD_MS} and before <= limit and taken <= limit then
+    ${ret('opened, before, taken')}
+  end
+end
+${io.del('key')}`,
+};
 
 /**
  * Sliding window (two counters), the Lua twin of `algorithms/sliding-window.ts`. State: the
  * string `"<start> <previous> <current>"`: ms of the current aligned window, and both counters.
  */
-export const slidingWindowLua = `
--- The key's start and both counters, or nil (see the prelude): no window counts past the limit.
-local function sliding_window_state(key, now, limit)
-  local value = packed(key)
-  if not value then return end
-  local opened, before, taken = match(value, '^(%d+) (%d+) (%d+)$')
-  opened, before, taken = tonumber(opened), tonumber(before), tonumber(taken)
-  if opened and opened <= now + ${AHEAD_MS} and before <= limit and taken <= limit then
-    return opened, before, taken
+export const slidingWindowLua: LuaBlock = {
+  params: ['key', 'now', 'cost', 'limit', 'window'],
+  body: (ret, io) => `
+-- math.fmod is exact, as JavaScript's %; Lua's own % divides first and could round.
+local start = now - math.fmod(now, window)
+local previous, current = 0, 0
+${inlineLua(slidingWindowStateLua, ['key', 'now', 'limit'], ['opened', 'before', 'taken'], io)}
+if opened then
+  if opened >= start then
+    -- Same window, or a clock a little behind the one that wrote the state: stay in its window.
+    start, previous, current = opened, before, taken
+  elseif opened == start - window then
+    previous = taken
   end
-  del(key)
 end
-
-local function sliding_window(key, now, cost, limit, window)
-  -- math.fmod is exact, as JavaScript's %; Lua's own % divides first and could round.
-  local start = now - math.fmod(now, window)
-  local previous, current = 0, 0
-  local opened, before, taken = sliding_window_state(key, now, limit)
-  if opened then
-    if opened >= start then
-      -- Same window, or a clock a little behind the one that wrote the state: stay in its window.
-      start, previous, current = opened, before, taken
-    elseif opened == start - window then
-      previous = taken
-    end
-  end
-  local elapsed = max(0, now - start)
-  local used = previous * (window - elapsed) + current * window
-  local full = limit * window
-  local remaining = max(0, floor((full - used) / window))
-  local reset_ms = 0
-  if current > 0 then
-    reset_ms = 2 * window - elapsed
-  elseif previous > 0 then
-    reset_ms = window - elapsed
-  end
-  if cost > limit then return 2, remaining, reset_ms, 0 end
-
-  if used + cost * window > full then
-    local retry_after_ms
-    if current + cost <= limit then
-      -- Within this window, once the previous window's weight has decayed enough.
-      retry_after_ms = window - floor(((limit - current - cost) * window) / previous) - elapsed
-    else
-      -- In the next window, where this window's count becomes the decaying one.
-      local into = max(0, window - floor(((limit - cost) * window) / current))
-      retry_after_ms = window - elapsed + into
-    end
-    return 1, remaining, reset_ms, retry_after_ms
-  end
-  if cost == 0 then return 0, remaining, reset_ms, 0 end
-  -- current + cost > 0 here, so the state lives two windows from this one's start.
-  local ttl_ms = 2 * window - elapsed
-  return 0, max(0, floor((full - used - cost * window) / window)), ttl_ms, 0, ttl_ms,
-    format('%d %d %d', start, previous, current + cost)
+local elapsed = max(0, now - start)
+local used = previous * (window - elapsed) + current * window
+local full = limit * window
+local remaining = max(0, floor((full - used) / window))
+local reset_ms = 0
+if current > 0 then
+  reset_ms = 2 * window - elapsed
+elseif previous > 0 then
+  reset_ms = window - elapsed
 end
-`;
+if cost > limit then ${ret('2, remaining, reset_ms, 0')} end
+
+if used + cost * window > full then
+  local retry_after_ms
+  if current + cost <= limit then
+    -- Within this window, once the previous window's weight has decayed enough.
+    retry_after_ms = window - floor(((limit - current - cost) * window) / previous) - elapsed
+  else
+    -- In the next window, where this window's count becomes the decaying one.
+    local into = max(0, window - floor(((limit - cost) * window) / current))
+    retry_after_ms = window - elapsed + into
+  end
+  ${ret('1, remaining, reset_ms, retry_after_ms')}
+end
+if cost == 0 then ${ret('0, remaining, reset_ms, 0')} end
+-- current + cost > 0 here, so the state lives two windows from this one's start.
+local ttl_ms = 2 * window - elapsed
+${ret("0, max(0, floor((full - used - cost * window) / window)), ttl_ms, 0, ttl_ms, format('%d %d %d', start, previous, current + cost)")}`,
+};

@@ -1,4 +1,25 @@
+import { inlineLua, stateTextLua, type LuaBlock } from './lua-block';
 import { AHEAD_MS } from './prelude.lua';
+
+/**
+ * The key's tokens and last, or nil (see the prelude): tokens stay within the capacity and,
+ * with a queue, at most the queue's worth below 0.
+ */
+export const tokenBucketStateLua: LuaBlock = {
+  params: ['key', 'now', 'capacity', 'queue'],
+  body: (ret, io) => `
+${io.read('value', 'key')}
+if not value then ${ret('')} end
+local tokens, last = match(value, '^(%-?%d+) (%d+)$')
+-- Arithmetic reads each matched number once (tonumber reads its text twice).
+if tokens then
+  tokens, last = tokens + 0, last + 0
+  if tokens >= -queue and tokens <= capacity and last <= now + ${AHEAD_MS} then
+    ${ret('tokens, last')}
+  end
+end
+${io.del('key')}`,
+};
 
 /**
  * Token bucket, the Lua twin of `algorithms/token-bucket.ts` (Spring Cloud Gateway
@@ -6,41 +27,28 @@ import { AHEAD_MS } from './prelude.lua';
  * ms of the refill. `max_wait` is the queue (`maxWaitMs`, 0 for none): the bucket may go that
  * many ms of refill into debt (negative tokens), and the request waits for it (`wait_ms`).
  */
-export const tokenBucketLua = `
--- The key's tokens and last, or nil (see the prelude): tokens stay within the capacity and,
--- with a queue, at most the queue's worth below 0.
-local function token_bucket_state(key, now, capacity, queue)
-  local value = packed(key)
-  if not value then return end
-  local tokens, last = match(value, '^(%-?%d+) (%d+)$')
-  tokens, last = tonumber(tokens), tonumber(last)
-  if tokens and tokens >= -queue and tokens <= capacity and last <= now + ${AHEAD_MS} then
-    return tokens, last
-  end
-  del(key)
+export const tokenBucketLua: LuaBlock = {
+  params: ['key', 'now', 'cost', 'per_window', 'window', 'burst', 'max_wait'],
+  body: (ret, io) => `
+local limit = burst + 1
+local capacity = limit * window
+local queue = max_wait * per_window
+local filled = capacity
+${inlineLua(tokenBucketStateLua, ['key', 'now', 'capacity', 'queue'], ['tokens', 'last'], io)}
+if tokens then filled = min(capacity, tokens + max(0, now - last) * per_window) end
+local before = 0
+if filled > 0 then before = floor(filled / window) end
+if cost > limit then ${ret('2, before, ceil((capacity - filled) / per_window), 0')} end
+local requested = cost * window
+if filled - requested < -queue then
+  ${ret('1, before, ceil((capacity - filled) / per_window), ceil((requested - queue - filled) / per_window)')}
 end
-
-local function token_bucket(key, now, cost, per_window, window, burst, max_wait)
-  local limit = burst + 1
-  local capacity = limit * window
-  local queue = max_wait * per_window
-  local filled = capacity
-  local tokens, last = token_bucket_state(key, now, capacity, queue)
-  if tokens then filled = min(capacity, tokens + max(0, now - last) * per_window) end
-  local before = 0
-  if filled > 0 then before = floor(filled / window) end
-  if cost > limit then return 2, before, ceil((capacity - filled) / per_window), 0 end
-  local requested = cost * window
-  if filled - requested < -queue then
-    return 1, before, ceil((capacity - filled) / per_window), ceil((requested - queue - filled) / per_window)
-  end
-  tokens = filled - requested
-  local reset_ms = ceil((capacity - tokens) / per_window)
-  local remaining = 0
-  if tokens > 0 then remaining = floor(tokens / window) end
-  if cost == 0 then return 0, remaining, reset_ms, 0 end
-  local delay = 0
-  if tokens < 0 then delay = ceil(-tokens / per_window) end
-  return 0, remaining, reset_ms, delay, reset_ms, format('%d %d', tokens, now)
-end
-`;
+tokens = filled - requested
+local reset_ms = ceil((capacity - tokens) / per_window)
+local remaining = 0
+if tokens > 0 then remaining = floor(tokens / window) end
+if cost == 0 then ${ret('0, remaining, reset_ms, 0')} end
+local delay = 0
+if tokens < 0 then delay = ceil(-tokens / per_window) end
+${ret(`0, remaining, reset_ms, delay, reset_ms, ${stateTextLua(io, ['tokens', 'now'])}`)}`,
+};

@@ -1,3 +1,35 @@
+import { inlineLua, type LuaBlock } from './lua-block';
+
+/** `warm_curve`, the twin of `curve`: a function of its own, which the give-back script uses too. */
+export const warmCurveLua = `
+local function warm_curve(per_window, window, warmup)
+  local stable = window / per_window
+  local cold = stable * 3
+  local threshold = (0.5 * warmup) / stable
+  local max_permits = threshold + (2 * warmup) / (stable + cold)
+  return stable, threshold, max_permits, (cold - stable) / (max_permits - threshold), warmup / max_permits
+end
+`;
+
+/**
+ * The key's stored permits and next free time, or nil (see the prelude): stored permits never
+ * exceed the curve's maximum, and an admission's next free time is at most the queue and one
+ * cold interval (3 stable ones) ahead. Both are fractions, written with %.17g.
+ */
+export const warmUpStateLua: LuaBlock = {
+  params: ['key', 'now', 'max_permits', 'ahead'],
+  body: (ret, io) => `
+${io.read('value', 'key')}
+if not value then ${ret('')} end
+local s, n = match(value, '^(%S+) (%S+)$')
+local stored, next_free = tonumber(s), tonumber(n)
+-- Written as comparisons that NaN fails: tonumber reads 'nan' and 'inf'.
+if stored and stored >= 0 and stored <= max_permits and next_free >= 0 and next_free <= now + ahead then
+  ${ret('stored, next_free')}
+end
+${io.del('key')}`,
+};
+
 /**
  * Warm-up, the Lua twin of `algorithms/warm-up.ts` (Guava SmoothWarmingUp), which replaces the
  * rate algorithm's step when a policy has `warmup`. State: the string `"<stored> <next>"`: the
@@ -9,64 +41,41 @@
  * `max_permits` stored permits above `threshold` (`warm_curve`, the twin of `curve`, which the
  * give-back script uses too).
  */
-export const warmUpLua = `
-local function warm_curve(per_window, window, warmup)
-  local stable = window / per_window
-  local cold = stable * 3
-  local threshold = (0.5 * warmup) / stable
-  local max_permits = threshold + (2 * warmup) / (stable + cold)
-  return stable, threshold, max_permits, (cold - stable) / (max_permits - threshold), warmup / max_permits
+export const warmUpLua: LuaBlock = {
+  params: ['key', 'now', 'cost', 'per_window', 'window', 'max_wait', 'warmup'],
+  body: (ret, io) => `
+local stable, threshold, max_permits, slope, cool_down = warm_curve(per_window, window, warmup)
+${inlineLua(warmUpStateLua, ['key', 'now', 'max_permits', 'AHEAD_MS + max_wait + 3 * stable'], ['stored', 'next_free'], io)}
+if not stored then stored, next_free = max_permits, now end
+-- Guava resync: idle time adds stored permits (cools the limiter down), up to the maximum.
+if now > next_free then
+  stored = min(max_permits, stored + (now - next_free) / cool_down)
+  next_free = now
 end
-
--- The key's stored permits and next free time, or nil (see the prelude): stored permits never
--- exceed the curve's maximum, and an admission's next free time is at most the queue and one
--- cold interval (3 stable ones) ahead. Both are fractions, written with %.17g.
-local function warm_up_state(key, now, max_permits, ahead)
-  local value = packed(key)
-  if not value then return end
-  local s, n = match(value, '^(%S+) (%S+)$')
-  local stored, next_free = tonumber(s), tonumber(n)
-  -- Written as comparisons that NaN fails: tonumber reads 'nan' and 'inf'.
-  if stored and stored >= 0 and stored <= max_permits and next_free >= 0 and next_free <= now + ahead then
-    return stored, next_free
-  end
-  del(key)
+local wait = next_free - now
+local reset_ms = ceil(wait)
+local remaining = 0
+if wait <= 0 then remaining = 1 end
+if cost > 1 then ${ret('2, remaining, reset_ms, 0')} end
+if wait > max_wait then ${ret('1, 0, reset_ms, ceil(wait - max_wait)')} end
+if cost == 0 then ${ret('0, remaining, reset_ms, 0')} end
+-- Fresh permits cost the stable interval; stored ones above the threshold the area under the slope.
+local from_stored = min(cost, stored)
+local spend = stable * (cost - from_stored)
+local above = stored - threshold
+local below = from_stored
+if above > 0 then
+  local take_above = min(above, from_stored)
+  local length = stable + above * slope + (stable + (above - take_above) * slope)
+  spend = spend + (take_above * length) / 2
+  below = from_stored - take_above
 end
-
-local function warm_up(key, now, cost, per_window, window, max_wait, warmup)
-  local stable, threshold, max_permits, slope, cool_down = warm_curve(per_window, window, warmup)
-  local stored, next_free = warm_up_state(key, now, max_permits, AHEAD_MS + max_wait + 3 * stable)
-  if not stored then stored, next_free = max_permits, now end
-  -- Guava resync: idle time adds stored permits (cools the limiter down), up to the maximum.
-  if now > next_free then
-    stored = min(max_permits, stored + (now - next_free) / cool_down)
-    next_free = now
-  end
-  local wait = next_free - now
-  local reset_ms = ceil(wait)
-  local remaining = 0
-  if wait <= 0 then remaining = 1 end
-  if cost > 1 then return 2, remaining, reset_ms, 0 end
-  if wait > max_wait then return 1, 0, reset_ms, ceil(wait - max_wait) end
-  if cost == 0 then return 0, remaining, reset_ms, 0 end
-  -- Fresh permits cost the stable interval; stored ones above the threshold the area under the slope.
-  local from_stored = min(cost, stored)
-  local spend = stable * (cost - from_stored)
-  local above = stored - threshold
-  local below = from_stored
-  if above > 0 then
-    local take_above = min(above, from_stored)
-    local length = stable + above * slope + (stable + (above - take_above) * slope)
-    spend = spend + (take_above * length) / 2
-    below = from_stored - take_above
-  end
-  spend = spend + stable * below
-  local next_at = next_free + spend
-  local next_stored = stored - from_stored
-  local ttl_ms = ceil(max(0, next_at - now) + (max_permits - next_stored) * cool_down) + 1
-  local until_free = ceil(max(0, next_at - now))
-  local free = 0
-  if until_free == 0 then free = 1 end
-  return 0, free, until_free, ceil(wait), ttl_ms, format('%.17g %.17g', next_stored, next_at)
-end
-`;
+spend = spend + stable * below
+local next_at = next_free + spend
+local next_stored = stored - from_stored
+local ttl_ms = ceil(max(0, next_at - now) + (max_permits - next_stored) * cool_down) + 1
+local until_free = ceil(max(0, next_at - now))
+local free = 0
+if until_free == 0 then free = 1 end
+${ret("0, free, until_free, ceil(wait), ttl_ms, format('%.17g %.17g', next_stored, next_at)")}`,
+};
