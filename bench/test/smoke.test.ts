@@ -2,6 +2,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Results } from '../src/report/results';
+import { hasCallgrind } from '../src/redis/instructions';
 import { runBench } from '../src/run';
 import { FULL, type Settings } from '../src/settings';
 
@@ -127,5 +128,25 @@ describe('bench smoke (tiny sizes, no thresholds)', () => {
     expect(batching?.sizes.find((s) => s.maxSize === 64)?.perCall).toBeGreaterThan(8);
     expect(batching?.latency.map((l) => l.batch)).toEqual([true, false]);
     for (const row of batching?.latency ?? []) expect(row.p99Us).toBeGreaterThan(0);
+  });
+
+  it('counts Redis instructions per decision with callgrind, or says valgrind is missing', () => {
+    const batching = results.redis?.batching;
+    if (!hasCallgrind()) {
+      expect(batching?.instructions).toBeUndefined();
+      expect(batching?.notes.join('\n')).toContain('not on PATH');
+      return;
+    }
+    expect(batching?.instructions?.map((row) => row.name)).toEqual([
+      'gcra admitted',
+      'rlf admitted',
+      'gcra b64 fresh',
+      'gcra b64 state',
+      'gcra b64 hot',
+    ]);
+    for (const row of batching?.instructions ?? []) {
+      expect(row.perDecision).toBeGreaterThan(1000);
+      expect(row.admitted).toBe(row.decisions);
+    }
   });
 });

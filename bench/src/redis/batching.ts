@@ -5,6 +5,7 @@ import { median, round } from '../measure';
 import { progress } from '../progress';
 import type { Settings } from '../settings';
 import { countedLimiter } from '../sluice-limiter';
+import { countInstructions, hasCallgrind, type InstructionRow } from './instructions';
 
 /** What Redis spent per decision at one batch size (`maxSize`; 1: `batch: false`). */
 export interface BatchSizeRow {
@@ -33,6 +34,11 @@ export interface LatencyRow {
 
 export interface BatchingResult {
   readonly sizes: readonly BatchSizeRow[];
+  /**
+   * Instructions of redis-server per gcra decision (callgrind): alone (`gcra admitted`, beside
+   * `rlf admitted`) and at batch 64 (`gcra b64 fresh`, `… state`, `… hot`); absent without valgrind.
+   */
+  readonly instructions?: ReadonlyArray<Omit<InstructionRow, 'file'>>;
   readonly latency: readonly LatencyRow[];
   readonly notes: readonly string[];
 }
@@ -115,6 +121,41 @@ const quantile = (sorted: readonly number[], q: number): number =>
   sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? Number.NaN;
 
 /**
+ * The callgrind counts of {@link BatchingResult.instructions}, or undefined without valgrind:
+ * up to 400 lone decisions and 20 batches of 64 (fewer when `redisCountDecisions` is smaller).
+ */
+async function countedInstructions(
+  settings: Settings,
+): Promise<{ rows: Array<Omit<InstructionRow, 'file'>>; lone: number; batches: number } | undefined> {
+  if (!hasCallgrind()) return undefined;
+  const lone = Math.min(400, settings.redisCountDecisions);
+  const batches = Math.max(2, Math.min(20, Math.floor(settings.redisCountDecisions / 64)));
+  progress('redis', 'instructions per decision', 'callgrind, alone');
+  const alone = await countInstructions({
+    only: ['gcra admitted', 'rlf admitted'],
+    n: lone,
+    keepDumps: false,
+  });
+  progress('redis', 'instructions per decision', 'callgrind, batch 64');
+  const batched = await countInstructions({
+    batch: 64,
+    // The peeks that fill the slot first: counted apart and taken off the batches' counts.
+    only: ['gcra peeks', 'gcra b64'],
+    n: 64 * batches,
+    keepDumps: false,
+  });
+  const rows = [...alone, ...batched.filter((row) => row.name !== 'gcra peeks')].map(
+    ({ name, perDecision, admitted, decisions }) => ({
+      name,
+      perDecision,
+      admitted,
+      decisions,
+    }),
+  );
+  return { rows, lone, batches };
+}
+
+/**
  * What batching costs and saves: Redis time per decision by batch size (INFO commandstats
  * `usec`, 256 in flight so batches fill), and the latency of one decision at 1 in flight with
  * batching on and off (interleaved rounds; p99 of each round, median over rounds).
@@ -167,6 +208,7 @@ export async function runBatching(settings: Settings, port: number): Promise<Bat
       }
     }
     client.disconnect();
+    const counted = await countedInstructions(settings);
     const off = p99.get(false) ?? [];
     const latency = candidates.map(({ batch, withoutStore }, i) => {
       const mine = p99.get(batch) ?? [];
@@ -181,9 +223,13 @@ export async function runBatching(settings: Settings, port: number): Promise<Bat
     });
     return {
       sizes,
+      ...(counted === undefined ? {} : { instructions: counted.rows }),
       latency,
       notes: [
         `batch sizes: ${count.toLocaleString('en')} decisions 256 at a time on 10 000 keys; maxSize 1 is batch: false; usec is what INFO commandstats says the script calls ran (the server's own time, network excluded)`,
+        counted === undefined
+          ? 'instructions: not counted (valgrind and callgrind_control are not on PATH)'
+          : `instructions: redis-server's own per decision under callgrind (a server of its own; instructions, not time, so a busy machine does not move them): alone, ${counted.lone} decisions one at a time on 200 keys holding state; at batch 64, ${counted.batches} batches of 64 decisions on keys never seen (fresh), on 64 keys holding state (state), or on one key (hot), the peeks that fill the batch's slot counted apart and taken off`,
         `latency: gcra, one decision at a time, ${perRound} per round, ${rounds} rounds alternating batching on and off; the ratio is the median of each round's p99 ÷ the unbatched p99 of that round`,
       ],
     };

@@ -1,209 +1,23 @@
 /**
- * Instructions of redis-server per lone decision (1 in flight), counted with callgrind: sluice's
- * six algorithms (admitted and limited) beside rate-limiter-flexible's RateLimiterRedis. Counted
- * are the functions that read, run and reply a command (`readQueryFromClient`) and write the
- * reply (`beforeSleep`), so the server's idle cron does not blur the figures.
+ * Instructions of redis-server per decision (see instructions.ts), printed:
  *
  *   npx tsx bench/src/redis/lone-instructions.ts              (env LONE_N: decisions per case)
  *   LONE_ONLY=gcra,rlf npx tsx ...     (the dumps stay in a temporary folder, for callgrind_annotate)
  *   LONE_BATCH=64 npx tsx ...          (per decision in batches of 64 instead: distinct keys
  *                                      without state, distinct keys with state, one hot key)
  *
- * In batch mode each round sends `MAX_IN_FLIGHT` peeks (cost 0, a key of their own) that fill
- * the slot's places, then the batch's decisions, which leave as one call of the batch script; the
- * peeks alone are counted too (`peeks`) and taken off, so the figure is the batch script's alone.
+ * Writes nothing to bench/results (`pnpm bench` counts a few of these cases in its Redis section).
  */
-import { execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { ALGORITHMS, createLimiter, RedisStore, resolvePolicy, type AlgorithmName } from '@sluice/core';
-import Redis from 'ioredis';
-import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
-import { freePort } from './redis-server';
+import { countInstructions } from './instructions';
 
-const N = Number(process.env.LONE_N ?? 400);
-const ONLY = process.env.LONE_ONLY?.split(',');
-const KEYS = Array.from({ length: 200 }, (_, i) => `user:${i}`);
-const BATCH = process.env.LONE_BATCH === undefined ? undefined : Number(process.env.LONE_BATCH);
-/** The batch queue's places per slot while not full (`MAX_IN_FLIGHT` of batch-queue.ts). */
-const PLACES = 2;
-
-type Decide = (key: string) => Promise<boolean>;
-
-interface Case {
-  readonly name: string;
-  readonly decide: Decide;
-  /** One key for every decision (a limited key), or the 200 keys in turn. */
-  readonly key?: string;
-}
-
-function sluiceCases(client: Redis, algorithm: AlgorithmName): Case[] {
-  const store = new RedisStore({ client });
-  const rate =
-    algorithm === 'sliding-log' ? { limit: 1000, window: '1s' } : { limit: 100_000_000, window: 60_000 };
-  const admitted = createLimiter({ algorithm, rate, store, prefix: `a-${algorithm}`, timeoutMs: 60_000 });
-  const limited = createLimiter({
-    algorithm,
-    rate: '1r/m',
-    store,
-    prefix: `l-${algorithm}`,
-    timeoutMs: 60_000,
-    blockCache: false,
-  });
-  return [
-    { name: `${algorithm} admitted`, decide: (key) => admitted.consume(key).then((d) => d.allowed) },
-    {
-      name: `${algorithm} limited`,
-      decide: (key) => limited.consume(key).then((d) => d.allowed),
-      key: 'flooded',
-    },
-  ];
-}
-
-/** Rounds of `PLACES` peeks and one batch of `size` decisions; `decide` is the round's i-th decision. */
-function batchCases(client: Redis, algorithm: AlgorithmName, size: number): Case[] {
-  const store = new RedisStore({ client, batch: { maxSize: size } });
-  const policy = resolvePolicy({ algorithm, rate: { limit: 100_000_000, window: 60_000 } });
-  // A state that outlives the rounds (at the rate above, a unit's state lives a millisecond).
-  const kept = resolvePolicy({ algorithm, rate: { limit: 1000, window: 3_600_000 } });
-  const peekPolicy = resolvePolicy({ rate: '1/1h' });
-  const peek = (key: string): Promise<unknown> =>
-    store.consume({ prefix: 'peek', key, policy: peekPolicy, cost: 0 });
-  const round =
-    (keyOf: (round: number, i: number) => string, prefix: string, peeksOnly = false, rate = policy): Decide =>
-    async (key) => {
-      const r = Number(key.slice(key.indexOf(':') + 1));
-      const ahead = Array.from({ length: PLACES }, () => peek('p'));
-      const batch = peeksOnly
-        ? []
-        : Array.from({ length: size }, (_, i) =>
-            store.consume({ prefix, key: keyOf(r, i), policy: rate, cost: 1 }).then((v) => v.allowed),
-          );
-      await Promise.all(ahead);
-      return (await Promise.all(batch)).every(Boolean);
-    };
-  return [
-    { name: `${algorithm} peeks`, decide: round(() => '', '', true) },
-    // Keys never seen: each round its own.
-    { name: `${algorithm} b${size} fresh`, decide: round((r, i) => `f${r}:${i}`, `bf-${algorithm}`) },
-    // Keys holding state: the same size keys every round (written in the warm-up rounds).
-    {
-      name: `${algorithm} b${size} state`,
-      decide: round((_, i) => `s:${i}`, `bs-${algorithm}`, false, kept),
-    },
-    { name: `${algorithm} b${size} hot`, decide: round(() => 'hot', `bh-${algorithm}`) },
-  ];
-}
-
-function rlfCases(client: Redis): Case[] {
-  const decide =
-    (limiter: RateLimiterRedis): Decide =>
-    (key) =>
-      limiter.consume(key).then(
-        () => true,
-        (rejection: unknown) => {
-          if (rejection instanceof RateLimiterRes) return false;
-          throw rejection;
-        },
-      );
-  const admitted = new RateLimiterRedis({
-    storeClient: client,
-    points: 100_000_000,
-    duration: 60,
-    keyPrefix: 'rlf',
-  });
-  const limited = new RateLimiterRedis({ storeClient: client, points: 1, duration: 60, keyPrefix: 'rlf-l' });
-  return [
-    { name: 'rlf admitted', decide: decide(admitted) },
-    { name: 'rlf limited', decide: decide(limited), key: 'flooded' },
-  ];
-}
-
-async function main(): Promise<void> {
-  const dir = mkdtempSync(join(tmpdir(), 'lone-cg-'));
-  const port = await freePort();
-  const server = spawn(
-    'valgrind',
-    [
-      '--tool=callgrind',
-      `--callgrind-out-file=${join(dir, 'cg.out')}`,
-      '--collect-atstart=no',
-      '--toggle-collect=readQueryFromClient',
-      '--toggle-collect=beforeSleep',
-      'redis-server',
-      '--port',
-      String(port),
-      '--save',
-      '',
-      '--appendonly',
-      'no',
-      '--dir',
-      dir,
-    ],
-    { stdio: 'ignore' },
-  );
-  const pid = server.pid as number;
-  const client = new Redis({ port, host: '127.0.0.1', lazyConnect: true, retryStrategy: () => 200 });
-  client.on('error', () => {}); // refused until valgrind's redis-server listens
-  try {
-    for (let i = 0; ; i++) {
-      try {
-        await client.connect();
-        await client.ping();
-        break;
-      } catch {
-        if (i > 100) throw new Error('redis-server under valgrind did not start');
-        client.disconnect();
-        await new Promise((resolve) => setTimeout(resolve, 200));
-      }
-    }
-    const cases = (
-      BATCH === undefined
-        ? [...ALGORITHMS.flatMap((algorithm) => sluiceCases(client, algorithm)), ...rlfCases(client)]
-        : ALGORITHMS.filter((a) => a !== 'sliding-log').flatMap((algorithm) =>
-            batchCases(client, algorithm, BATCH),
-          )
-    ).filter((c) => ONLY === undefined || ONLY.some((o) => c.name.startsWith(o)));
-    const rows: string[] = [];
-    // In batch mode, the round's number (a key of its own in each warm-up and counted round).
-    let counted = 0;
-    const keyOf = (c: Case, i: number): string =>
-      BATCH === undefined ? (c.key ?? (KEYS[i % KEYS.length] as string)) : `r:${counted + i}`;
-    // Every case's script loaded before any is counted: Lua's garbage collector, which Redis
-    // steps every 50 calls, works through every loaded script, so each case sees the same heap.
-    // Every key written once (and the limited key over its limit).
-    const warm = BATCH === undefined ? KEYS.length : 3;
-    for (const c of cases) for (let i = 0; i < warm; i++) await c.decide(keyOf(c, i));
-    counted = warm;
-    const rounds = BATCH === undefined ? N : Math.max(1, Math.round(N / BATCH));
-    let peeks = 0;
-    for (const c of cases) {
-      execFileSync('callgrind_control', ['--zero', String(pid)], { stdio: 'ignore' });
-      let admitted = 0;
-      for (let i = 0; i < rounds; i++) if (await c.decide(keyOf(c, i))) admitted++;
-      const label = c.name.replace(/ /g, '-');
-      execFileSync('callgrind_control', [`--dump=${label}`, String(pid)], { stdio: 'ignore' });
-      const file = readdirSync(dir)
-        .filter((f) => f.startsWith('cg.out'))
-        .map((f) => join(dir, f))
-        .find((f) => readFileSync(f, 'utf8').includes(`desc: Trigger: dump ${label}\n`));
-      const text = readFileSync(file as string, 'utf8');
-      const total = Number(/^(?:summary|totals): (\d+)/m.exec(text)?.[1]);
-      let per = total / N;
-      if (BATCH !== undefined) {
-        if (c.name.endsWith('peeks')) peeks = total / rounds;
-        per = c.name.endsWith('peeks') ? peeks : (total / rounds - peeks) / BATCH;
-      }
-      rows.push(
-        `${c.name.padEnd(26)} ${(per / 1000).toFixed(1).padStart(7)} k  admitted ${admitted}/${rounds}  ${file}`,
-      );
-      console.log(rows[rows.length - 1]);
-    }
-  } finally {
-    client.disconnect();
-    process.kill(pid, 'SIGTERM');
-  }
-}
-
-void main();
+void countInstructions(
+  {
+    batch: process.env.LONE_BATCH === undefined ? undefined : Number(process.env.LONE_BATCH),
+    only: process.env.LONE_ONLY?.split(','),
+    n: Number(process.env.LONE_N ?? 400),
+  },
+  (row) =>
+    console.log(
+      `${row.name.padEnd(26)} ${(row.perDecision / 1000).toFixed(1).padStart(7)} k  admitted ${row.admitted}/${row.decisions}  ${row.file}`,
+    ),
+);

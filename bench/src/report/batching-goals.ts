@@ -84,6 +84,25 @@ export function batchingGoals(redis: RedisResult | undefined, http: HttpResult |
           met: full.withoutStore === 0 && share <= 0.4,
         }),
   });
+  const counted = (name: string) => redis?.batching.instructions?.find((row) => row.name === name);
+  const [fresh, state, hot, lone] = ['gcra b64 fresh', 'gcra b64 state', 'gcra b64 hot', 'gcra admitted'].map(
+    counted,
+  );
+  const k = (row: { perDecision: number } | undefined): string =>
+    row === undefined ? 'n/a' : `${fmt(row.perDecision / 1000, 1)} k`;
+  goals.push({
+    id: 'batch-instructions-64',
+    goal: 'Redis instructions per decision at batch 64 (gcra, callgrind), keys holding state (the usual case: fresh keys and one hot key beside)',
+    target: '≤ 25 k per decision',
+    ...(redis === undefined
+      ? NOT_MEASURED
+      : state === undefined
+        ? { measured: 'not measured (valgrind is not on PATH)', met: null }
+        : {
+            measured: `${k(state)} (fresh keys ${k(fresh)}, hot key ${k(hot)}; alone ${k(lone)})`,
+            met: state.perDecision <= 25_000,
+          }),
+  });
   const on = redis?.batching.latency.find((l) => l.batch);
   goals.push({
     id: 'batch-p99-1',

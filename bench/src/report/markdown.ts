@@ -5,6 +5,15 @@ import type { Results } from './results';
 const n = (value: number): string => Math.round(value).toLocaleString('en');
 const x = (value: number, digits = 2): string => (Number.isFinite(value) ? value.toFixed(digits) : 'n/a');
 
+/** How the instructions table names the cases of `redis/instructions.ts`. */
+const INSTRUCTION_CASES: Readonly<Record<string, string>> = {
+  'gcra admitted': 'sluice gcra, one decision alone (batch: false or 1 in flight)',
+  'rlf admitted': 'rate-limiter-flexible RateLimiterRedis, one decision',
+  'gcra b64 fresh': 'sluice gcra, batch of 64, keys never seen',
+  'gcra b64 state': 'sluice gcra, batch of 64, keys holding state',
+  'gcra b64 hot': 'sluice gcra, batch of 64, one hot key',
+};
+
 function table(
   head: readonly string[],
   align: readonly ('l' | 'r')[],
@@ -222,6 +231,22 @@ function redisSection(results: Results): string[] {
         String(s.withoutStore),
       ]),
     ),
+    ...(redis.batching.instructions === undefined
+      ? []
+      : [
+          '',
+          '### Redis instructions per decision (gcra, callgrind)',
+          '',
+          ...table(
+            ['case', 'instructions per decision', 'admitted'],
+            ['l', 'r', 'r'],
+            redis.batching.instructions.map((row) => [
+              INSTRUCTION_CASES[row.name] ?? row.name,
+              `${x(row.perDecision / 1000, 1)} k`,
+              `${row.admitted} of ${row.decisions}${row.name.includes(' b64 ') ? ' batches' : ''}`,
+            ]),
+          ),
+        ]),
     '',
     '### Latency of one decision at 1 in flight (gcra)',
     '',
