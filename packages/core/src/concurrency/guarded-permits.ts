@@ -1,7 +1,8 @@
 import { SluiceConfigError } from '../policy/config-error';
 import { CircuitBreaker } from '../resilience/circuit-breaker';
 import type { DegradedMode } from '../resilience/events';
-import { asError, StoreTimeoutError, storeErrorScope, withTimeout } from '../resilience/store-errors';
+import { DeadlineList } from '../resilience/deadline-list';
+import { asError, StoreTimeoutError, storeErrorScope } from '../resilience/store-errors';
 import { COOLDOWN_MS, FAIL_CLOSED_RETRY_MS, FAILURE_THRESHOLD } from '../resilience/store-guard';
 import type { ConcurrencyEmitter } from './concurrency-events';
 import { leaseIds } from './lease-ids';
@@ -56,6 +57,9 @@ export function guardPermits(
   const { prefix, max, leaseMs, timeoutMs, onStoreError, metrics } = options;
   const store = options.remote as NonNullable<ResolvedConcurrencyOptions['remote']>;
   const circuit = new CircuitBreaker(FAILURE_THRESHOLD, COOLDOWN_MS, options.clock ?? Date.now);
+  // Every store call shares `timeoutMs`: one deadline list bounds them all. Its timer goes with
+  // the last call waiting: an idle limiter keeps no timer (the renewal's included).
+  const deadlines = new DeadlineList(timeoutMs, { clearWhenIdle: true });
   const insurance = onStoreError.mode === 'insurance' ? permitTable(onStoreError.store, prefix) : undefined;
   const insuredMax =
     onStoreError.mode === 'insurance' ? Math.max(1, Math.floor(max / onStoreError.instances)) : max;
@@ -75,7 +79,7 @@ export function guardPermits(
   const guarded = async <T>(key: string, run: () => Promise<T>): Promise<T> => {
     const startedAt = metrics === undefined ? 0 : performance.now();
     try {
-      const result = await withTimeout(run(), timeoutMs);
+      const result = await deadlines.bound(run());
       metrics?.storeCall((performance.now() - startedAt) / 1000);
       answered();
       return result;
@@ -210,10 +214,9 @@ export function guardPermits(
       }
     },
     inFlight(key) {
-      return withTimeout(
-        store.renew({ prefix, key, max, leaseMs, ids: [], nowMs: nowMs(), timeoutMs }),
-        timeoutMs,
-      ).then((reply) => reply.held);
+      return deadlines
+        .bound(store.renew({ prefix, key, max, leaseMs, ids: [], nowMs: nowMs(), timeoutMs }))
+        .then((reply) => reply.held);
     },
   };
 }

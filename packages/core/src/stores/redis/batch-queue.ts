@@ -236,7 +236,7 @@ export class BatchQueue<E extends Queued> {
 /**
  * Rejects requests that waited past their deadline, one turn later: the caller's own timeout
  * (the limiter's guard), due at the same time, then speaks first, with what it knows (how late
- * a busy event loop was to notice, see `withTimeout`).
+ * a busy event loop was to notice, see `DeadlineList`).
  */
 function timedOut(late: readonly Queued[]): void {
   if (late.length === 0) return;
