@@ -5,7 +5,7 @@ import type { JointPart, JointVerdicts, RulesRequest, Store, StoreRequest } from
 import { Op, runBatch, ScriptEntry, type OwnCall } from './batch-call';
 import { resolveBatch, type BatchOption } from './batch-option';
 import { BatchQueue } from './batch-queue';
-import { AloneCalls } from './alone-calls';
+import { AloneCalls, readReply } from './alone-calls';
 import { CONSUME_TO, type Outcome } from '../consume-to';
 import { adaptClient } from './client-adapters';
 import type { RedisStoreClient, ScriptClient } from './redis-client';
@@ -282,15 +282,27 @@ export class RedisStore implements Store {
     const queue = this.#queue;
     const group = queue === undefined || !this.#cluster ? 0 : calculateSlot(keys[0] as string);
     const deadline = timing.timeoutMs === undefined ? Infinity : performance.now() + timing.timeoutMs;
-    const landed = queue?.room(group, deadline);
-    if (queue === undefined || landed !== undefined) {
-      this.#alone(op, keys, policies, timing, rules, own).then(
+    const place = queue?.room(group, deadline);
+    if (queue === undefined || place !== undefined) {
+      // The reply read here, not through a promise of its own: one reaction per call.
+      const reply =
+        own === undefined
+          ? this.#calls.send(op, keys, policies, timing.cost, timing.nowMs, rules)
+          : alone(own);
+      reply.then(
         (value) => {
-          landed?.();
-          to.answered(value);
+          if (place !== undefined) queue?.landed(group, place);
+          if (own !== undefined) return to.answered(value);
+          let answer: unknown;
+          try {
+            answer = readReply(op, policies, rules, value);
+          } catch (error) {
+            return to.failed(error);
+          }
+          to.answered(answer);
         },
         (error: unknown) => {
-          landed?.();
+          if (place !== undefined) queue?.landed(group, place);
           to.failed(error);
         },
       );
