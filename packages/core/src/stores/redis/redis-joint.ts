@@ -114,11 +114,17 @@ function timeArg(nowMs: number | undefined): string {
   return nowMs === undefined ? '' : String(nowMs);
 }
 
+/** {@link kindAndParams} by policy: a policy's arguments are the same at every call. */
+const policyArgs = new WeakMap<Policy, readonly string[]>();
+
 /** The number of a policy's kind of state (from 1) and its numbers, padded, as the scripts read them. */
-function kindAndParams(policy: Policy): string[] {
+function kindAndParams(policy: Policy): readonly string[] {
+  let out = policyArgs.get(policy);
+  if (out !== undefined) return out;
   const params = policyParams(policy);
-  const out = [String(STATE_KINDS.indexOf(stateKindOf(policy)) + 1)];
-  for (let i = 0; i < MAX_PARAMS; i++) out.push(String(params[i] ?? 0));
+  const made = [String(STATE_KINDS.indexOf(stateKindOf(policy)) + 1)];
+  for (let i = 0; i < MAX_PARAMS; i++) made.push(String(params[i] ?? 0));
+  policyArgs.set(policy, (out = made));
   return out;
 }
 

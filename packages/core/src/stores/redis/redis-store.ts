@@ -233,10 +233,11 @@ export class RedisStore implements Store {
     return this.#run(op, keys, NO_POLICIES, { cost: 0, nowMs, timeoutMs }, false, own);
   }
 
+  // A one-rule part's key without a copy of the part for `keyOf`.
   readonly #partKeys = (part: RulesRequest): string[] =>
     part.policies.length > 1
       ? this.rulesKeysOf(part)
-      : [this.keyOf({ ...part, policy: part.policies[0] as Policy })];
+      : [redisKey(this.prefix, part.prefix, part.key, stateKindOf(part.policies[0] as Policy), part.scope)];
 
   /** Deletes the key's state for the policy's algorithm: its next request starts fresh. */
   async reset(request: Omit<StoreRequest, 'cost'>): Promise<void> {
