@@ -76,32 +76,48 @@ export function guardPermits(
    * Runs one store call bounded and counted by the circuit, and reported to `metrics` as a rate
    * limiter's store calls are (duration, errors, health); rethrows its failure once reported.
    */
-  const guarded = async <T>(key: string, run: () => Promise<T>): Promise<T> => {
+  const guarded = <T>(key: string, run: () => Promise<T>): Promise<T> => {
     const startedAt = metrics === undefined ? 0 : performance.now();
+    let call: Promise<T>;
     try {
-      const result = await deadlines.bound(run());
-      metrics?.storeCall((performance.now() - startedAt) / 1000);
-      answered();
-      return result;
+      call = run();
     } catch (error) {
-      if (metrics !== undefined) {
-        metrics.storeCall((performance.now() - startedAt) / 1000);
-        metrics.storeError(error instanceof StoreTimeoutError ? 'timeout' : 'error');
-      }
-      const scope = storeErrorScope(error);
-      if (scope === 'store') {
-        circuit.failed();
-        if (metrics !== undefined && circuit.retryInMs() > 0) metrics.storeUp(false);
-      } else answered();
-      if (events.has('storeError')) {
-        const lag =
-          error instanceof StoreTimeoutError && error.eventLoopLagMs > 0
-            ? { eventLoopLagMs: error.eventLoopLagMs }
-            : {};
-        events.emit('storeError', { error: asError(error), key, mode: onStoreError.mode, scope, ...lag });
-      }
-      throw error;
+      // A store that throws instead of rejecting fails like any other.
+      call = Promise.reject(error);
     }
+    return deadlines.bound(call).then(
+      (result) => {
+        try {
+          metrics?.storeCall((performance.now() - startedAt) / 1000);
+          answered();
+        } catch (error) {
+          // A listener or sink that throws fails the call, as it did inside the call's try.
+          return failed(key, error, startedAt);
+        }
+        return result;
+      },
+      (error: unknown) => failed(key, error, startedAt),
+    );
+  };
+  /** Reports a failed store call, and rethrows it. */
+  const failed = (key: string, error: unknown, startedAt: number): never => {
+    if (metrics !== undefined) {
+      metrics.storeCall((performance.now() - startedAt) / 1000);
+      metrics.storeError(error instanceof StoreTimeoutError ? 'timeout' : 'error');
+    }
+    const scope = storeErrorScope(error);
+    if (scope === 'store') {
+      circuit.failed();
+      if (metrics !== undefined && circuit.retryInMs() > 0) metrics.storeUp(false);
+    } else answered();
+    if (events.has('storeError')) {
+      const lag =
+        error instanceof StoreTimeoutError && error.eventLoopLagMs > 0
+          ? { eventLoopLagMs: error.eventLoopLagMs }
+          : {};
+      events.emit('storeError', { error: asError(error), key, mode: onStoreError.mode, scope, ...lag });
+    }
+    throw error;
   };
   const answered = (): void => {
     const outage = circuit.succeeded();

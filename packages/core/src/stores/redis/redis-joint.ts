@@ -71,10 +71,8 @@ export function jointCall(client: ScriptClient, parts: readonly JointPart[], key
     nowMs,
     own: {
       args,
-      alone: () =>
-        client
-          .command(JOINT)(keys, [timeArg(nowMs), ...args])
-          .then((reply) => jointVerdicts(reply, parts)),
+      alone: () => client.command(JOINT)(keys, [timeArg(nowMs), ...args]),
+      readAlone: (reply) => jointVerdicts(reply, parts),
       read: (reply, at) => [jointVerdicts(reply.slice(at, at + width), parts), width],
     },
   };
@@ -98,10 +96,8 @@ export function giveBackJointCall(
     nowMs: part.nowMs,
     own: {
       args,
-      alone: () =>
-        client
-          .command(GIVE_BACK_TAKEN)(keys, [timeArg(part.nowMs), ...args])
-          .then(() => undefined),
+      alone: () => client.command(GIVE_BACK_TAKEN)(keys, [timeArg(part.nowMs), ...args]),
+      readAlone: () => undefined,
       read: (reply, at) => {
         if (!isCount(reply[at])) throw unexpected('give-back', reply);
         return [undefined, 1];

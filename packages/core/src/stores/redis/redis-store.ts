@@ -293,10 +293,9 @@ export class RedisStore implements Store {
       reply.then(
         (value) => {
           if (place !== undefined) queue?.landed(group, place);
-          if (own !== undefined) return to.answered(value);
           let answer: unknown;
           try {
-            answer = readReply(op, policies, rules, value);
+            answer = own === undefined ? readReply(op, policies, rules, value) : readOwn(own, value);
           } catch (error) {
             return to.failed(error);
           }
@@ -321,7 +320,8 @@ export class RedisStore implements Store {
     rules: boolean,
     own: OwnCall | undefined,
   ): Promise<unknown> {
-    return own === undefined ? this.#calls.runSafely(op, keys, policies, cost, nowMs, rules) : alone(own);
+    if (own === undefined) return this.#calls.runSafely(op, keys, policies, cost, nowMs, rules);
+    return own.readAlone === undefined ? alone(own) : alone(own).then((reply) => readOwn(own, reply));
   }
 
   #entry(
@@ -395,6 +395,11 @@ function alone(own: OwnCall): Promise<unknown> {
   } catch (error) {
     return Promise.reject(error);
   }
+}
+
+/** An op's answer from its own script call's reply (see `OwnCall.readAlone`). */
+function readOwn(own: OwnCall, reply: unknown): unknown {
+  return own.readAlone === undefined ? reply : own.readAlone(reply);
 }
 
 /** A reset takes nothing, sends no time and waits as long as it takes (it is not guarded). */
