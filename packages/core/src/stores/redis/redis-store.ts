@@ -4,7 +4,7 @@ import type { Policy, Receipt, Verdict } from '../../types';
 import type { JointPart, JointVerdicts, RulesRequest, Store, StoreRequest } from '../store';
 import { Op, runBatch, ScriptEntry, type OwnCall } from './batch-call';
 import { resolveBatch, type BatchOption } from './batch-option';
-import { BatchQueue } from './batch-queue';
+import { BatchQueue, type InFlight } from './batch-queue';
 import { AloneCalls, readReply } from './alone-calls';
 import { CONSUME_TO, type Outcome } from '../consume-to';
 import { adaptClient } from './client-adapters';
@@ -285,28 +285,11 @@ export class RedisStore implements Store {
     const deadline = timing.timeoutMs === undefined ? Infinity : performance.now() + timing.timeoutMs;
     const place = queue?.room(group, deadline);
     if (queue === undefined || place !== undefined) {
-      // The reply read here, not through a promise of its own: one reaction per call.
       const reply =
         own === undefined
           ? this.#calls.send(op, keys, policies, timing.cost, timing.nowMs, rules)
           : alone(own);
-      reply.then(
-        (value) => {
-          if (place !== undefined) queue?.landed(group, place);
-          let answer: unknown;
-          try {
-            answer = own === undefined ? readReply(op, policies, rules, value) : readOwn(own, value);
-          } catch (error) {
-            return to.failed(error);
-          }
-          to.answered(answer);
-        },
-        (error: unknown) => {
-          if (place !== undefined) queue?.landed(group, place);
-          to.failed(error);
-        },
-      );
-      return;
+      return answerTo(to, reply, op, policies, rules, own, queue, group, place);
     }
     queue.push(this.#entry(op, keys, policies, timing, rules, group, deadline, to, own));
   }
@@ -395,6 +378,41 @@ function alone(own: OwnCall): Promise<unknown> {
   } catch (error) {
     return Promise.reject(error);
   }
+}
+
+/**
+ * Tells `to` a lone call's answer, read from its reply here, not through a promise of its own
+ * (one reaction per call), once its place in the queue is given back. A function of its own
+ * (its arguments positional, no object per call): its closures' context is made only for a
+ * lone call, not for every request `#runTo` queues.
+ */
+function answerTo(
+  to: Outcome<unknown>,
+  reply: Promise<unknown>,
+  op: Op,
+  policies: readonly Policy[],
+  rules: boolean,
+  own: OwnCall | undefined,
+  queue: BatchQueue<ScriptEntry> | undefined,
+  group: number,
+  place: InFlight | undefined,
+): void {
+  reply.then(
+    (value) => {
+      if (place !== undefined) queue?.landed(group, place);
+      let answer: unknown;
+      try {
+        answer = own === undefined ? readReply(op, policies, rules, value) : readOwn(own, value);
+      } catch (error) {
+        return to.failed(error);
+      }
+      to.answered(answer);
+    },
+    (error: unknown) => {
+      if (place !== undefined) queue?.landed(group, place);
+      to.failed(error);
+    },
+  );
 }
 
 /** An op's answer from its own script call's reply (see `OwnCall.readAlone`). */
