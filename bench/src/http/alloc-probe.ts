@@ -6,7 +6,9 @@
 //     (a copy of a build must sit inside the repository to find its dependencies)
 //   PROBE_IN_FLIGHT: 1000 (default; one hot key) or 1 (10 000 keys in turn, as the Redis section)
 //   PROBE_RLF=1: rate-limiter-flexible's RateLimiterRedis beside them; PROBE_HTTP=1: through
-//   createHttpLimiter as the adapters call it; PROBE_HEAP=<bytes>: bytes by allocation site
+//   createHttpLimiter as the adapters call it; PROBE_JOINT=1: consumeAll of two limiters (per
+//   address, per SKU) as the flash sale asks; PROBE_CONCURRENCY=1: a concurrency limit's
+//   acquire and release; PROBE_HEAP=<bytes>: bytes by allocation site
 //   instead (run with node --no-turbo-inlining --import tsx to see inlined functions apart)
 import { GCProfiler } from 'node:v8';
 import { resolve } from 'node:path';
@@ -99,16 +101,52 @@ async function main(): Promise<void> {
     const cases: Array<[string, (key: string) => Promise<unknown>]> = builds.map(([name, path]) => {
       // eslint-disable-next-line @typescript-eslint/no-require-imports
       const core = require(resolve(path)) as typeof Core;
+      const store = new core.RedisStore({ client });
       const limiter = core.createLimiter({
         algorithm: (process.env.PROBE_ALGORITHM ?? 'gcra') as Core.AlgorithmName,
         rate: { limit: 100_000_000, window: 60_000 },
         prefix: `probe-${name}`,
-        store: new core.RedisStore({ client }),
+        store,
         blockCache: true,
         timeoutMs: 1000,
       });
       let fallbacks = 0;
       limiter.on('fallback', () => fallbacks++);
+      if (process.env.PROBE_JOINT) {
+        const perSku = core.createLimiter({
+          rate: { limit: 100_000_000, window: 60_000 },
+          prefix: `probe-${name}-sku`,
+          store,
+          timeoutMs: 1000,
+        });
+        perSku.on('fallback', () => fallbacks++);
+        return [
+          name,
+          async (key: string) => {
+            await core.consumeAll([
+              { limiter, key },
+              { limiter: perSku, key: 'sku:1' },
+            ]);
+            if (fallbacks > 0) throw new Error(`${name}: a decision without the store (timeout)`);
+          },
+        ];
+      }
+      if (process.env.PROBE_CONCURRENCY) {
+        const limit = core.createConcurrencyLimiter({
+          max: 100_000_000,
+          prefix: `probe-${name}-conc`,
+          store,
+          timeoutMs: 1000,
+        });
+        return [
+          name,
+          async (key: string) => {
+            const decision = await limit.acquire(key);
+            if (decision.degraded !== undefined) throw new Error(`${name}: a decision without the store`);
+            await decision.permit?.release();
+          },
+        ];
+      }
       if (process.env.PROBE_HTTP) {
         // The HTTP layer's share, as the adapters call it (decideSync first, then decide).
         const http = core.createHttpLimiter({ limiter } as never) as unknown as {

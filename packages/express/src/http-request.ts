@@ -6,14 +6,32 @@ const peerAddress = socketPeerAddress;
 
 /** Express's request in core's neutral shape, for `rateLimit` and `concurrencyLimit` alike. */
 export function httpRequestOf(req: Request): HttpRequest {
-  return {
-    remoteAddress: peerAddress(req.socket),
+  return new ExpressRequest(req);
+}
+
+/**
+ * The neutral shape as one object per request: `query` and `route` are its methods (core calls
+ * them on it), not two closures per request.
+ */
+class ExpressRequest implements HttpRequest {
+  readonly remoteAddress: string | undefined;
+  readonly url: string;
+  readonly headers: Request['headers'];
+
+  constructor(private readonly req: Request) {
+    this.remoteAddress = peerAddress(req.socket);
     // `originalUrl`: a router mounted at /shop still keys on the full path.
-    url: req.originalUrl ?? req.url,
-    headers: req.headers,
-    query: () => req.query,
-    route: () => matchedRoute(req),
-  };
+    this.url = req.originalUrl ?? req.url;
+    this.headers = req.headers;
+  }
+
+  query(): unknown {
+    return this.req.query;
+  }
+
+  route(): string | undefined {
+    return matchedRoute(this.req);
+  }
 }
 
 /**

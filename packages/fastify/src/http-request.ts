@@ -6,12 +6,29 @@ const peerAddress = socketPeerAddress;
 
 /** Fastify's request in core's neutral shape, for the plugin and `concurrencyLimit` alike. */
 export function httpRequestOf(request: FastifyRequest): HttpRequest {
-  const { raw, url, headers } = request;
-  return {
-    remoteAddress: peerAddress(raw.socket),
-    url,
-    headers,
-    query: () => request.query,
-    route: () => request.routeOptions.url,
-  };
+  return new FastifyHttpRequest(request);
+}
+
+/**
+ * The neutral shape as one object per request: `query` and `route` are its methods (core calls
+ * them on it), not two closures per request.
+ */
+class FastifyHttpRequest implements HttpRequest {
+  readonly remoteAddress: string | undefined;
+  readonly url: string;
+  readonly headers: FastifyRequest['headers'];
+
+  constructor(private readonly request: FastifyRequest) {
+    this.remoteAddress = peerAddress(request.raw.socket);
+    this.url = request.url;
+    this.headers = request.headers;
+  }
+
+  query(): unknown {
+    return this.request.query;
+  }
+
+  route(): string | undefined {
+    return this.request.routeOptions.url;
+  }
 }

@@ -1,7 +1,8 @@
 import { SluiceConfigError } from '../policy/config-error';
 import { CircuitBreaker } from '../resilience/circuit-breaker';
 import type { DegradedMode } from '../resilience/events';
-import { asError, StoreTimeoutError, storeErrorScope, withTimeout } from '../resilience/store-errors';
+import { DeadlineList } from '../resilience/deadline-list';
+import { asError, StoreTimeoutError, storeErrorScope } from '../resilience/store-errors';
 import { COOLDOWN_MS, FAIL_CLOSED_RETRY_MS, FAILURE_THRESHOLD } from '../resilience/store-guard';
 import type { ConcurrencyEmitter } from './concurrency-events';
 import { leaseIds } from './lease-ids';
@@ -56,6 +57,9 @@ export function guardPermits(
   const { prefix, max, leaseMs, timeoutMs, onStoreError, metrics } = options;
   const store = options.remote as NonNullable<ResolvedConcurrencyOptions['remote']>;
   const circuit = new CircuitBreaker(FAILURE_THRESHOLD, COOLDOWN_MS, options.clock ?? Date.now);
+  // Every store call shares `timeoutMs`: one deadline list bounds them all. Its timer goes with
+  // the last call waiting: an idle limiter keeps no timer (the renewal's included).
+  const deadlines = new DeadlineList(timeoutMs, { clearWhenIdle: true });
   const insurance = onStoreError.mode === 'insurance' ? permitTable(onStoreError.store, prefix) : undefined;
   const insuredMax =
     onStoreError.mode === 'insurance' ? Math.max(1, Math.floor(max / onStoreError.instances)) : max;
@@ -72,32 +76,48 @@ export function guardPermits(
    * Runs one store call bounded and counted by the circuit, and reported to `metrics` as a rate
    * limiter's store calls are (duration, errors, health); rethrows its failure once reported.
    */
-  const guarded = async <T>(key: string, run: () => Promise<T>): Promise<T> => {
+  const guarded = <T>(key: string, run: () => Promise<T>): Promise<T> => {
     const startedAt = metrics === undefined ? 0 : performance.now();
+    let call: Promise<T>;
     try {
-      const result = await withTimeout(run(), timeoutMs);
-      metrics?.storeCall((performance.now() - startedAt) / 1000);
-      answered();
-      return result;
+      call = run();
     } catch (error) {
-      if (metrics !== undefined) {
-        metrics.storeCall((performance.now() - startedAt) / 1000);
-        metrics.storeError(error instanceof StoreTimeoutError ? 'timeout' : 'error');
-      }
-      const scope = storeErrorScope(error);
-      if (scope === 'store') {
-        circuit.failed();
-        if (metrics !== undefined && circuit.retryInMs() > 0) metrics.storeUp(false);
-      } else answered();
-      if (events.has('storeError')) {
-        const lag =
-          error instanceof StoreTimeoutError && error.eventLoopLagMs > 0
-            ? { eventLoopLagMs: error.eventLoopLagMs }
-            : {};
-        events.emit('storeError', { error: asError(error), key, mode: onStoreError.mode, scope, ...lag });
-      }
-      throw error;
+      // A store that throws instead of rejecting fails like any other.
+      call = Promise.reject(error);
     }
+    return deadlines.bound(call).then(
+      (result) => {
+        try {
+          metrics?.storeCall((performance.now() - startedAt) / 1000);
+          answered();
+        } catch (error) {
+          // A listener or sink that throws fails the call, as it did inside the call's try.
+          return failed(key, error, startedAt);
+        }
+        return result;
+      },
+      (error: unknown) => failed(key, error, startedAt),
+    );
+  };
+  /** Reports a failed store call, and rethrows it. */
+  const failed = (key: string, error: unknown, startedAt: number): never => {
+    if (metrics !== undefined) {
+      metrics.storeCall((performance.now() - startedAt) / 1000);
+      metrics.storeError(error instanceof StoreTimeoutError ? 'timeout' : 'error');
+    }
+    const scope = storeErrorScope(error);
+    if (scope === 'store') {
+      circuit.failed();
+      if (metrics !== undefined && circuit.retryInMs() > 0) metrics.storeUp(false);
+    } else answered();
+    if (events.has('storeError')) {
+      const lag =
+        error instanceof StoreTimeoutError && error.eventLoopLagMs > 0
+          ? { eventLoopLagMs: error.eventLoopLagMs }
+          : {};
+      events.emit('storeError', { error: asError(error), key, mode: onStoreError.mode, scope, ...lag });
+    }
+    throw error;
   };
   const answered = (): void => {
     const outage = circuit.succeeded();
@@ -210,10 +230,9 @@ export function guardPermits(
       }
     },
     inFlight(key) {
-      return withTimeout(
-        store.renew({ prefix, key, max, leaseMs, ids: [], nowMs: nowMs(), timeoutMs }),
-        timeoutMs,
-      ).then((reply) => reply.held);
+      return deadlines
+        .bound(store.renew({ prefix, key, max, leaseMs, ids: [], nowMs: nowMs(), timeoutMs }))
+        .then((reply) => reply.held);
     },
   };
 }

@@ -1,5 +1,4 @@
 import { giveBackOf } from '../algorithms/give-back';
-import { withTimeout } from '../resilience/store-errors';
 import type { Store } from '../stores/store';
 import type { Decision, Policy } from '../types';
 import { scopeOf } from './overrides';
@@ -11,8 +10,10 @@ export interface CancelOptions {
   /** The limiter's own policies: a decision by others was by a per-key override. */
   readonly own: readonly Policy[];
   readonly now: () => number | undefined;
-  /** Bounds a remote store's call; `undefined` for an in-process store. */
+  /** A remote store's calls' bound, sent with the call; `undefined` for an in-process store. */
   readonly timeoutMs: number | undefined;
+  /** Bounds a remote store's call by `timeoutMs` (its guard's deadline list); `undefined` for an in-process store. */
+  readonly bound: (<T>(promise: Promise<T>) => Promise<T>) | undefined;
   /** Forgets what the limiter cached about the key (its block): the turn given back is usable at once. */
   readonly forget: (key: string) => void;
 }
@@ -28,7 +29,7 @@ const NOTHING = Promise.resolve(false);
  * time: the turn then stays taken, so the limit is never exceeded. Never rejects.
  */
 export function cancelling(options: CancelOptions): (decision: Decision, cost: number) => Promise<boolean> {
-  const { store, prefix, own, now, timeoutMs, forget } = options;
+  const { store, prefix, own, now, timeoutMs, bound, forget } = options;
   return (decision, cost) => {
     if (!decision.allowed || decision.delayMs === 0 || decision.degraded !== undefined || cost === 0)
       return NOTHING;
@@ -44,7 +45,7 @@ export function cancelling(options: CancelOptions): (decision: Decision, cost: n
         : store.giveBack?.({ ...request, policy: policies[0] as Policy });
     if (given === undefined) return NOTHING;
     forget(key);
-    return (timeoutMs === undefined ? given : withTimeout(given, timeoutMs)).then(
+    return (bound === undefined ? given : bound(given)).then(
       () => true,
       () => false,
     );

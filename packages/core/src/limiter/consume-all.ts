@@ -1,4 +1,3 @@
-import { withTimeout } from '../resilience/store-errors';
 import type { JointPart, PreparedJoint, Store } from '../stores/store';
 import { takeAlone } from '../stores/take-part';
 import type { Decision, Verdict } from '../types';
@@ -145,11 +144,13 @@ async function inOneCall(joint: Joint, store: Store): Promise<Array<Decision | u
   const { sides, parts, targets } = joint;
   const remotes = sides.map(({ remote }) => remote as RemoteSide);
   const at = remotes.map((remote) => remote.localNow());
-  const timeoutMs = Math.min(...remotes.map((remote) => remote.timeoutMs));
+  // Bounded by the shortest `timeoutMs`, on the deadline list of a guard that has it.
+  let soonest = remotes[0] as RemoteSide;
+  for (const remote of remotes) if (remote.timeoutMs < soonest.timeoutMs) soonest = remote;
   const call = Promise.resolve().then(() => (store.consumeAll as NonNullable<Store['consumeAll']>)(parts));
   let result: Awaited<typeof call>;
   try {
-    result = await withTimeout(call, timeoutMs);
+    result = await soonest.guard.bound(call);
   } catch (error) {
     remotes.forEach((remote, i) => remote.guard.record((parts[i] as JointPart).key, error));
     return inTurn(joint, async (i) => {

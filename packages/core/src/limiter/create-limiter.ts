@@ -222,6 +222,7 @@ export function createLimiter(options: LimiterOptions | LimiterRulesOptions): Li
     own: policies,
     now,
     timeoutMs: remote === undefined ? undefined : timeoutMs,
+    bound: remote?.side.guard.bound,
     forget: (key) => remote?.forget(key),
   });
 

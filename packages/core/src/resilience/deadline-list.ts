@@ -18,11 +18,18 @@ export abstract class Deadline {
 /**
  * Bounds calls that all have the same `timeoutMs` (one guard's store calls): each settles as it
  * would, or fails with {@link StoreTimeoutError} once it has had `timeoutMs` and one turn of the
- * event loop's I/O phase without settling, exactly as `withTimeout` would bound it alone.
+ * event loop's I/O phase without settling.
+ *
+ * Why the extra turn: Node runs expired timers before it reads sockets. When the process was busy
+ * (synchronous work longer than `timeoutMs`) while a reply was on its way, the timer and the reply
+ * are both due when the loop comes back, and the timer would win although the store answered in
+ * time. Deferring the verdict with `setImmediate` lets the poll phase, which always runs between
+ * the timers and the immediates, read that reply first. A store that really is silent still fails
+ * within `timeoutMs` plus that one turn.
  *
  * One timeout for every call: they expire in the order they started, so one timer armed for the
- * oldest call waiting suffices, where `withTimeout` made a timer, a promise and closures per call
- * (measured: about a kilobyte per store call). A call that settles is unlinked at once, so
+ * oldest call waiting suffices, where a timeout per call made a timer, a promise and closures per
+ * call (measured: about a kilobyte per store call). A call that settles is unlinked at once, so
  * nothing holds it or its promise; the timer is not re-armed then (it would cost one per call):
  * armed for a call that has settled since, it fires early, and is armed again for the oldest
  * call still waiting. It never keeps the process alive (the turn, once due, does).
@@ -33,7 +40,20 @@ export class DeadlineList {
   #timer: NodeJS.Timeout | undefined = undefined;
   readonly #fire = (): void => this.#expire();
 
-  constructor(readonly timeoutMs: number) {}
+  /**
+   * @param timeoutMs - every call's bound, in ms
+   * @param options.clearWhenIdle - clear the timer as soon as no call waits, where it is otherwise
+   * left to fire (unreferenced, harmless): for a user whose timers must all be gone when it is
+   * idle (the concurrency limiter's permits), at the cost of a timer per call made alone
+   */
+  constructor(
+    readonly timeoutMs: number,
+    options?: { readonly clearWhenIdle?: boolean },
+  ) {
+    this.#clearWhenIdle = options?.clearWhenIdle === true;
+  }
+
+  readonly #clearWhenIdle: boolean;
 
   /** Starts bounding a call (now), in arrival order. */
   add(call: Deadline): void {
@@ -56,13 +76,19 @@ export class DeadlineList {
     const { state } = call;
     if (state === 'settled') return false;
     call.state = 'settled';
-    if (state === 'waiting') this.#unlink(call);
+    if (state === 'waiting') {
+      this.#unlink(call);
+      if (this.#clearWhenIdle && this.#head === undefined && this.#timer !== undefined) {
+        clearTimeout(this.#timer);
+        this.#timer = undefined;
+      }
+    }
     return true;
   }
 
   /**
-   * Settles like `promise`, or rejects with {@link StoreTimeoutError} as `withTimeout` would (for
-   * calls that share this list's `timeoutMs`).
+   * Settles like `promise`, or rejects with {@link StoreTimeoutError} once `promise` has had this
+   * list's `timeoutMs` and one turn without settling.
    */
   bound<T>(promise: Promise<T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
@@ -96,7 +122,7 @@ export class DeadlineList {
 
   /**
    * Takes the calls past their time off the list, and gives each its verdict one turn later
-   * unless it settles first (see `withTimeout` for why the turn). Timers fire on whole
+   * unless it settles first (see {@link DeadlineList} for why the turn). Timers fire on whole
    * milliseconds, so a call due less than one from now is due: its own timer would have fired.
    */
   #expire(): void {

@@ -63,9 +63,9 @@ class GuardedCall<R extends { readonly key: string }, T> extends Deadline implem
 
 /**
  * Asks the store by `send`, bounded by the guard's deadline list; when it fails or is too slow
- * (see `withTimeout`: the same bound), reports it and resolves with `fallback`'s answer instead.
- * Not async: the hottest path of a remote store, where an async function awaiting `withTimeout`
- * made a timer, three promises and their closures per call.
+ * (see {@link DeadlineList}), reports it and resolves with `fallback`'s answer instead.
+ * Not async: the hottest path of a remote store, where an async function awaiting a timeout of
+ * its own made a timer, three promises and their closures per call.
  */
 export function guardedCall<R extends { readonly key: string }, T>(
   outcomes: CallOutcomes,

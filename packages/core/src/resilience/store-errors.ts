@@ -17,50 +17,6 @@ export class StoreTimeoutError extends Error {
   }
 }
 
-/**
- * Settles like `promise`, or rejects with {@link StoreTimeoutError} once `promise` has had `ms`
- * and one turn of the event loop's I/O phase without settling. The timer never keeps the process
- * alive (the turn, once due, does).
- *
- * Why the extra turn: Node runs expired timers before it reads sockets. When the process was busy
- * (synchronous work longer than `ms`) while a reply was on its way, the timer and the reply are
- * both due when the loop comes back, and the timer would win although the store answered in time.
- * Deferring the verdict with `setImmediate` lets the poll phase, which always runs between the
- * timers and the immediates, read that reply first. A store that really is silent still fails
- * within `ms` plus that one turn.
- */
-export function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    let settled = false;
-    const armedAt = performance.now();
-    const timer = setTimeout(() => {
-      const lagMs = Math.max(0, Math.round(performance.now() - armedAt - ms));
-      // Referenced, unlike the timer: an unreferenced immediate would let the poll phase block
-      // until some other event, holding the verdict far past one turn.
-      setImmediate(() => {
-        if (settled) return;
-        settled = true;
-        reject(new StoreTimeoutError(ms, lagMs));
-      });
-    }, ms);
-    timer.unref();
-    promise.then(
-      (value) => {
-        if (settled) return;
-        settled = true;
-        clearTimeout(timer);
-        resolve(value);
-      },
-      (error: unknown) => {
-        if (settled) return;
-        settled = true;
-        clearTimeout(timer);
-        reject(error);
-      },
-    );
-  });
-}
-
 /** Any thrown value as an Error. */
 export function asError(error: unknown): Error {
   return error instanceof Error ? error : new Error(String(error));

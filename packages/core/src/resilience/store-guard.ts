@@ -53,6 +53,12 @@ export interface StoreGuard {
   closed(): boolean;
   /** Records the outcome of a call made for this limiter with others': `error` when it failed. */
   record(key: string, error?: unknown): void;
+  /**
+   * Settles like `promise`, or rejects with {@link StoreTimeoutError} once it has had the guard's
+   * `timeoutMs` and one turn (see {@link DeadlineList}); neither counted nor reported: a call made
+   * for several limiters at once, or a give-back, records its own outcome.
+   */
+  bound<T>(promise: Promise<T>): Promise<T>;
   /** One part of a request with several limits, taken alone with its receipts (see `takeAlone`). */
   takePart(part: JointPart): Promise<GuardedPart>;
   /** A part decided by `onStoreError` (the store just failed a call made for it). */
@@ -68,7 +74,7 @@ export interface StoreGuard {
  * Only the store's own failures count toward opening the circuit (see `storeErrorScope`): an
  * error about one key's data is decided by `onStoreError` for that request alone, and counts as
  * an answer (the store is up). A reply that was waiting while this process was too busy to read
- * it is no failure at all (see `withTimeout`). Every call of the guard is bounded by one
+ * it is no failure at all (see {@link DeadlineList}). Every call of the guard is bounded by one
  * {@link DeadlineList}: its calls share `timeoutMs`.
  */
 export function guardStore(options: StoreGuardOptions): StoreGuard {
@@ -238,6 +244,7 @@ export function guardStore(options: StoreGuardOptions): StoreGuard {
     consumeRules: (request) => guarded(request, consumeRules, degradeRules),
     closed: () => circuit.allowsAll(),
     record,
+    bound: (promise) => deadlines.bound(promise),
     takePart,
     degradePart,
   };

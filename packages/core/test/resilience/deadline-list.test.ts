@@ -66,6 +66,32 @@ describe('DeadlineList (fake timers)', () => {
     expect(jest.getTimerCount()).toBe(0); // nothing waits: nothing armed again
   });
 
+  test('clearWhenIdle: the timer goes with the last call waiting, and calls after it are still bounded', async () => {
+    const kept = new DeadlineList(50);
+    const cleared = new DeadlineList(50, { clearWhenIdle: true });
+    const answered = reply<number>();
+    await kept.bound(Promise.resolve(1));
+    expect(jest.getTimerCount()).toBe(1); // left to fire: no timer per call
+    await jest.advanceTimersByTimeAsync(51);
+    expect(jest.getTimerCount()).toBe(0);
+    const first = watch(cleared.bound(answered.promise));
+    const second = reply<number>();
+    const late = watch(cleared.bound(second.promise));
+    expect(jest.getTimerCount()).toBe(1);
+    answered.resolve(1);
+    await jest.advanceTimersByTimeAsync(0);
+    expect(first).toEqual({ value: 1 });
+    expect(jest.getTimerCount()).toBe(1); // one call still waits
+    second.resolve(2);
+    await jest.advanceTimersByTimeAsync(0);
+    expect(late).toEqual({ value: 2 });
+    expect(jest.getTimerCount()).toBe(0);
+    const silent = watch(cleared.bound(new Promise<number>(() => undefined)));
+    await jest.advanceTimersByTimeAsync(51);
+    expect(silent.error).toBeInstanceOf(StoreTimeoutError);
+    expect(jest.getTimerCount()).toBe(0);
+  });
+
   test('calls started after the oldest are bounded from their own start, through a timer armed again', async () => {
     const list = new DeadlineList(30);
     const seen: Array<{ error?: unknown; value?: unknown }> = [];

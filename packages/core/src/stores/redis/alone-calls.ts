@@ -32,30 +32,62 @@ export class AloneCalls {
     nowMs: number | undefined,
     rules: boolean,
   ): Promise<unknown> {
-    const { scripts } = this;
-    if (op === Op.reset) return this.client.del(keys);
-    if (op === Op.giveBack) return scripts.giveBack(keys, rulesArgs({ policies, cost, nowMs }));
-    if (rules) {
-      return scripts
-        .rules(keys, rulesArgs({ policies, cost, nowMs }))
-        .then((reply) => toVerdicts(reply, policies));
-    }
-    const policy = policies[0] as Policy;
-    let own = this.#policyCommands.get(policy);
-    if (own === undefined) this.#policyCommands.set(policy, (own = policyCommand(this.client, policy)));
-    const reply =
-      own === null
-        ? scripts.single[stateKindOf(policy)](keys, scriptArgs({ policy, cost, nowMs }))
-        : own(keys, policyScriptArgs({ cost, nowMs }));
-    return reply.then((r) => toVerdict(r, policy));
+    const reply = this.send(op, keys, policies, cost, nowMs, rules);
+    return op === Op.consume ? reply.then((r) => readReply(op, policies, rules, r)) : reply;
   }
 
-  /** {@link AloneCalls.run}; a client that throws instead of rejecting makes it a rejection. */
-  runSafely(...args: Parameters<AloneCalls['run']>): Promise<unknown> {
+  /**
+   * Sends {@link AloneCalls.run}'s call and gives its raw reply, for {@link readReply} to read:
+   * a caller that reacts to the reply anyway reads it there, without a promise in between.
+   * A client that throws instead of rejecting makes it a rejection.
+   */
+  send(
+    op: Op,
+    keys: readonly string[],
+    policies: readonly Policy[],
+    cost: number,
+    nowMs: number | undefined,
+    rules: boolean,
+  ): Promise<unknown> {
     try {
-      return this.run(...args);
+      const { scripts } = this;
+      if (op === Op.reset) return this.client.del(keys);
+      if (op === Op.giveBack) return scripts.giveBack(keys, rulesArgs({ policies, cost, nowMs }));
+      if (rules) return scripts.rules(keys, rulesArgs({ policies, cost, nowMs }));
+      const policy = policies[0] as Policy;
+      let own = this.#policyCommands.get(policy);
+      if (own === undefined) this.#policyCommands.set(policy, (own = policyCommand(this.client, policy)));
+      return own === null
+        ? scripts.single[stateKindOf(policy)](keys, scriptArgs({ policy, cost, nowMs }))
+        : own(keys, policyScriptArgs({ cost, nowMs }));
     } catch (error) {
       return Promise.reject(error);
     }
   }
+
+  /** {@link AloneCalls.run}; a client that throws instead of rejecting makes it a rejection. */
+  runSafely(
+    op: Op,
+    keys: readonly string[],
+    policies: readonly Policy[],
+    cost: number,
+    nowMs: number | undefined,
+    rules: boolean,
+  ): Promise<unknown> {
+    try {
+      return this.run(op, keys, policies, cost, nowMs, rules);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+}
+
+/**
+ * What {@link AloneCalls.run} resolves, from the reply {@link AloneCalls.send} gave: a consume's
+ * verdicts (`rules`) or its one verdict; any other op's reply as it came. Throws on a reply of
+ * an unexpected shape.
+ */
+export function readReply(op: Op, policies: readonly Policy[], rules: boolean, reply: unknown): unknown {
+  if (op !== Op.consume) return reply;
+  return rules ? toVerdicts(reply, policies) : toVerdict(reply, policies[0] as Policy);
 }

@@ -29,8 +29,14 @@ export type Op = (typeof Op)[keyof typeof Op];
 export interface OwnCall {
   /** Its arguments after the run's five, as its own script reads them after its `now`. */
   readonly args: readonly string[];
-  /** The request as its own script call (without batching, or when it finds its slot idle). */
+  /** The request as its own script call (without batching, or when it finds its slot idle): its raw reply. */
   alone(): Promise<unknown>;
+  /**
+   * Its answer from {@link OwnCall.alone}'s reply, read where the store reacts to the reply (no
+   * promise of its own); absent: the reply as it came.
+   * @throws when the reply is not what the op answers
+   */
+  readAlone?(reply: unknown): unknown;
   /**
    * Its answer from the batch reply at `at`, and how many elements it took.
    * @throws when the reply there is not what the op answers

@@ -23,7 +23,7 @@ export interface Queued {
 export type SendBatch<E> = (batch: readonly E[], landed: () => void) => void;
 
 /** One call on its way: until it settles, or is given up (every request in it past its deadline). */
-interface InFlight {
+export interface InFlight {
   /** The latest deadline of its requests. */
   readonly until: number;
   /** Given up: its place was freed before it settled. */
@@ -110,15 +110,21 @@ export class BatchQueue<E extends Queued> {
 
   /**
    * A place for one request to go out alone, at once, when its group has room (then nothing of
-   * the group is waiting either): the caller sends it and calls the returned `landed` when the
-   * call settles, before its own caller runs on. `undefined` when the group is full: push it.
+   * the group is waiting either): the caller sends it and gives the place back with
+   * {@link BatchQueue.landed} when the call settles, before its own caller runs on. `undefined`
+   * when the group is full: push it.
    */
-  room(id: number, deadline: number): (() => void) | undefined {
+  room(id: number, deadline: number): InFlight | undefined {
     const group = this.#group(id);
     if (group.flying.length >= MAX_IN_FLIGHT) return undefined;
     const call: InFlight = { until: deadline, released: false };
     group.flying.push(call);
-    return () => this.#landed(group, call);
+    return call;
+  }
+
+  /** The call of a place {@link BatchQueue.room} gave for group `id` has settled. */
+  landed(id: number, call: InFlight): void {
+    this.#landed(this.#group(id), call);
   }
 
   /** Sends the request now when its group has room, or queues it for the group's next call. */
@@ -236,7 +242,7 @@ export class BatchQueue<E extends Queued> {
 /**
  * Rejects requests that waited past their deadline, one turn later: the caller's own timeout
  * (the limiter's guard), due at the same time, then speaks first, with what it knows (how late
- * a busy event loop was to notice, see `withTimeout`).
+ * a busy event loop was to notice, see `DeadlineList`).
  */
 function timedOut(late: readonly Queued[]): void {
   if (late.length === 0) return;

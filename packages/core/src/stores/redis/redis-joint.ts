@@ -71,10 +71,8 @@ export function jointCall(client: ScriptClient, parts: readonly JointPart[], key
     nowMs,
     own: {
       args,
-      alone: () =>
-        client
-          .command(JOINT)(keys, [timeArg(nowMs), ...args])
-          .then((reply) => jointVerdicts(reply, parts)),
+      alone: () => client.command(JOINT)(keys, [timeArg(nowMs), ...args]),
+      readAlone: (reply) => jointVerdicts(reply, parts),
       read: (reply, at) => [jointVerdicts(reply.slice(at, at + width), parts), width],
     },
   };
@@ -98,10 +96,8 @@ export function giveBackJointCall(
     nowMs: part.nowMs,
     own: {
       args,
-      alone: () =>
-        client
-          .command(GIVE_BACK_TAKEN)(keys, [timeArg(part.nowMs), ...args])
-          .then(() => undefined),
+      alone: () => client.command(GIVE_BACK_TAKEN)(keys, [timeArg(part.nowMs), ...args]),
+      readAlone: () => undefined,
       read: (reply, at) => {
         if (!isCount(reply[at])) throw unexpected('give-back', reply);
         return [undefined, 1];
@@ -114,11 +110,17 @@ function timeArg(nowMs: number | undefined): string {
   return nowMs === undefined ? '' : String(nowMs);
 }
 
+/** {@link kindAndParams} by policy: a policy's arguments are the same at every call. */
+const policyArgs = new WeakMap<Policy, readonly string[]>();
+
 /** The number of a policy's kind of state (from 1) and its numbers, padded, as the scripts read them. */
-function kindAndParams(policy: Policy): string[] {
+function kindAndParams(policy: Policy): readonly string[] {
+  let out = policyArgs.get(policy);
+  if (out !== undefined) return out;
   const params = policyParams(policy);
-  const out = [String(STATE_KINDS.indexOf(stateKindOf(policy)) + 1)];
-  for (let i = 0; i < MAX_PARAMS; i++) out.push(String(params[i] ?? 0));
+  const made = [String(STATE_KINDS.indexOf(stateKindOf(policy)) + 1)];
+  for (let i = 0; i < MAX_PARAMS; i++) made.push(String(params[i] ?? 0));
+  policyArgs.set(policy, (out = made));
   return out;
 }
 

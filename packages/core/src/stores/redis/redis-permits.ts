@@ -66,23 +66,32 @@ export class RedisPermits implements PermitStore {
     };
   }
 
-  async acquire(request: PermitAcquireRequest): Promise<PermitAcquireReply> {
+  // Not async: the store's promise is the caller's (a throw made a rejection, as async would).
+  acquire(request: PermitAcquireRequest): Promise<PermitAcquireReply> {
+    try {
+      return this.#acquire(request);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  #acquire(request: PermitAcquireRequest): Promise<PermitAcquireReply> {
     const { max, leaseMs, id, nowMs } = request;
     const keys = [this.keyOf(request)];
     const args = [String(max), String(leaseMs), id];
     const command = this.#commands.acquire;
-    const reply = await this.#send(
+    return this.#send(
       Op.permitAcquire,
       keys,
       {
         args,
-        alone: () => command(keys, [...args, timeArg(nowMs)]).then(acquireReply),
+        alone: () => command(keys, [...args, timeArg(nowMs)]),
+        readAlone: acquireReply,
         read: (batch, at) => [acquireReply(batch.slice(at, at + 2)), 2],
       },
       nowMs,
       request.timeoutMs,
-    );
-    return reply as PermitAcquireReply;
+    ) as Promise<PermitAcquireReply>;
   }
 
   async release(request: PermitReleaseRequest): Promise<void> {
@@ -114,7 +123,8 @@ export class RedisPermits implements PermitStore {
       keys,
       {
         args: [String(max), String(leaseMs), ...ids],
-        alone: () => command(keys, [String(max), String(leaseMs), timeArg(nowMs), ...ids]).then(renewReply),
+        alone: () => command(keys, [String(max), String(leaseMs), timeArg(nowMs), ...ids]),
+        readAlone: renewReply,
         read: (batch, at) => {
           // In a batch: the live leases, how many ids were lost, then those ids.
           const lost = batch[at + 1];

@@ -4,8 +4,8 @@ import type { Policy, Receipt, Verdict } from '../../types';
 import type { JointPart, JointVerdicts, RulesRequest, Store, StoreRequest } from '../store';
 import { Op, runBatch, ScriptEntry, type OwnCall } from './batch-call';
 import { resolveBatch, type BatchOption } from './batch-option';
-import { BatchQueue } from './batch-queue';
-import { AloneCalls } from './alone-calls';
+import { BatchQueue, type InFlight } from './batch-queue';
+import { AloneCalls, readReply } from './alone-calls';
 import { CONSUME_TO, type Outcome } from '../consume-to';
 import { adaptClient } from './client-adapters';
 import type { RedisStoreClient, ScriptClient } from './redis-client';
@@ -233,10 +233,11 @@ export class RedisStore implements Store {
     return this.#run(op, keys, NO_POLICIES, { cost: 0, nowMs, timeoutMs }, false, own);
   }
 
+  // A one-rule part's key without a copy of the part for `keyOf`.
   readonly #partKeys = (part: RulesRequest): string[] =>
     part.policies.length > 1
       ? this.rulesKeysOf(part)
-      : [this.keyOf({ ...part, policy: part.policies[0] as Policy })];
+      : [redisKey(this.prefix, part.prefix, part.key, stateKindOf(part.policies[0] as Policy), part.scope)];
 
   /** Deletes the key's state for the policy's algorithm: its next request starts fresh. */
   async reset(request: Omit<StoreRequest, 'cost'>): Promise<void> {
@@ -282,19 +283,13 @@ export class RedisStore implements Store {
     const queue = this.#queue;
     const group = queue === undefined || !this.#cluster ? 0 : calculateSlot(keys[0] as string);
     const deadline = timing.timeoutMs === undefined ? Infinity : performance.now() + timing.timeoutMs;
-    const landed = queue?.room(group, deadline);
-    if (queue === undefined || landed !== undefined) {
-      this.#alone(op, keys, policies, timing, rules, own).then(
-        (value) => {
-          landed?.();
-          to.answered(value);
-        },
-        (error: unknown) => {
-          landed?.();
-          to.failed(error);
-        },
-      );
-      return;
+    const place = queue?.room(group, deadline);
+    if (queue === undefined || place !== undefined) {
+      const reply =
+        own === undefined
+          ? this.#calls.send(op, keys, policies, timing.cost, timing.nowMs, rules)
+          : alone(own);
+      return answerTo(to, reply, op, policies, rules, own, queue, group, place);
     }
     queue.push(this.#entry(op, keys, policies, timing, rules, group, deadline, to, own));
   }
@@ -308,7 +303,8 @@ export class RedisStore implements Store {
     rules: boolean,
     own: OwnCall | undefined,
   ): Promise<unknown> {
-    return own === undefined ? this.#calls.runSafely(op, keys, policies, cost, nowMs, rules) : alone(own);
+    if (own === undefined) return this.#calls.runSafely(op, keys, policies, cost, nowMs, rules);
+    return own.readAlone === undefined ? alone(own) : alone(own).then((reply) => readOwn(own, reply));
   }
 
   #entry(
@@ -382,6 +378,46 @@ function alone(own: OwnCall): Promise<unknown> {
   } catch (error) {
     return Promise.reject(error);
   }
+}
+
+/**
+ * Tells `to` a lone call's answer, read from its reply here, not through a promise of its own
+ * (one reaction per call), once its place in the queue is given back. A function of its own
+ * (its arguments positional, no object per call): its closures' context is made only for a
+ * lone call, not for every request `#runTo` queues.
+ */
+function answerTo(
+  to: Outcome<unknown>,
+  reply: Promise<unknown>,
+  op: Op,
+  policies: readonly Policy[],
+  rules: boolean,
+  own: OwnCall | undefined,
+  queue: BatchQueue<ScriptEntry> | undefined,
+  group: number,
+  place: InFlight | undefined,
+): void {
+  reply.then(
+    (value) => {
+      if (place !== undefined) queue?.landed(group, place);
+      let answer: unknown;
+      try {
+        answer = own === undefined ? readReply(op, policies, rules, value) : readOwn(own, value);
+      } catch (error) {
+        return to.failed(error);
+      }
+      to.answered(answer);
+    },
+    (error: unknown) => {
+      if (place !== undefined) queue?.landed(group, place);
+      to.failed(error);
+    },
+  );
+}
+
+/** An op's answer from its own script call's reply (see `OwnCall.readAlone`). */
+function readOwn(own: OwnCall, reply: unknown): unknown {
+  return own.readAlone === undefined ? reply : own.readAlone(reply);
 }
 
 /** A reset takes nothing, sends no time and waits as long as it takes (it is not guarded). */
