@@ -10,6 +10,7 @@ import express, { type RequestHandler } from 'express';
 import { rateLimit as expressRateLimit } from 'express-rate-limit';
 import Fastify from 'fastify';
 import type Redis from 'ioredis';
+import { redisRoundTrip } from './round-trip';
 import Koa, { type Middleware } from 'koa';
 import koaRateLimit from 'koa-ratelimit';
 import { Registry } from 'prom-client';
@@ -158,32 +159,13 @@ function expressMiddleware(variant: Variant, context: Context): RequestHandler {
   });
 }
 
-const FLOOR_SCRIPT = 'local r = {} for i = 1, #KEYS do r[i] = 1 end return r';
-
 /** One Redis round trip per call of the returned function, as a floor variant asks. */
 function floorCall(variant: Variant, context: Context): () => Promise<unknown> {
-  const { redis } = context;
-  const key = `${prefixOf(variant, context)}:k`;
-  if (variant.limiter === 'floor-get') return () => redis.get(key);
-  let waiting: Array<(value: unknown) => void> = [];
-  let flying = 0;
-  const send = (): void => {
-    const batch = waiting.length > 64 ? waiting.splice(0, 64) : waiting;
-    if (batch === waiting) waiting = [];
-    flying++;
-    void (redis.call('eval', FLOOR_SCRIPT, batch.length, ...batch.map(() => key)) as Promise<number[]>).then(
-      (replies) => {
-        flying--;
-        while (waiting.length > 0 && (flying < 2 || (waiting.length >= 64 && flying < 16))) send();
-        for (let i = 0; i < batch.length; i++) (batch[i] as (value: unknown) => void)(replies[i]);
-      },
-    );
-  };
-  return () =>
-    new Promise((resolve) => {
-      waiting.push(resolve);
-      if (flying < 2 || (waiting.length >= 64 && flying < 16)) send();
-    });
+  return redisRoundTrip(
+    context.redis,
+    `${prefixOf(variant, context)}:k`,
+    variant.limiter === 'floor-get' ? 'get' : 'batch',
+  );
 }
 
 function koaMiddleware(variant: Variant, context: Context): Middleware {
