@@ -5,7 +5,8 @@
 //   PROBE_BUILDS="before=../packages/core/.dist-before/index.cjs;after=../packages/core/dist/index.cjs"
 //     (a copy of a build must sit inside the repository to find its dependencies)
 //   PROBE_IN_FLIGHT: 1000 (default; one hot key) or 1 (10 000 keys in turn, as the Redis section)
-//   PROBE_RLF=1: rate-limiter-flexible's RateLimiterRedis beside them; PROBE_HTTP=1: through
+//   PROBE_RLF=1: rate-limiter-flexible's RateLimiterRedis beside them; PROBE_FLOOR=1: the floor,
+//   a batched EVAL without a limiter (round-trip.ts); PROBE_HTTP=1: through
 //   createHttpLimiter as the adapters call it; PROBE_JOINT=1: consumeAll of two limiters (per
 //   address, per SKU) as the flash sale asks; PROBE_CONCURRENCY=1: a concurrency limit's
 //   acquire and release; PROBE_HEAP=<bytes>: bytes by allocation site
@@ -17,6 +18,7 @@ import { RateLimiterRedis } from 'rate-limiter-flexible';
 import type * as Core from '@sluice/core';
 import { hasTaskset } from '../machine';
 import { startRedis } from '../redis/redis-server';
+import { redisRoundTrip } from './round-trip';
 
 const IN_FLIGHT = Number(process.env.PROBE_IN_FLIGHT ?? 1000);
 const N = Number(process.env.PROBE_N ?? (IN_FLIGHT === 1 ? 5000 : 40000));
@@ -183,6 +185,7 @@ async function main(): Promise<void> {
       });
       cases.push(['rlf', (key) => rlf.consume(key)]);
     }
+    if (process.env.PROBE_FLOOR) cases.push(['floor', redisRoundTrip(client, 'probe-floor', 'batch')]);
     for (const [, one] of cases) await sample(one);
     if (process.env.PROBE_HEAP)
       return await heap((cases.at(-1) as [string, (key: string) => Promise<unknown>])[1]);

@@ -10,6 +10,7 @@ import express, { type RequestHandler } from 'express';
 import { rateLimit as expressRateLimit } from 'express-rate-limit';
 import Fastify from 'fastify';
 import type Redis from 'ioredis';
+import { redisRoundTrip } from './round-trip';
 import Koa, { type Middleware } from 'koa';
 import koaRateLimit from 'koa-ratelimit';
 import { Registry } from 'prom-client';
@@ -36,7 +37,7 @@ export interface Variant {
    * sluice's `rateLimit`, the framework's usual limiter, or sluice's `concurrencyLimit`;
    * `sluice-metrics`: sluice reporting to `prometheus()` (the metrics section's comparison).
    */
-  readonly limiter: 'sluice' | 'sluice-metrics' | 'usual' | 'concurrency';
+  readonly limiter: 'sluice' | 'sluice-metrics' | 'usual' | 'concurrency' | 'floor-get' | 'floor-batch';
   readonly store: 'memory' | 'redis';
   /** `admitted`: the limit is never reached; `429`: the only client is over its limit. */
   readonly path: 'admitted' | '429';
@@ -55,6 +56,18 @@ export const VARIANTS: readonly Variant[] = [
   { limiter: 'concurrency', store: 'memory', path: 'admitted' },
   { limiter: 'concurrency', store: 'redis', path: 'admitted' },
 ];
+
+/**
+ * The floor of any Redis round trip per request, no limiter (issue 11, `BENCH_FLOOR=1` in
+ * focus.ts): `floor-get` awaits one ioredis GET per request; `floor-batch` one reply of a batched
+ * EVAL (up to 64 requests a call, two calls on their way, full ones at once), as sluice's store
+ * batches, without its limiter.
+ */
+export const FLOOR_VARIANTS: readonly Variant[] = (['floor-get', 'floor-batch'] as const).map((limiter) => ({
+  limiter,
+  store: 'redis',
+  path: 'admitted',
+}));
 
 /** The metrics section's pair: the in-memory admitted path without and with `metrics`. */
 export const METRICS_VARIANTS: readonly Variant[] = (['sluice', 'sluice-metrics'] as const).map(
@@ -122,6 +135,12 @@ function sluiceLimiter(variant: Variant, context: Context): ReturnType<typeof co
 }
 
 function expressMiddleware(variant: Variant, context: Context): RequestHandler {
+  if (variant.limiter === 'floor-get' || variant.limiter === 'floor-batch') {
+    const call = floorCall(variant, context);
+    return (_req, _res, next) => {
+      void call().then(() => next());
+    };
+  }
   if (variant.limiter === 'concurrency')
     return expressConcurrency({ limiter: concurrencyLimiter(variant, context) });
   if (variant.limiter !== 'usual') return sluiceExpress({ limiter: sluiceLimiter(variant, context).limiter });
@@ -140,7 +159,23 @@ function expressMiddleware(variant: Variant, context: Context): RequestHandler {
   });
 }
 
+/** One Redis round trip per call of the returned function, as a floor variant asks. */
+function floorCall(variant: Variant, context: Context): () => Promise<unknown> {
+  return redisRoundTrip(
+    context.redis,
+    `${prefixOf(variant, context)}:k`,
+    variant.limiter === 'floor-get' ? 'get' : 'batch',
+  );
+}
+
 function koaMiddleware(variant: Variant, context: Context): Middleware {
+  if (variant.limiter === 'floor-get' || variant.limiter === 'floor-batch') {
+    const call = floorCall(variant, context);
+    return async (_ctx, next) => {
+      await call();
+      await next();
+    };
+  }
   if (variant.limiter === 'concurrency')
     return koaConcurrency({ limiter: concurrencyLimiter(variant, context) });
   if (variant.limiter !== 'usual') return sluiceKoa({ limiter: sluiceLimiter(variant, context).limiter });
@@ -179,7 +214,12 @@ export async function startApp(
   if (framework === 'fastify') {
     const app = Fastify();
     if (variant !== 'bare') {
-      if (variant.limiter === 'concurrency') {
+      if (variant.limiter === 'floor-get' || variant.limiter === 'floor-batch') {
+        const call = floorCall(variant, context);
+        app.addHook('onRequest', async () => {
+          await call();
+        });
+      } else if (variant.limiter === 'concurrency') {
         app.addHook('onRequest', fastifyConcurrency({ limiter: concurrencyLimiter(variant, context) }));
       } else if (variant.limiter !== 'usual') {
         await app.register(sluiceFastify, { limiter: sluiceLimiter(variant, context).limiter });

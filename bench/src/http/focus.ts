@@ -4,12 +4,14 @@
 //   BENCH_STORES=redis: the Redis variants instead (memory,redis: both), on a redis-server of its
 //   own pinned beside the load generator (cpu 1), as in the full run
 //   BENCH_PATHS=admitted: only that path (admitted, 429)
+//   BENCH_FLOOR=1: also the floor of one Redis round trip per request, without a limiter
+//   (floor-get: an ioredis GET each; floor-batch: a batched EVAL, as sluice's store batches)
 // Ratios of one run compare with each other only: the machine is shared and noisy.
 import { spawnTsChild } from '../child';
 import { hasTaskset } from '../machine';
 import { availableParallelism } from 'node:os';
 import { settingsFromEnv } from '../settings';
-import { FRAMEWORKS, VARIANTS, type Framework } from './apps';
+import { FLOOR_VARIANTS, FRAMEWORKS, VARIANTS, type Framework } from './apps';
 import { runFramework } from './http';
 import { startRedis, type BenchRedis } from '../redis/redis-server';
 
@@ -21,7 +23,8 @@ async function main(): Promise<void> {
   const limiters = process.env.BENCH_LIMITERS?.split(',');
   const stores = (process.env.BENCH_STORES ?? 'memory').split(',');
   const paths = process.env.BENCH_PATHS?.split(',');
-  const variants = VARIANTS.filter(
+  // BENCH_FLOOR=1: beside them, the floor of a Redis round trip per request (FLOOR_VARIANTS).
+  const variants = [...VARIANTS, ...(process.env.BENCH_FLOOR ? FLOOR_VARIANTS : [])].filter(
     (variant) =>
       stores.includes(variant.store) &&
       (paths === undefined || paths.includes(variant.path)) &&
@@ -34,8 +37,8 @@ async function main(): Promise<void> {
     redis = await startRedis(pinned ? { cpu: 1 } : {});
   const loadgen = spawnTsChild('http/loadgen-child.ts', pinned ? { cpu: 1 } : {});
   const lines = [
-    '| framework | limiter | path | × bare | rounds | CPU/request × bare | req/s | bare req/s | without store | errors |',
-    '| --- | --- | --- | ---: | --- | ---: | ---: | ---: | ---: | ---: |',
+    '| framework | limiter | path | × bare | rounds | CPU/request × bare | µs/request (bare) | req/s | bare req/s | without store | errors |',
+    '| --- | --- | --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |',
   ];
   try {
     await loadgen.first('ready');
@@ -50,7 +53,7 @@ async function main(): Promise<void> {
       );
       for (const row of rows) {
         lines.push(
-          `| ${framework} | ${row.name} | ${row.path} | ${row.ratio.toFixed(3)} | ${row.ratios.join(' ')} | ${row.cpuRatio.toFixed(3)} | ${row.rps} | ${row.bareRps} | ${row.withoutStore} | ${row.errors} |`,
+          `| ${framework} | ${row.name} | ${row.path} | ${row.ratio.toFixed(3)} | ${row.ratios.join(' ')} | ${row.cpuRatio.toFixed(3)} | ${row.cpuUs} (${row.bareCpuUs}) | ${row.rps} | ${row.bareRps} | ${row.withoutStore} | ${row.errors} |`,
         );
       }
     }

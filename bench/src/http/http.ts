@@ -41,6 +41,9 @@ export interface HttpRow extends Variant {
    * when other work shares the machine.
    */
   readonly cpuRatio: number;
+  /** Server CPU µs per request, the variant's and the bare app's around it (medians of rounds). */
+  readonly cpuUs: number;
+  readonly bareCpuUs: number;
   readonly ratios: readonly number[];
   readonly rps: number;
   readonly bareRps: number;
@@ -226,6 +229,8 @@ export async function runFramework(
               : variant.limiter,
         ratio: round(median(ratios), 3),
         cpuRatio: round(median(mine.map(({ run, bareCpu }) => bareCpu / (run.serverCpu / run.rps))), 3),
+        cpuUs: round(median(mine.map(({ run }) => (1e6 * run.serverCpu) / run.rps)), 2),
+        bareCpuUs: round(median(mine.map(({ bareCpu }) => 1e6 * bareCpu)), 2),
         ratios: ratios.map((ratio) => round(ratio, 3)),
         rps: Math.round(median(mine.map(({ run }) => run.rps))),
         bareRps: Math.round(median(mine.map(({ bareRps }) => bareRps))),

@@ -4,6 +4,7 @@ import Redis from 'ioredis';
 import { serveRequests } from '../child';
 import {
   FRAMEWORKS,
+  FLOOR_VARIANTS,
   METRICS_VARIANTS,
   VARIANTS,
   startApp,
@@ -18,7 +19,7 @@ async function main(): Promise<void> {
   if (!FRAMEWORKS.includes(framework)) throw new Error(`BENCH_FRAMEWORK: unknown framework ${framework}`);
   // BENCH_HTTP_VARIANTS: the variant ids to start (all by default); memory ones need no Redis.
   const only = process.env.BENCH_HTTP_VARIANTS?.split(',');
-  const variants = [...VARIANTS, ...METRICS_VARIANTS.slice(1)].filter(
+  const variants = [...VARIANTS, ...METRICS_VARIANTS.slice(1), ...FLOOR_VARIANTS].filter(
     (variant) => only === undefined || only.includes(variantId(variant)),
   );
   const redis = new Redis({

@@ -61,11 +61,38 @@ export function redisKey(
   scope?: string,
   rule?: number,
 ): string {
-  const namespace =
-    storePrefix === undefined
-      ? escapeKeyText(prefix)
-      : `${escapeKeyText(storePrefix)}:${escapeKeyText(prefix)}`;
-  const base = `${namespace}:{${escapeKeyText(key)}}:${algorithm}`;
+  const base = `${headOf(storePrefix, prefix)}${escapeKeyText(key)}${tailOf(algorithm)}`;
   const scoped = scope === undefined ? base : `${base}:${escapeKeyText(scope)}`;
   return rule === undefined ? scoped : `${scoped}:${rule}`;
+}
+
+/** Limiter prefixes of one store prefix whose key heads are kept: past it, heads are built each time. */
+const MAX_HEADS = 1024;
+
+/** `[<store prefix>:]<limiter prefix>:{` by store prefix (`undefined`: none), then by limiter prefix. */
+const HEADS = new Map<string | undefined, Map<string, string>>();
+
+/** `}:<algorithm>` by algorithm. */
+const TAILS = new Map<StateKind, string>();
+
+/** A key's text before its escaped user key: escaped once per store and limiter prefix. */
+function headOf(storePrefix: string | undefined, prefix: string): string {
+  let heads = HEADS.get(storePrefix);
+  if (heads === undefined) HEADS.set(storePrefix, (heads = new Map()));
+  let head = heads.get(prefix);
+  if (head === undefined) {
+    const namespace =
+      storePrefix === undefined
+        ? escapeKeyText(prefix)
+        : `${escapeKeyText(storePrefix)}:${escapeKeyText(prefix)}`;
+    head = `${namespace}:{`;
+    if (heads.size < MAX_HEADS) heads.set(prefix, head);
+  }
+  return head;
+}
+
+function tailOf(algorithm: StateKind): string {
+  let tail = TAILS.get(algorithm);
+  if (tail === undefined) TAILS.set(algorithm, (tail = `}:${algorithm}`));
+  return tail;
 }

@@ -118,6 +118,9 @@ export class RedisStore implements Store {
   /** For the joint calls of several limits (`consumeAll`, `giveBackTaken`) and the permits. */
   readonly #client: ScriptClient;
   #permits: RedisPermits | undefined;
+  /** The last policy a consume asked for, and itself as the one-element list the queue keeps. */
+  #policy: Policy | undefined;
+  #policies: readonly Policy[] = [];
 
   /**
    * @param options - `client` (required), `prefix` and `batch`
@@ -157,14 +160,37 @@ export class RedisStore implements Store {
   consume(request: StoreRequest): Promise<Verdict> {
     const invalid = invalidTime(request.nowMs);
     if (invalid !== undefined) return Promise.reject(invalid);
-    return this.#run(Op.consume, [this.keyOf(request)], [request.policy], request) as Promise<Verdict>;
+    return this.#run(
+      Op.consume,
+      [this.keyOf(request)],
+      this.#one(request.policy),
+      request,
+    ) as Promise<Verdict>;
   }
 
   /** {@link RedisStore.consume}, told to `to` (internal, see `CONSUME_TO`). */
   [CONSUME_TO](request: StoreRequest, to: Outcome<Verdict>): void {
     const invalid = invalidTime(request.nowMs);
     if (invalid !== undefined) return to.failed(invalid);
-    this.#runTo(Op.consume, [this.keyOf(request)], [request.policy], request, to as Outcome<unknown>);
+    this.#runTo(
+      Op.consume,
+      [this.keyOf(request)],
+      this.#one(request.policy),
+      request,
+      to as Outcome<unknown>,
+    );
+  }
+
+  /**
+   * `[policy]`, shared by the consumes of one policy in a row (a limiter's every request): never
+   * changed by the queue nor the calls, so not a new list per request.
+   */
+  #one(policy: Policy): readonly Policy[] {
+    if (policy !== this.#policy) {
+      this.#policy = policy;
+      this.#policies = [policy];
+    }
+    return this.#policies;
   }
 
   /**
