@@ -29,6 +29,8 @@ interface Case {
   readonly decide: Decide;
   /** One key for every decision (a limited key), or the 200 keys in turn. */
   readonly key?: string;
+  /** Run once after the warm-up rounds. */
+  readonly warmUp?: () => Promise<void>;
 }
 
 function sluiceCases(client: Redis, algorithm: AlgorithmName): Case[] {
@@ -84,6 +86,17 @@ function batchCases(client: Redis, algorithm: AlgorithmName, size: number): Case
     {
       name: `${algorithm} b${size} state`,
       decide: round((_, i) => `s:${i}`, `bs-${algorithm}`, false, kept),
+    },
+    // Keys holding state, each its own (key i admitted i times more before the rounds). Not
+    // named `b<size>`: the full run counts the cases that are (see batching.ts), not this one.
+    {
+      name: `${algorithm} distinct b${size}`,
+      decide: round((_, i) => `d:${i}`, `bd-${algorithm}`, false, kept),
+      warmUp: async () => {
+        for (let i = 0; i < size; i++)
+          for (let j = 0; j < i; j++)
+            await store.consume({ prefix: `bd-${algorithm}`, key: `d:${i}`, policy: kept, cost: 1 });
+      },
     },
     { name: `${algorithm} b${size} hot`, decide: round(() => 'hot', `bh-${algorithm}`) },
   ];
@@ -208,6 +221,7 @@ export async function countInstructions(
     // Every key written once (and the limited key over its limit).
     const warm = BATCH === undefined ? KEYS.length : 3;
     for (const c of cases) for (let i = 0; i < warm; i++) await c.decide(keyOf(c, i));
+    for (const c of cases) await c.warmUp?.();
     counted = warm;
     const rounds = BATCH === undefined ? N : Math.max(1, Math.round(N / BATCH));
     let peeks = 0;
