@@ -303,6 +303,8 @@ local function consume_run(p, count, cost, now, k, from)
   local now_text = format('%d', now)
   -- The last state decided on (held: a string, or false for none) and what its step gave.
   local seen, s_code, s_remaining, s_reset_ms, s_wait_ms, s_ttl_ms, s_value
+  -- The last TTL written and its text: a run's keys mostly share one (see seen).
+  local ttl_last, ttl_text
   for i = from, count do
     deciding = i
     local key = KEYS[k + i]
@@ -328,12 +330,8 @@ end
       if ttl_ms == 0 then
         del_now(key)
       else
-        local ttl = ttl_texts[ttl_ms]
-        if not ttl then
-          ttl = format('%d', ttl_ms)
-          ttl_texts[ttl_ms] = ttl
-        end
-        redis.call('PSETEX', key, ttl, value)
+        if ttl_ms ~= ttl_last then ttl_last, ttl_text = ttl_ms, format('%d', ttl_ms) end
+        redis.call('PSETEX', key, ttl_text, value)
       end
     end
     -- As consume replies a one-key request.
