@@ -142,6 +142,7 @@ describe('bench smoke (tiny sizes, no thresholds)', () => {
       'rlf admitted',
       'gcra b64 fresh',
       'gcra b64 state',
+      'gcra b64 shared',
       'gcra b64 hot',
     ]);
     for (const row of batching?.instructions ?? []) {

@@ -229,7 +229,7 @@ export async function runBatching(settings: Settings, port: number): Promise<Bat
         `batch sizes: ${count.toLocaleString('en')} decisions 256 at a time on 10 000 keys; maxSize 1 is batch: false; usec is what INFO commandstats says the script calls ran (the server's own time, network excluded)`,
         counted === undefined
           ? 'instructions: not counted (valgrind and callgrind_control are not on PATH)'
-          : `instructions: redis-server's own per decision under callgrind (a server of its own; instructions, not time, so a busy machine does not move them): alone, ${counted.lone} decisions one at a time on 200 keys holding state; at batch 64, ${counted.batches} batches of 64 decisions on keys never seen (fresh), on 64 keys holding state (state), or on one key (hot), the peeks that fill the batch's slot counted apart and taken off`,
+          : `instructions: redis-server's own per decision under callgrind (a server of its own; instructions, not time, so a busy machine does not move them): alone, ${counted.lone} decisions one at a time on 200 keys holding state; at batch 64, ${counted.batches} batches of 64 decisions on keys never seen (fresh), on 64 keys each holding a state of its own (state), on 64 keys holding one same state (shared), or on one key (hot), the peeks that fill the batch's slot counted apart and taken off`,
         `latency: gcra, one decision at a time, ${perRound} per round, ${rounds} rounds alternating batching on and off; the ratio is the median of each round's p99 ÷ the unbatched p99 of that round`,
       ],
     };

@@ -95,6 +95,12 @@ function batchCases(client: Redis, algorithm: AlgorithmName, size: number): Case
           ),
         ),
     },
+    // Keys holding one same state (written together each round): a run can reuse the decision of
+    // the key before, as it may in real traffic for clients last admitted in one batch.
+    {
+      name: `${algorithm} b${size} shared`,
+      decide: round((_, i) => `h:${i}`, `bh2-${algorithm}`, false, kept),
+    },
     { name: `${algorithm} b${size} hot`, decide: round(() => 'hot', `bh-${algorithm}`) },
   ];
 }

@@ -4,7 +4,8 @@
  *   npx tsx bench/src/redis/lone-instructions.ts              (env LONE_N: decisions per case)
  *   LONE_ONLY=gcra,rlf npx tsx ...     (the dumps stay in a temporary folder, for callgrind_annotate)
  *   LONE_BATCH=64 npx tsx ...          (per decision in batches of 64 instead: distinct keys
- *                                      without state, distinct keys with state, one hot key)
+ *                                      without state, distinct keys each with a state of its own,
+ *                                      distinct keys sharing one state text, one hot key)
  *
  * Writes nothing to bench/results (`pnpm bench` counts a few of these cases in its Redis section).
  */

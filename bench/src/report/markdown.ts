@@ -10,7 +10,8 @@ const INSTRUCTION_CASES: Readonly<Record<string, string>> = {
   'gcra admitted': 'sluice gcra, one decision alone (batch: false or 1 in flight)',
   'rlf admitted': 'rate-limiter-flexible RateLimiterRedis, one decision',
   'gcra b64 fresh': 'sluice gcra, batch of 64, keys never seen',
-  'gcra b64 state': 'sluice gcra, batch of 64, keys holding state',
+  'gcra b64 state': 'sluice gcra, batch of 64, keys each holding a state of its own',
+  'gcra b64 shared': 'sluice gcra, batch of 64, keys holding one same state',
   'gcra b64 hot': 'sluice gcra, batch of 64, one hot key',
 };
 

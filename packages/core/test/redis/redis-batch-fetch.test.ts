@@ -120,6 +120,45 @@ test('56 distinct keys of every string kind, half holding state, asked at once: 
   expect(gets).toBeLessThanOrEqual(MAX_IN_FLIGHT);
 });
 
+test('distinct keys holding one same state, or one same unreadable text, a run of each string kind: decided and stored as one by one', async () => {
+  // A run decides a key whose state is the text it last decided on as that one (see consume_run):
+  // the same verdicts, and every unreadable state deleted by its own request.
+  // Peeks in runs of their own, two on one unreadable text (a peek leaves no state in its place).
+  const PEEKS = [7, 11, 12, 15, 16];
+  const asked = (prefix: string, nowMs: number, peeks = PEEKS): Ask[] =>
+    POLICIES.flatMap((policy, p) =>
+      Array.from(
+        { length: 20 },
+        (_, i): Ask =>
+          (store) =>
+            store.consume({
+              prefix,
+              key: `same:${p}:${i}`,
+              policy,
+              cost: peeks.includes(i) ? 0 : 1,
+              nowMs,
+            }),
+      ),
+    );
+  const before = new RedisStore({ client, batch: false });
+  const { answers, answersAlone } = await bothWays(
+    'same',
+    (prefix) => asked(prefix, FAKE_EPOCH + 1500),
+    async (prefix) => {
+      // Every key's state written at one time: one text per policy, then some keys' replaced.
+      for (const ask of asked(prefix, FAKE_EPOCH, [])) await ask(before);
+      for (const key of await client.keys(`${prefix}:*same:*`)) {
+        const i = Number(/same:\d+:(\d+)/.exec(key)?.[1]);
+        if (i >= 10 && i < 14) await client.set(key, 'not a state', 'PX', 60_000);
+        if (i >= 14 && i < 17) await client.set(key, `${FAKE_EPOCH + 9_000_000} 0`, 'PX', 60_000);
+        if (i >= 17) await client.del(key);
+      }
+    },
+  );
+  expect(answers).toEqual(answersAlone);
+  expectSameState(await stored('batch-same'), await stored('alone-same'));
+});
+
 describe('keys of another type among distinct keys', () => {
   const gcra = POLICIES[0] as Policy;
   const key = (prefix: string, user: string) => `${prefix}:{${user}}:gcra`;

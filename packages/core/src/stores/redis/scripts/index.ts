@@ -266,7 +266,10 @@ export const JOINT_SCRIPT: string = [
  */
 const runIo: StateIo = {
   read: (target) => `local ${target} = held`,
-  del: (key) => `del_now(${key})`,
+  // (A state deleted is a step's effect on its key: the run does not take its outcome as a
+  // function of the state alone, see consume_run.)
+  del: (key) => `dropped = true
+del_now(${key})`,
   nowText: 'now_text',
 };
 
@@ -276,8 +279,11 @@ const runIo: StateIo = {
  * replies it without the view, its kind's step inline (no call, no pcall per request: a
  * request that raises ends the run, the driver replies its error in its place and runs on
  * from the next; `deciding` says which it was). A step is a function of the key's state, now,
- * the cost and the policy, which a run shares: every key of the run without state decides
- * as the first did (`fresh`), without its step (a batch of new keys: a flood of new clients).
+ * the cost and the policy, which a run shares: a key whose state is the one the run last
+ * decided on (none, or the same text) decides as that one did, without its step: a batch of new
+ * keys (a flood of new clients), or of keys last admitted together (clients that come back
+ * together: their states are one text). A step that deleted its key's state (unreadable) is
+ * not taken for another key's: that key's state is deleted by its own step.
  */
 function consumeRunLua(): string {
   const kinds = STATE_KINDS.filter((kind) => LUA[kind].write === 'set_state');
@@ -295,7 +301,10 @@ local deciding
 local function consume_run(p, count, cost, now, k, from)
   local kind, a1, a2, a3, a4, a5 = kind_of[p], p1[p], p2[p], p3[p], p4[p], p5[p]
   local now_text = format('%d', now)
-  local fresh
+  -- The last state decided on (held: a string, or false for none) and what its step gave.
+  local seen, s_code, s_remaining, s_reset_ms, s_wait_ms, s_ttl_ms, s_value
+  -- The last TTL written and its text: a run's keys mostly share one (see seen).
+  local ttl_last, ttl_text
   for i = from, count do
     deciding = i
     local key = KEYS[k + i]
@@ -306,24 +315,23 @@ local function consume_run(p, count, cost, now, k, from)
       fetched[key] = nil
     end
     local code, remaining, reset_ms, wait_ms, ttl_ms, value
-    if held == false and fresh then
-      code, remaining, reset_ms, wait_ms, ttl_ms, value = fresh[1], fresh[2], fresh[3], fresh[4], fresh[5], fresh[6]
+    if held == seen then
+      code, remaining, reset_ms, wait_ms, ttl_ms, value = s_code, s_remaining, s_reset_ms, s_wait_ms, s_ttl_ms, s_value
     else
+      local dropped = false
 ${branches.join('\n')}
 end
-      if held == false then fresh = { code, remaining, reset_ms, wait_ms, ttl_ms, value } end
+      if not dropped then
+        seen, s_code, s_remaining, s_reset_ms, s_wait_ms, s_ttl_ms, s_value = held, code, remaining, reset_ms, wait_ms, ttl_ms, value
+      end
     end
     -- As set_now writes (the read above left no fetched value for the key).
     if value then
       if ttl_ms == 0 then
         del_now(key)
       else
-        local ttl = ttl_texts[ttl_ms]
-        if not ttl then
-          ttl = format('%d', ttl_ms)
-          ttl_texts[ttl_ms] = ttl
-        end
-        redis.call('PSETEX', key, ttl, value)
+        if ttl_ms ~= ttl_last then ttl_last, ttl_text = ttl_ms, format('%d', ttl_ms) end
+        redis.call('PSETEX', key, ttl_text, value)
       end
     end
     -- As consume replies a one-key request.
