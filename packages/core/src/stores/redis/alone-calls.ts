@@ -1,5 +1,7 @@
 import type { Policy } from '../../types';
-import { Op } from './batch-call';
+import type { Outcome } from '../consume-to';
+import { Op, type OwnCall, type ScriptEntry } from './batch-call';
+import type { BatchQueue, InFlight } from './batch-queue';
 import type { ScriptClient, ScriptCommand } from './redis-client';
 import { policyScriptArgs, rulesArgs, scriptArgs, toVerdict, toVerdicts } from './redis-command';
 import { policyCommand, scriptCommands, type ScriptCommands } from './script-commands';
@@ -22,7 +24,8 @@ export class AloneCalls {
 
   /**
    * Runs one operation on its keys (which share one hash tag); `policies` has one policy per
-   * key. A consume resolves its verdicts (`rules`) or its one verdict.
+   * key. A consume resolves its verdicts (`rules`) or its one verdict. Never throws: a client
+   * that throws instead of rejecting makes it a rejection (see {@link AloneCalls.send}).
    */
   run(
     op: Op,
@@ -64,22 +67,6 @@ export class AloneCalls {
       return Promise.reject(error);
     }
   }
-
-  /** {@link AloneCalls.run}; a client that throws instead of rejecting makes it a rejection. */
-  runSafely(
-    op: Op,
-    keys: readonly string[],
-    policies: readonly Policy[],
-    cost: number,
-    nowMs: number | undefined,
-    rules: boolean,
-  ): Promise<unknown> {
-    try {
-      return this.run(op, keys, policies, cost, nowMs, rules);
-    } catch (error) {
-      return Promise.reject(error);
-    }
-  }
 }
 
 /**
@@ -90,4 +77,53 @@ export class AloneCalls {
 export function readReply(op: Op, policies: readonly Policy[], rules: boolean, reply: unknown): unknown {
   if (op !== Op.consume) return reply;
   return rules ? toVerdicts(reply, policies) : toVerdict(reply, policies[0] as Policy);
+}
+
+/** An op with arguments of its own as its own script call; a client that throws makes it a rejection. */
+export function alone(own: OwnCall): Promise<unknown> {
+  try {
+    return own.alone();
+  } catch (error) {
+    return Promise.reject(error);
+  }
+}
+
+/**
+ * Tells `to` a lone call's answer, read from its reply here, not through a promise of its own
+ * (one reaction per call), once its place in the queue is given back. A function of its own
+ * (its arguments positional, no object per call): its closures' context is made only for a
+ * lone call, not for every request `RedisStore` queues.
+ */
+export function answerTo(
+  to: Outcome<unknown>,
+  reply: Promise<unknown>,
+  op: Op,
+  policies: readonly Policy[],
+  rules: boolean,
+  own: OwnCall | undefined,
+  queue: BatchQueue<ScriptEntry> | undefined,
+  group: number,
+  place: InFlight | undefined,
+): void {
+  reply.then(
+    (value) => {
+      if (place !== undefined) queue?.landed(group, place);
+      let answer: unknown;
+      try {
+        answer = own === undefined ? readReply(op, policies, rules, value) : readOwn(own, value);
+      } catch (error) {
+        return to.failed(error);
+      }
+      to.answered(answer);
+    },
+    (error: unknown) => {
+      if (place !== undefined) queue?.landed(group, place);
+      to.failed(error);
+    },
+  );
+}
+
+/** An op's answer from its own script call's reply (see `OwnCall.readAlone`). */
+export function readOwn(own: OwnCall, reply: unknown): unknown {
+  return own.readAlone === undefined ? reply : own.readAlone(reply);
 }

@@ -4,8 +4,8 @@ import type { Policy, Receipt, Verdict } from '../../types';
 import type { JointPart, JointVerdicts, RulesRequest, Store, StoreRequest } from '../store';
 import { Op, runBatch, ScriptEntry, type OwnCall } from './batch-call';
 import { resolveBatch, type BatchOption } from './batch-option';
-import { BatchQueue, type InFlight } from './batch-queue';
-import { AloneCalls, readReply } from './alone-calls';
+import { BatchQueue } from './batch-queue';
+import { alone, AloneCalls, answerTo, readOwn } from './alone-calls';
 import { CONSUME_TO, type Outcome } from '../consume-to';
 import { adaptClient } from './client-adapters';
 import type { RedisStoreClient, ScriptClient } from './redis-client';
@@ -329,7 +329,7 @@ export class RedisStore implements Store {
     rules: boolean,
     own: OwnCall | undefined,
   ): Promise<unknown> {
-    if (own === undefined) return this.#calls.runSafely(op, keys, policies, cost, nowMs, rules);
+    if (own === undefined) return this.#calls.run(op, keys, policies, cost, nowMs, rules);
     return own.readAlone === undefined ? alone(own) : alone(own).then((reply) => readOwn(own, reply));
   }
 
@@ -396,55 +396,6 @@ export class RedisStore implements Store {
 }
 
 const NO_POLICIES: readonly Policy[] = [];
-
-/** An op with arguments of its own as its own script call; a client that throws makes it a rejection. */
-function alone(own: OwnCall): Promise<unknown> {
-  try {
-    return own.alone();
-  } catch (error) {
-    return Promise.reject(error);
-  }
-}
-
-/**
- * Tells `to` a lone call's answer, read from its reply here, not through a promise of its own
- * (one reaction per call), once its place in the queue is given back. A function of its own
- * (its arguments positional, no object per call): its closures' context is made only for a
- * lone call, not for every request `#runTo` queues.
- */
-function answerTo(
-  to: Outcome<unknown>,
-  reply: Promise<unknown>,
-  op: Op,
-  policies: readonly Policy[],
-  rules: boolean,
-  own: OwnCall | undefined,
-  queue: BatchQueue<ScriptEntry> | undefined,
-  group: number,
-  place: InFlight | undefined,
-): void {
-  reply.then(
-    (value) => {
-      if (place !== undefined) queue?.landed(group, place);
-      let answer: unknown;
-      try {
-        answer = own === undefined ? readReply(op, policies, rules, value) : readOwn(own, value);
-      } catch (error) {
-        return to.failed(error);
-      }
-      to.answered(answer);
-    },
-    (error: unknown) => {
-      if (place !== undefined) queue?.landed(group, place);
-      to.failed(error);
-    },
-  );
-}
-
-/** An op's answer from its own script call's reply (see `OwnCall.readAlone`). */
-function readOwn(own: OwnCall, reply: unknown): unknown {
-  return own.readAlone === undefined ? reply : own.readAlone(reply);
-}
 
 /** A reset takes nothing, sends no time and waits as long as it takes (it is not guarded). */
 const RESET = { cost: 0, nowMs: undefined, timeoutMs: undefined };
