@@ -10,7 +10,8 @@ import { gcraLua } from './gcra.lua';
 import { giveBackDriverLua, giveBackLua, giveBackTakenLua } from './give-back.lua';
 import { jointDriverLua, jointLua } from './joint.lua';
 import { leakyBucketLua } from './leaky-bucket.lua';
-import { callIo, defineLua, inlineIo, inlineLua, type LuaBlock, type StateIo } from './lua-block';
+import { consumeRunLua } from './consume-run.lua';
+import { callIo, defineLua, inlineIo, inlineLua, type LuaBlock } from './lua-block';
 import { multiDriverLua } from './multi.lua';
 import { nowLua, preludeLua, setStateLua, stateAccessLua } from './prelude.lua';
 import { slidingLogLua, slidingLogWriteLua } from './sliding-log.lua';
@@ -261,93 +262,6 @@ export const JOINT_SCRIPT: string = [
 ].join('\n');
 
 /**
- * How `consume_run`'s steps read and delete: the run reads the key itself (into `held`, as the
- * batch script reads without its view, see `batch-view.lua.ts`) before its step.
- */
-const runIo: StateIo = {
-  read: (target) => `local ${target} = held`,
-  // (A state deleted is a step's effect on its key: the run does not take its outcome as a
-  // function of the state alone, see consume_run.)
-  del: (key) => `dropped = true
-del_now(${key})`,
-  nowText: 'now_text',
-};
-
-/**
- * The batch script's `consume_run`: a run of one-key consumes on one policy whose state is a
- * string, from its request `from` on, each decided and replied as `consume` decides and
- * replies it without the view, its kind's step inline (no call, no pcall per request: a
- * request that raises ends the run, the driver replies its error in its place and runs on
- * from the next; `deciding` says which it was). A step is a function of the key's state, now,
- * the cost and the policy, which a run shares: a key whose state is the one the run last
- * decided on (none, or the same text) decides as that one did, without its step: a batch of new
- * keys (a flood of new clients), or of keys last admitted together (clients that come back
- * together: their states are one text). A step that deleted its key's state (unreadable) is
- * not taken for another key's: that key's state is deleted by its own step.
- */
-function consumeRunLua(): string {
-  const kinds = STATE_KINDS.filter((kind) => LUA[kind].write === 'set_state');
-  const branches = kinds.map((kind, i) => {
-    const { step } = LUA[kind];
-    const args = ['key', 'now', 'cost', 'a1', 'a2', 'a3', 'a4', 'a5'];
-    const outs = ['code', 'remaining', 'reset_ms', 'wait_ms', 'ttl_ms', 'value'];
-    const test = `kind == ${STATE_KINDS.indexOf(kind) + 1}`;
-    return `${i === 0 ? 'if' : 'elseif'} ${test} then
-${inlineLua(step, args, outs, runIo, true)}`;
-  });
-  return `
-${kindTable('RUNS', (kind) => String(LUA[kind].write === 'set_state'))}
-local deciding
-local function consume_run(p, count, cost, now, k, from)
-  local kind, a1, a2, a3, a4, a5 = kind_of[p], p1[p], p2[p], p3[p], p4[p], p5[p]
-  local now_text = format('%d', now)
-  -- The last state decided on (held: a string, or false for none) and what its step gave.
-  local seen, s_code, s_remaining, s_reset_ms, s_wait_ms, s_ttl_ms, s_value
-  -- The last TTL written and its text: a run's keys mostly share one (see seen).
-  local ttl_last, ttl_text
-  for i = from, count do
-    deciding = i
-    local key = KEYS[k + i]
-    local held = fetched[key]
-    if held == nil then
-      held = read(key)
-    else
-      fetched[key] = nil
-    end
-    local code, remaining, reset_ms, wait_ms, ttl_ms, value
-    if held == seen then
-      code, remaining, reset_ms, wait_ms, ttl_ms, value = s_code, s_remaining, s_reset_ms, s_wait_ms, s_ttl_ms, s_value
-    else
-      local dropped = false
-${branches.join('\n')}
-end
-      if not dropped then
-        seen, s_code, s_remaining, s_reset_ms, s_wait_ms, s_ttl_ms, s_value = held, code, remaining, reset_ms, wait_ms, ttl_ms, value
-      end
-    end
-    -- As set_now writes (the read above left no fetched value for the key).
-    if value then
-      if ttl_ms == 0 then
-        del_now(key)
-      else
-        if ttl_ms ~= ttl_last then ttl_last, ttl_text = ttl_ms, format('%d', ttl_ms) end
-        redis.call('PSETEX', key, ttl_text, value)
-      end
-    end
-    -- As consume replies a one-key request.
-    if code == 0 and wait_ms == 0 then
-      reply[r + 1], reply[r + 2] = remaining, reset_ms
-      r = r + 2
-    else
-      reply[r + 1], reply[r + 2], reply[r + 3], reply[r + 4] = -1 - code, remaining, reset_ms, wait_ms
-      r = r + 4
-    end
-  end
-end
-`;
-}
-
-/**
  * The script that decides many requests in one call, in order, each as its own call would (see
  * `batch.lua.ts`): every step, every write and every give-back, the joint decision, the exact
  * give-back and the permits' functions with their ops (`batch-ops.lua.ts`), then the batch driver.
@@ -368,7 +282,15 @@ export const BATCH_SCRIPT: string = [
   permitsLua,
   batchOpsLua,
   batchViewLua,
-  batchDriverLua(consumeRunLua()),
+  batchDriverLua(
+    consumeRunLua(
+      STATE_KINDS.filter((kind) => LUA[kind].write === 'set_state').map((kind) => ({
+        number: STATE_KINDS.indexOf(kind) + 1,
+        step: LUA[kind].step,
+      })),
+      kindTable('RUNS', (kind) => String(LUA[kind].write === 'set_state')),
+    ),
+  ),
 ].join('\n');
 
 /** The number the multi, give-back and batch scripts know a policy's kind of state by (from 1). */
