@@ -12,7 +12,6 @@ import type {
   HeaderMode,
   HttpLimitOptions,
   LimitEvent,
-  MaybePromise,
   MissingKeyMode,
   RateLimitOptions,
 } from './http-options';
@@ -20,7 +19,7 @@ import { boolean, oneOf, optionalFunction, wholeNumberIn } from './option-values
 import { resolveFallback, type ResolvedFallback } from './resolve-fallback';
 
 export type { ResolvedStaticFallback } from './resolve-fallback';
-import { requestOverrides } from './user-callbacks';
+import { requestOverrides, type UserCallbacks } from './user-callbacks';
 
 /** The HTTP options; every other name is a `createLimiter` option. */
 export const HTTP_OPTION_NAMES = [
@@ -47,27 +46,18 @@ const HEADER_MODES = ['draft-8', 'draft-7', 'draft-6', 'legacy'] as const;
 export const MISSING_KEY_MODES = ['skip', 'reject', 'shared'] as const;
 
 /** One limit with every option validated and compiled, ready for requests. */
-export interface ResolvedLimit<TRequest, THandler> {
+export interface ResolvedLimit<TRequest, THandler> extends UserCallbacks<TRequest> {
   readonly limiter: Limiter;
-  /**
-   * The key of a request, `''` when missing. A key function's result is passed on unchecked (the
-   * HTTP limiter checks it, and reports what is not a key).
-   */
-  readonly key: (request: TRequest, view: RequestView) => MaybePromise<unknown>;
   /** The key template, compiled, when `key` is nginx variables (not a function): synchronous. */
   readonly template: ((view: RequestView) => string) | undefined;
   /** Whether the key template reads the client address: a request whose connection is gone is then refused. */
   readonly readsAddress: boolean;
-  /** A fixed cost (`undefined`: the ready limiter's own default, taken as 1 when predicting) or a function. */
-  readonly cost: number | undefined | ((request: TRequest) => MaybePromise<number>);
-  readonly skip: ((request: TRequest) => MaybePromise<boolean>) | undefined;
   readonly status: number;
   readonly fallback: ResolvedFallback<THandler>;
   readonly headers: HeaderMode;
   readonly onMissingKey: MissingKeyMode;
   readonly dryRun: boolean;
   readonly onLimit: ((event: LimitEvent<TRequest>) => void) | undefined;
-  readonly onCallbackError: ((event: CallbackErrorEvent<TRequest>) => void) | undefined;
   readonly policyName: string | undefined;
   /** Epoch ms for absolute header times: the limiter options' `clock`, else `Date.now`. */
   readonly now: () => number;

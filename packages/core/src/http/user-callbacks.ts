@@ -1,8 +1,7 @@
 import type { RequestView } from '../keys/http-request';
 import { SluiceConfigError } from '../policy/config-error';
 import { MAX_LIMIT } from '../policy/rate';
-import type { CallbackErrorEvent, CallbackSource } from './http-options';
-import type { ResolvedLimit } from './resolve-http-options';
+import type { CallbackErrorEvent, CallbackSource, MaybePromise } from './http-options';
 
 // The user's key, cost, skip and fallback functions never fail a request: each failure is
 // reported and has one documented outcome (see CallbackErrorEvent), so a bug or a hostile request
@@ -22,6 +21,19 @@ const EXPECTED: Partial<Record<CallbackSource, string>> = {
   key: 'a string, or undefined when the request has no key',
   cost: `a whole number from 0 to ${MAX_LIMIT}`,
 };
+
+/**
+ * The user's functions of one limit, validated, as this file calls them: the part of a resolved
+ * limit (`ResolvedLimit` of resolve-http-options.ts, which extends it) that it reads.
+ */
+export interface UserCallbacks<TRequest> {
+  /** The key of a request; a function's result is checked here (see {@link keyOf}). */
+  readonly key: (request: TRequest, view: RequestView) => MaybePromise<unknown>;
+  /** A fixed cost (`undefined`: the limiter's own default, taken as 1 when predicting) or a function. */
+  readonly cost: number | undefined | ((request: TRequest) => MaybePromise<number>);
+  readonly skip: ((request: TRequest) => MaybePromise<boolean>) | undefined;
+  readonly onCallbackError: ((event: CallbackErrorEvent<TRequest>) => void) | undefined;
+}
 
 /** What a user function did wrong: threw (or rejected) `thrown`, or returned `returned`. */
 export type CallbackFailure = { readonly threw: unknown } | { readonly returned: unknown };
@@ -90,7 +102,7 @@ function reportCallbackError<TRequest>(
 
 /** Whether `skip` says to skip the request; `false` when it throws. */
 export async function skipOf<TRequest>(
-  limit: Pick<ResolvedLimit<TRequest, unknown>, 'skip' | 'onCallbackError'>,
+  limit: Pick<UserCallbacks<TRequest>, 'skip' | 'onCallbackError'>,
   request: TRequest,
 ): Promise<boolean> {
   try {
@@ -106,7 +118,7 @@ export async function skipOf<TRequest>(
  * returns what is not a key.
  */
 export async function keyOf<TRequest>(
-  limit: Pick<ResolvedLimit<TRequest, unknown>, 'key' | 'onCallbackError'>,
+  limit: Pick<UserCallbacks<TRequest>, 'key' | 'onCallbackError'>,
   request: TRequest,
   view: RequestView,
 ): Promise<string> {
@@ -130,7 +142,7 @@ export async function keyOf<TRequest>(
  * throws or returns what is not a valid cost.
  */
 export async function costOf<TRequest>(
-  limit: ResolvedLimit<TRequest, unknown>,
+  limit: UserCallbacks<TRequest>,
   request: TRequest,
   key: string,
 ): Promise<number | undefined> {
@@ -150,7 +162,7 @@ export async function costOf<TRequest>(
 
 /** Builds the error for a failure and hands it to the limit's `onCallbackError`. */
 export function reportFailure<TRequest>(
-  limit: Pick<ResolvedLimit<TRequest, unknown>, 'onCallbackError'>,
+  limit: Pick<UserCallbacks<TRequest>, 'onCallbackError'>,
   request: TRequest,
   source: CallbackSource,
   failure: CallbackFailure,
