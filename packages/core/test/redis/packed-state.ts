@@ -1,9 +1,10 @@
 import type { StateKind } from '../../src/stores/redis/scripts';
+import { FIELD_BYTES } from '../../src/stores/redis/scripts/state-bytes.lua';
 
 /**
- * The fields of each algorithm's state as its Lua script packs them into one string
- * (`"<a> <b> [<c>]"`), in the order and with the names of the TypeScript state, so a packed
- * value read back compares equal to the reference's state object.
+ * The fields of each algorithm's state as its Lua script packs them into one string (doubles,
+ * little-endian, see `state-bytes.lua.ts`), in the order and with the names of the TypeScript
+ * state, so a packed value read back compares equal to the reference's state object.
  */
 export const PACKED_FIELDS: Readonly<Record<Exclude<StateKind, 'sliding-log'>, readonly string[]>> = {
   gcra: ['last', 'debt'],
@@ -14,9 +15,26 @@ export const PACKED_FIELDS: Readonly<Record<Exclude<StateKind, 'sliding-log'>, r
   'warm-up': ['stored', 'next'],
 };
 
+/** A state's bytes as the scripts store it: `numbers` as little-endian doubles. */
+export function packState(numbers: readonly number[]): Buffer {
+  const bytes = Buffer.alloc(numbers.length * FIELD_BYTES);
+  numbers.forEach((n, i) => bytes.writeDoubleLE(n, i * FIELD_BYTES));
+  return bytes;
+}
+
+/** The numbers of a stored state's bytes (`undefined` when their length is not whole doubles). */
+export function unpackState(bytes: Buffer): number[] | undefined {
+  if (bytes.length % FIELD_BYTES !== 0) return undefined;
+  // `+ 0`: a -0 reads as the 0 the reference keeps (Lua compares them equal).
+  return Array.from(
+    { length: bytes.length / FIELD_BYTES },
+    (_, i) => bytes.readDoubleLE(i * FIELD_BYTES) + 0,
+  );
+}
+
 /**
- * The state a Redis key holds, in the reference's shape: `raw` is the reply of `GET` (a packed
- * string, or null) or, for the sliding log, of `ZRANGE key 0 -1 WITHSCORES`.
+ * The state a Redis key holds, in the reference's shape: `raw` is the reply of `GET` as bytes
+ * (`getBuffer`: a packed state, or null) or, for the sliding log, of `ZRANGE key 0 -1 WITHSCORES`.
  */
 export function storedState(algorithm: StateKind, raw: unknown): unknown {
   if (algorithm === 'sliding-log') {
@@ -27,8 +45,17 @@ export function storedState(algorithm: StateKind, raw: unknown): unknown {
     return { times };
   }
   if (raw === null) return undefined;
-  const values = String(raw).split(' ');
   const fields = PACKED_FIELDS[algorithm];
-  if (values.length !== fields.length) return { malformed: raw };
-  return Object.fromEntries(fields.map((field, i) => [field, Number(values[i])]));
+  const values = Buffer.isBuffer(raw) ? unpackState(raw) : undefined;
+  if (values === undefined || values.length !== fields.length) return { malformed: String(raw) };
+  return Object.fromEntries(fields.map((field, i) => [field, values[i]]));
+}
+
+/** The numbers a key's state holds (see {@link unpackState}), `undefined` when it holds none. */
+export async function storedNumbers(
+  client: { getBuffer(key: string): Promise<Buffer | null> },
+  key: string,
+): Promise<number[] | undefined> {
+  const bytes = await client.getBuffer(key);
+  return bytes === null ? undefined : unpackState(bytes);
 }

@@ -10,6 +10,7 @@ import {
 } from '../../src/stores/redis/scripts';
 import { FAKE_EPOCH } from '../contract/fake-clock';
 import { batchAnswers } from './batch-answers';
+import { packState } from './packed-state';
 import { useRedisServer } from '../harness/redis-fixtures';
 import { STRING_STATE_POLICIES } from './string-state-policies';
 
@@ -47,7 +48,7 @@ function distinctRequests(prefix: string, nowMs: number): Ask[] {
   });
 }
 
-/** What a prefix's keys hold: type, value and TTL, by key without the prefix. */
+/** What a prefix's keys hold: type, value (its bytes in hex) and TTL, by key without the prefix. */
 async function stored(
   prefix: string,
 ): Promise<Record<string, { type: string; value: string | null; ttlMs: number }>> {
@@ -56,7 +57,7 @@ async function stored(
     const type = await client.type(key);
     held[key.slice(prefix.length)] = {
       type,
-      value: type === 'string' ? await client.get(key) : null,
+      value: type === 'string' ? ((await client.getBuffer(key))?.toString('hex') ?? null) : null,
       ttlMs: await client.pttl(key),
     };
   }
@@ -150,7 +151,7 @@ test('distinct keys holding one same state, or one same unreadable text, a run o
       for (const key of await client.keys(`${prefix}:*same:*`)) {
         const i = Number(/same:\d+:(\d+)/.exec(key)?.[1]);
         if (i >= 10 && i < 14) await client.set(key, 'not a state', 'PX', 60_000);
-        if (i >= 14 && i < 17) await client.set(key, `${FAKE_EPOCH + 9_000_000} 0`, 'PX', 60_000);
+        if (i >= 14 && i < 17) await client.set(key, packState([FAKE_EPOCH + 9_000_000, 0]), 'PX', 60_000);
         if (i >= 17) await client.del(key);
       }
     },
@@ -190,7 +191,7 @@ describe('keys of another type among distinct keys', () => {
   test('are read as none, and deleted or replaced as one by one', async () => {
     const lists = ['list:admitted', 'list:peeked', 'list:too-big', 'list:reset'];
     for (const prefix of ['alone-wrong', 'batch-wrong']) {
-      await client.set(key(prefix, 'state:1'), `${FAKE_EPOCH - 100} 0`, 'PX', 60_000);
+      await client.set(key(prefix, 'state:1'), packState([FAKE_EPOCH - 100, 0]), 'PX', 60_000);
       for (const user of lists) await client.rpush(key(prefix, user), 'a', 'b');
     }
     const { answers, answersAlone } = await bothWays('wrong', asked);
@@ -244,7 +245,8 @@ describe('under maxmemory, a batch of distinct keys', () => {
       (held, i) => `oom-fetch:{k}:${holds.join('-')}:${i}:${held}`,
     );
     for (const [i, held] of holds.entries()) {
-      if (held === 'state') await client.set(keys[i] as string, `${FAKE_EPOCH - 100} 0`, 'PX', 60_000);
+      if (held === 'state')
+        await client.set(keys[i] as string, packState([FAKE_EPOCH - 100, 0]), 'PX', 60_000);
       if (held === 'list') await client.rpush(keys[i] as string, 'a');
     }
     const last = expected[2];
@@ -261,7 +263,8 @@ describe('under maxmemory, a batch of distinct keys', () => {
     }
     // The second key: left as it was when its consume met the refusal, or its list replaced.
     const second = keys[1] as string;
-    if (holds[1] === 'state') expect(await client.get(second)).toBe(`${FAKE_EPOCH - 100} 0`);
+    if (holds[1] === 'state')
+      expect(await client.getBuffer(second)).toEqual(packState([FAKE_EPOCH - 100, 0]));
     else expect(await client.type(second)).toBe('string');
   });
 });

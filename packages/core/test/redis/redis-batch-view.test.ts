@@ -50,11 +50,12 @@ function hotRequests(policy: Policy, prefix: string): ((store: Store) => Promise
   return asked;
 }
 
-/** What a prefix's keys hold: value and TTL, by key without the prefix. */
+/** What a prefix's keys hold: value (its bytes in hex) and TTL, by key without the prefix. */
 async function stored(prefix: string): Promise<Record<string, { value: string | null; ttlMs: number }>> {
   const held: Record<string, { value: string | null; ttlMs: number }> = {};
   for (const key of await client.keys(`${prefix}:*`)) {
-    held[key.slice(prefix.length)] = { value: await client.get(key), ttlMs: await client.pttl(key) };
+    const value = await client.getBuffer(key);
+    held[key.slice(prefix.length)] = { value: value?.toString('hex') ?? null, ttlMs: await client.pttl(key) };
   }
   return held;
 }

@@ -15,6 +15,7 @@ import { FAKE_EPOCH } from '../contract/fake-clock';
 import { useRedisServer } from '../harness/redis-fixtures';
 import { scriptCalls } from '../harness/script-calls';
 import { startTcpProxy, type TcpProxy } from '../harness/tcp-proxy';
+import { storedNumbers } from './packed-state';
 
 /**
  * Issue 11: what batching changes on the wire, counted by Redis itself (`INFO commandstats`):
@@ -116,7 +117,7 @@ describe('calls on the wire', () => {
       expect(verdicts.slice(0, 1000).map((v) => v.remaining)).toEqual(
         Array.from({ length: Math.min(count, 1000) }, (_, i) => 999 - i),
       );
-      const counted = Number((await client.get(`${prefix}:{hot}:fixed-window`))?.split(' ')[1]);
+      const counted = (await storedNumbers(client, `${prefix}:{hot}:fixed-window`))?.[1];
       expect(counted).toBe(Math.min(count, 1000));
     },
   );
@@ -288,7 +289,7 @@ describe('deadlines', () => {
     // the 198 that waited past their deadline. (The first calls freed their places at their
     // requests' deadline, so the requests asked later, still within theirs, could leave.)
     await new Promise((resolve) => setTimeout(resolve, 200));
-    const count = Number((await client.get(`${prefix}:{hot}:fixed-window`))?.split(' ')[1] ?? 0);
+    const count = (await storedNumbers(client, `${prefix}:{hot}:fixed-window`))?.[1] ?? 0;
     // (With batch: false all 200 would have left at once, and count now.) How many of the 200
     // were still within their deadline when the first places came free depends on how long the
     // loop asking them took: on a quiet machine the first two and a few more, on a loaded one more.
@@ -311,7 +312,7 @@ describe('deadlines', () => {
     await expect(waiting).rejects.toBeInstanceOf(StoreTimeoutError);
     proxy.setBlackhole(false);
     await Promise.all(ahead);
-    expect(await client.get(`${prefix}:{k}:fixed-window`)).toMatch(new RegExp(` ${MAX_IN_FLIGHT}$`));
+    expect((await storedNumbers(client, `${prefix}:{k}:fixed-window`))?.[1]).toBe(MAX_IN_FLIGHT);
   });
 
   test('a joint decision or a permit acquire waiting past its timeoutMs rejects with StoreTimeoutError, never sent', async () => {
@@ -334,7 +335,7 @@ describe('deadlines', () => {
     proxy.setBlackhole(false);
     await Promise.all(ahead);
     // Only the two calls ahead were sent: no joint unit taken, no lease.
-    expect(await client.get(`${prefix}:{k}:fixed-window`)).toMatch(new RegExp(` ${MAX_IN_FLIGHT}$`));
+    expect((await storedNumbers(client, `${prefix}:{k}:fixed-window`))?.[1]).toBe(MAX_IN_FLIGHT);
     expect(await client.get(`${prefix}-other:{k}:fixed-window`)).toBeNull();
     expect(await client.exists(permits.keyOf({ prefix, key: 'k' }))).toBe(0);
   });

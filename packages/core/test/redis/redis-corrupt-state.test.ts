@@ -11,7 +11,7 @@ import { MAX_POLICY_SCRIPTS } from '../../src/stores/redis/redis-store';
 import { givesBack, stateKindOf, type StateKind } from '../../src/stores/redis/scripts';
 import { FAKE_EPOCH, fakeClock } from '../contract/fake-clock';
 import { useRedisServer } from '../harness/redis-fixtures';
-import { PACKED_FIELDS } from './packed-state';
+import { PACKED_FIELDS, packState } from './packed-state';
 
 /**
  * Issue #16 item 9: whatever a key holds — another type, garbage, a truncated or non-finite
@@ -36,29 +36,36 @@ const POLICIES: Record<StateKind, PolicyOptions> = {
 type Corrupt = (client: Redis, key: string) => Promise<unknown>;
 const TIME_FIELDS = new Set(['last', 'start', 'next']);
 
-/** What may be found at a key holding a packed string (every kind but the sliding log). */
+/** What may be found at a key holding packed numbers (every kind but the sliding log). */
 function packedCorruptions(kind: Exclude<StateKind, 'sliding-log'>): Record<string, Corrupt> {
   const fields = PACKED_FIELDS[kind];
   const packed =
-    (text: (field: string) => string): Corrupt =>
+    (value: (field: string) => number): Corrupt =>
     (client, key) =>
-      client.set(key, fields.map(text).join(' '));
+      client.set(key, packState(fields.map(value)));
+  const valid = packState(fields.map((field) => (TIME_FIELDS.has(field) ? NOW : 0)));
   return {
     'a list': (client, key) => client.rpush(key, 'a', 'b'),
     'a hash': (client, key) => client.hset(key, 'last', '1'),
     'a set': (client, key) => client.sadd(key, 'a'),
     'a sorted set': (client, key) => client.zadd(key, 1, 'a'),
     'a garbage string': (client, key) => client.set(key, 'garbage'),
-    'a truncated packed value': (client, key) => client.set(key, String(NOW).slice(0, 7)),
-    'a field too few': packed((field) => (field === fields[0] ? String(NOW) : '')),
-    'NaN fields': packed(() => 'nan'),
-    'infinite fields': packed((field) => (TIME_FIELDS.has(field) ? 'inf' : '-inf')),
-    'negative fields': packed(() => '-5'),
-    'absurd magnitudes': packed(() => '99999999999999999999999'),
-    'a time a year ahead': packed((field) => (TIME_FIELDS.has(field) ? String(NOW + YEAR_MS) : '0')),
-    'amounts past the capacity': packed((field) =>
-      TIME_FIELDS.has(field) ? String(NOW) : '1000000000000000',
-    ),
+    'an empty string': (client, key) => client.set(key, ''),
+    'a truncated packed value': (client, key) => client.set(key, valid.subarray(0, valid.length - 3)),
+    'a field too few': (client, key) => client.set(key, valid.subarray(0, valid.length - 8)),
+    'a field too many': (client, key) => client.set(key, Buffer.concat([valid, packState([0])])),
+    // An older version of sluice stored "<a> <b>" as text: read as none, as any other string.
+    "an older version's text": (client, key) =>
+      client.set(key, fields.map((field) => (TIME_FIELDS.has(field) ? String(NOW) : '0')).join(' ')),
+    'NaN fields': packed(() => NaN),
+    'infinite fields': packed((field) => (TIME_FIELDS.has(field) ? Infinity : -Infinity)),
+    'negative fields': packed(() => -5),
+    ...(kind === 'warm-up'
+      ? {} // its fields are fractions
+      : { 'fractional fields': packed((field) => (TIME_FIELDS.has(field) ? NOW - 0.5 : 0.5)) }),
+    'absurd magnitudes': packed(() => 1e300),
+    'a time a year ahead': packed((field) => (TIME_FIELDS.has(field) ? NOW + YEAR_MS : 0)),
+    'amounts past the capacity': packed((field) => (TIME_FIELDS.has(field) ? NOW : 1e15)),
   };
 }
 
@@ -109,7 +116,7 @@ const UNGUARDED = { onStoreError: 'fail-open', blockCache: false, timeoutMs: 500
 async function contentOf(key: string): Promise<unknown> {
   const type = await client.type(key);
   if (type === 'none') return null;
-  if (type === 'string') return client.get(key);
+  if (type === 'string') return (await client.getBuffer(key))?.toString('hex');
   if (type === 'zset') return client.zrange(key, 0, -1, 'WITHSCORES');
   return `a ${type}`;
 }

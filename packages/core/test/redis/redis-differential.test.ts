@@ -154,7 +154,7 @@ describe.each(ALGORITHMS.flatMap((algorithm) => SCRIPTS.map((script) => [algorit
           const key = store.keyOf({ prefix, key: request.key, policy });
           run.call(multi, key, ...argsOf({ policy, cost: request.cost, nowMs: request.nowMs }));
           if (algorithm === 'sliding-log') multi.zrange(key, 0, -1, 'WITHSCORES');
-          else multi.get(key);
+          else multi.getBuffer(key);
           multi.pttl(key);
           multi.persist(key);
         }

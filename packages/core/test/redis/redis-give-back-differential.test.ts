@@ -81,7 +81,7 @@ test.each(POLICIES.map((options, i) => [JSON.stringify(options), options, 500 + 
           ...scriptArgs({ policy, cost, nowMs: now }),
         );
       }
-      multi.get(key);
+      multi.getBuffer(key);
       multi.pttl(key);
       multi.persist(key);
     }
@@ -202,7 +202,7 @@ test.each(TAKEN_POLICIES.map((options, i) => [JSON.stringify(options), options, 
       }
       const read = client.multi();
       if (kind === 'sliding-log') read.zrange(key, 0, -1, 'WITHSCORES');
-      else read.get(key);
+      else read.getBuffer(key);
       read.pttl(key).persist(key);
       const [[, raw], [, pttl]] = ((await read.exec()) ?? []) as [Reply, Reply];
       const tookMs = Date.now() - started;

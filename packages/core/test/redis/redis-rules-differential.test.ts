@@ -148,7 +148,7 @@ test.each(Object.entries(RULE_SETS).map(([name, rules], i) => [name, rules, 2000
       );
       keys.forEach((key, i) => {
         if (policies[i]?.algorithm === 'sliding-log') multi.zrange(key, 0, -1, 'WITHSCORES');
-        else multi.get(key);
+        else multi.getBuffer(key);
         multi.pttl(key);
         multi.persist(key);
       });

@@ -9,6 +9,7 @@ import {
   type RedisStoreClient,
   type Verdict,
 } from '../../src';
+import { storedNumbers } from './packed-state';
 
 /** Where the store runs: its client (a Redis or a Cluster) and a plain client per master. */
 export interface RedisTarget {
@@ -163,17 +164,18 @@ export function describeRedisStoreBehaviour(name: string, target: RedisTarget): 
       const before = Math.min(...(await serverMs()));
       await consume(policy, 'server-clock');
       const after = Math.max(...(await serverMs()));
-      // fixed-window packs "<start> <count>".
-      const start = Number(
-        (await target.client().get(store.keyOf({ prefix, key: 'server-clock', policy })))?.split(' ')[0],
-      );
+      // fixed-window packs its window's start and its count.
+      const [start] = (await storedNumbers(
+        target.client(),
+        store.keyOf({ prefix, key: 'server-clock', policy }),
+      )) ?? [NaN];
       expect(start).toBeGreaterThanOrEqual(before);
       expect(start).toBeLessThanOrEqual(after);
 
       await consume(policy, 'given-clock', 1, 1_234_567);
-      expect(await target.client().get(store.keyOf({ prefix, key: 'given-clock', policy }))).toBe(
-        '1234567 1',
-      );
+      expect(
+        await storedNumbers(target.client(), store.keyOf({ prefix, key: 'given-clock', policy })),
+      ).toEqual([1_234_567, 1]);
     });
 
     test('SCRIPT FLUSH in the middle of a run fails no request: the script is sent again on NOSCRIPT', async () => {

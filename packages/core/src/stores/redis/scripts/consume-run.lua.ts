@@ -10,7 +10,6 @@ const runIo: StateIo = {
   // function of the state alone, see consume_run.)
   del: (key) => `dropped = true
 del_now(${key})`,
-  nowText: 'now_text',
 };
 
 /**
@@ -44,7 +43,6 @@ ${runsTable}
 local deciding
 local function consume_run(p, count, cost, now, k, from)
   local kind, a1, a2, a3, a4, a5 = kind_of[p], p1[p], p2[p], p3[p], p4[p], p5[p]
-  local now_text = format('%d', now)
   -- The last state decided on (held: a string, or false for none) and what its step gave.
   local seen, s_code, s_remaining, s_reset_ms, s_wait_ms, s_ttl_ms, s_value
   -- The last TTL written and its text: a run's keys mostly share one (see seen).

@@ -1,26 +1,27 @@
 import { inlineLua, type LuaBlock } from './lua-block';
 import { AHEAD_MS } from './prelude.lua';
+import { packStateLua, unpackStateLua, wholeLua } from './state-bytes.lua';
 
 /**
- * The key's start and count, or nil (see the prelude): no window ever counts past the limit.
+ * The key's start and count, or nil (see the prelude): no window ever counts past the limit, and
+ * none is kept at 0 (an admission counts at least 1; giving back to 0 deletes the key).
  */
 export const fixedWindowStateLua: LuaBlock = {
   params: ['key', 'now', 'limit'],
   body: (ret, io) => `
 ${io.read('value', 'key')}
 if not value then ${ret('')} end
-local opened, taken = match(value, '^(%d+) (%d+)$')
--- Arithmetic reads each matched number once (tonumber reads its text twice).
-if opened then
-  opened, taken = opened + 0, taken + 0
-  if opened <= now + ${AHEAD_MS} and taken <= limit then ${ret('opened, taken')} end
-end
+${unpackStateLua(
+  'value',
+  ['opened', 'taken'],
+  `if ${wholeLua(['opened', 'taken'])} and opened >= 0 and taken >= 1 and opened <= now + ${AHEAD_MS} and taken <= limit then ${ret('opened, taken')} end`,
+)}
 ${io.del('key')}`,
 };
 
 /**
- * Fixed window, the Lua twin of `algorithms/fixed-window.ts`. State: the string
- * `"<start> <count>"`: ms the window opened, and units taken in it; it expires when the window
+ * Fixed window, the Lua twin of `algorithms/fixed-window.ts`. State: two numbers
+ * (see `state-bytes.lua.ts`): ms the window opened, and units taken in it; it expires when the window
  * closes.
  */
 export const fixedWindowLua: LuaBlock = {
@@ -35,5 +36,5 @@ if cost > limit then ${ret('2, limit - count, ends_in_ms, 0')} end
 if count + cost > limit then ${ret('1, limit - count, ends_in_ms, ends_in_ms')} end
 if cost == 0 then ${ret('0, limit - count, ends_in_ms, 0')} end
 local ttl_ms = start + window - now
-${ret("0, limit - count - cost, ttl_ms, 0, ttl_ms, format('%d %d', start, count + cost)")}`,
+${ret(`0, limit - count - cost, ttl_ms, 0, ttl_ms, ${packStateLua(['start', 'count + cost'])}`)}`,
 };

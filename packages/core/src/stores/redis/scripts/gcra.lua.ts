@@ -1,5 +1,6 @@
-import { inlineLua, stateTextLua, type LuaBlock } from './lua-block';
+import { inlineLua, type LuaBlock } from './lua-block';
 import { AHEAD_MS } from './prelude.lua';
+import { packStateLua, unpackStateLua, wholeLua } from './state-bytes.lua';
 
 /**
  * The key's last and debt, or nil (see the prelude): an admission never leaves a debt past the
@@ -10,18 +11,17 @@ export const gcraStateLua: LuaBlock = {
   body: (ret, io) => `
 ${io.read('value', 'key')}
 if not value then ${ret('')} end
-local last, debt = match(value, '^(%d+) (%d+)$')
--- Arithmetic reads each matched number once (tonumber reads its text twice).
-if last then
-  last, debt = last + 0, debt + 0
-  if last <= now + ${AHEAD_MS} and debt <= max_debt then ${ret('last, debt')} end
-end
+${unpackStateLua(
+  'value',
+  ['last', 'debt'],
+  `if ${wholeLua(['last', 'debt'])} and last >= 0 and debt >= 0 and last <= now + ${AHEAD_MS} and debt <= max_debt then ${ret('last, debt')} end`,
+)}
 ${io.del('key')}`,
 };
 
 /**
- * GCRA, the Lua twin of `algorithms/gcra.ts` (redis-cell `CL.THROTTLE`). State: the string
- * `"<last> <debt>"`: ms of the last admission, and TAT − last in 1/limit ms. `max_wait` is the
+ * GCRA, the Lua twin of `algorithms/gcra.ts` (redis-cell `CL.THROTTLE`). State: two numbers
+ * (see `state-bytes.lua.ts`): ms of the last admission, and TAT − last in 1/limit ms. `max_wait` is the
  * queue (`maxWaitMs`, 0 for none): the TAT may run that far past the tolerance, and the request
  * waits its turn (`wait_ms`).
  */
@@ -50,5 +50,5 @@ if tolerance - debt > 0 then remaining = floor((tolerance - debt) / window) end
 if cost == 0 then ${ret('0, remaining, reset_ms, 0')} end
 local delay = 0
 if debt > tolerance then delay = ceil((debt - tolerance) / per_window) end
-${ret(`0, remaining, reset_ms, delay, reset_ms, ${stateTextLua(io, ['now', 'debt'])}`)}`,
+${ret(`0, remaining, reset_ms, delay, reset_ms, ${packStateLua(['now', 'debt'])}`)}`,
 };

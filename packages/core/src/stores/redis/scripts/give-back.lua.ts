@@ -4,6 +4,7 @@ import { leakyBucketStateLua } from './leaky-bucket.lua';
 import { callIo, inlineLua } from './lua-block';
 import { slidingLogStateLua } from './sliding-log.lua';
 import { slidingWindowStateLua } from './sliding-window.lua';
+import { packStateLua } from './state-bytes.lua';
 import { tokenBucketStateLua } from './token-bucket.lua';
 import { warmUpStateLua } from './warm-up.lua';
 
@@ -30,13 +31,13 @@ local function gcra_back(key, now, cost, _at, _member, per_window, window, burst
   if now < last then
     if debt == 0 then return end
     local kept = max(0, debt - cost * window)
-    return last - now + ceil(kept / per_window), format('%d %d', last, kept)
+    return last - now + ceil(kept / per_window), ${packStateLua(['last', 'kept'])}
   end
   local current = max(0, debt - (now - last) * per_window)
   if current == 0 then return end
   local left = max(0, current - cost * window)
   if left == 0 then return 0 end
-  return ceil(left / per_window), format('%d %d', now, left)
+  return ceil(left / per_window), ${packStateLua(['now', 'left'])}
 end
 
 local function token_bucket_back(key, now, cost, _at, _member, per_window, window, burst, max_wait)
@@ -47,7 +48,7 @@ local function token_bucket_back(key, now, cost, _at, _member, per_window, windo
   if filled == capacity then return end
   local back = min(capacity, filled + cost * window)
   if back == capacity then return 0 end
-  return ceil((capacity - back) / per_window), format('%d %d', back, now)
+  return ceil((capacity - back) / per_window), ${packStateLua(['back', 'now'])}
 end
 
 local function leaky_bucket_back(key, now, cost, _at, _member, per_window, window, burst)
@@ -66,7 +67,7 @@ local function leaky_bucket_back(key, now, cost, _at, _member, per_window, windo
   local left = level - cost * MILLI
   if left + MILLI <= 0 then return 0 end
   if elapsed ~= 0 then last = now end
-  return ceil(((left + MILLI) * window) / rate) + max(0, last - now), format('%d %d', left, last)
+  return ceil(((left + MILLI) * window) / rate) + max(0, last - now), ${packStateLua(['left', 'last'])}
 end
 
 local function warm_up_back(key, now, cost, _at, _member, per_window, window, max_wait, warmup)
@@ -74,7 +75,7 @@ local function warm_up_back(key, now, cost, _at, _member, per_window, window, ma
   ${inlineLua(warmUpStateLua, ['key', 'now', 'max_permits', 'AHEAD_MS + max_wait + 3 * stable'], ['stored', 'next_free'], callIo)}
   if not stored or next_free <= now then return end
   local back = max(now, next_free - stable * cost)
-  return ceil(back - now + (max_permits - stored) * cool_down) + 1, format('%.17g %.17g', stored, back)
+  return ceil(back - now + (max_permits - stored) * cool_down) + 1, ${packStateLua(['stored', 'back'])}
 end
 
 local function fixed_window_back(key, now, cost, at, _, limit, window)
@@ -83,7 +84,7 @@ local function fixed_window_back(key, now, cost, at, _, limit, window)
   if not opened or opened ~= at or now >= opened + window then return end
   local left = taken - cost
   if left <= 0 then return 0 end
-  return opened + window - now, format('%d %d', opened, left)
+  return opened + window - now, ${packStateLua(['opened', 'left'])}
 end
 
 local function sliding_window_back(key, now, cost, at, _, limit, window)
@@ -105,7 +106,7 @@ local function sliding_window_back(key, now, cost, at, _, limit, window)
   end
   local ttl_ms = span - max(0, now - opened)
   if ttl_ms <= 0 then return 0 end
-  return ttl_ms, format('%d %d %d', opened, before, taken)
+  return ttl_ms, ${packStateLua(['opened', 'before', 'taken'])}
 end
 
 -- Removes exactly the members the admission added (<at>:<member + i>), while they still count.

@@ -54,7 +54,7 @@ local function joint(a, k, count, now, reply, r)
           local first = (WRITES[s.kind] or set_state)(KEYS[i], s.ttl_ms, s.value, part.now, part.cost)
           local receipt = RECEIPTS[s.kind]
           if receipt == 'start' then
-            s.at = tonumber(match(s.value, '^(%d+)'))
+            s.at = sunpack('<d', s.value)
           elseif receipt == 'log' then
             s.at, s.member = part.now, first
           end

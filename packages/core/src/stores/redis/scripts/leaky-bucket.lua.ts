@@ -1,5 +1,6 @@
 import { inlineLua, type LuaBlock } from './lua-block';
 import { AHEAD_MS } from './prelude.lua';
+import { packStateLua, unpackStateLua, wholeLua } from './state-bytes.lua';
 
 /**
  * The key's excess and last, or nil (see the prelude): an admission never leaves an excess past
@@ -10,20 +11,19 @@ export const leakyBucketStateLua: LuaBlock = {
   body: (ret, io) => `
 ${io.read('value', 'key')}
 if not value then ${ret('')} end
-local excess, last = match(value, '^(%-?%d+) (%d+)$')
--- Arithmetic reads each matched number once (tonumber reads its text twice).
-if excess then
-  excess, last = excess + 0, last + 0
-  if excess > -1000 and excess <= capacity and last <= now + ${AHEAD_MS} then
+${unpackStateLua(
+  'value',
+  ['excess', 'last'],
+  `if ${wholeLua(['excess', 'last'])} and excess > -1000 and excess <= capacity and last >= 0 and last <= now + ${AHEAD_MS} then
     ${ret('excess, last')}
-  end
-end
+  end`,
+)}
 ${io.del('key')}`,
 };
 
 /**
- * Leaky bucket, the Lua twin of `algorithms/leaky-bucket.ts` (nginx `limit_req`). State: the
- * string `"<excess> <last>"`: excess in thousandths of a request, and ms of the last leak.
+ * Leaky bucket, the Lua twin of `algorithms/leaky-bucket.ts` (nginx `limit_req`). State: two
+ * numbers (see `state-bytes.lua.ts`): excess in thousandths of a request, and ms of the last leak.
  * `nodelay` arrives as 1 or 0 (0 is true in Lua, so it is compared, never tested).
  */
 export const leakyBucketLua: LuaBlock = {
@@ -74,5 +74,5 @@ local last = now
 if value and elapsed == 0 then last = stored_last end
 local drain_ms = ceil(((excess + MILLI) * window) / rate)
 -- last stays ahead of now after a small clock step back; keep the state until it has leaked.
-${ret("0, floor((capacity - excess) / MILLI), drain_ms, delay_ms, drain_ms + max(0, last - now), format('%d %d', excess, last)")}`,
+${ret(`0, floor((capacity - excess) / MILLI), drain_ms, delay_ms, drain_ms + max(0, last - now), ${packStateLua(['excess', 'last'])}`)}`,
 };

@@ -24,24 +24,6 @@ export interface StateIo {
   readonly read: (target: string, key: string) => string;
   /** A statement deleting `key`. */
   readonly del: (key: string) => string;
-  /**
-   * A local holding `format('%d', now)`, where the caller made it once for many steps (the
-   * batch script, once per run): a state's text is then built around it (see {@link stateTextLua}).
-   */
-  readonly nowText?: string;
-}
-
-/**
- * The Lua expression of a packed state's text: its parts (integer expressions) written with
- * `%d`, one space apart. A part that is `now` is the caller's text of it when it has one: a
- * `%d` costs Redis about 1.4 k instructions, a concatenation of texts a fraction of that.
- */
-export function stateTextLua(io: StateIo, parts: readonly string[]): string {
-  const { nowText } = io;
-  if (nowText === undefined || !parts.includes('now')) {
-    return `format('${parts.map(() => '%d').join(' ')}', ${parts.join(', ')})`;
-  }
-  return parts.map((part) => (part === 'now' ? nowText : `format('%d', ${part})`)).join(" .. ' ' .. ");
 }
 
 /**

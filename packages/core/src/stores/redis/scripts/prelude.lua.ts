@@ -12,19 +12,21 @@ export const AHEAD_MS = 3_600_000;
  *
  * Redis runs Lua 5.1, where every number is an IEEE double as in JavaScript: the algorithm
  * functions repeat the TypeScript `step` functions operation for operation, so both compute the
- * same integers. Two traps are handled once: state is written with `%d` (never `tostring`, which
- * prints 14 significant digits), and replies are integers only (Redis truncates a float).
+ * same integers. Two traps are handled once: state is stored as the doubles themselves (see
+ * `state-bytes.lua.ts`; `tostring` would print 14 significant digits), and replies are integers
+ * only (Redis truncates a float).
  *
  * What a decision costs inside Redis was measured (instructions of redis-server per EVALSHA):
  * each command a script runs, each argument it is sent and converts, each table it replies and
  * each closure it creates counts. So an admission runs three commands (`TIME`, `GET`,
- * `PSETEX`; two with a limiter `clock`) and a rejection two, the state is one packed string
- * written with its expiry, and a single-rule script is sent only the numbers it needs.
+ * `PSETEX`; two with a limiter `clock`) and a rejection two, the state is one string of packed
+ * doubles written with its expiry, and a single-rule script is sent only the numbers it needs.
  *
  * State is read defensively: each algorithm's state reader (`<name>StateLua`, inlined
  * where it is used: see `lua-block.ts`) gives the key's fields
  * only when the policy's own step could have written them (the right type, the right number of
- * fields, finite numbers within the ranges the step keeps, no time more than `AHEAD_MS` ahead);
+ * fields' bytes, finite numbers within the ranges the step keeps, whole where the step keeps
+ * whole numbers, no time more than `AHEAD_MS` ahead);
  * anything else is deleted and read as no state, so the decision is exactly a fresh key's, and
  * an admission writes valid state with its TTL in its place. (A policy tightened since the state
  * was written may find it past its capacity: that key starts afresh, once.)
@@ -41,6 +43,7 @@ export const AHEAD_MS = 3_600_000;
 export const preludeLua = `
 local floor, ceil, max, min = math.floor, math.ceil, math.max, math.min
 local format, match = string.format, string.match
+local spack, sunpack = struct.pack, struct.unpack
 local AHEAD_MS = ${AHEAD_MS}
 `;
 

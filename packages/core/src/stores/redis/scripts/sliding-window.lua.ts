@@ -1,28 +1,29 @@
 import { inlineLua, type LuaBlock } from './lua-block';
 import { AHEAD_MS } from './prelude.lua';
+import { packStateLua, unpackStateLua, wholeLua } from './state-bytes.lua';
 
 /**
- * The key's start and both counters, or nil (see the prelude): no window counts past the limit.
+ * The key's start and both counters, or nil (see the prelude): no window counts past the limit,
+ * and none is kept with both at 0 (an admission counts at least 1; giving back to 0 deletes it).
  */
 export const slidingWindowStateLua: LuaBlock = {
   params: ['key', 'now', 'limit'],
   body: (ret, io) => `
 ${io.read('value', 'key')}
 if not value then ${ret('')} end
-local opened, before, taken = match(value, '^(%d+) (%d+) (%d+)$')
--- Arithmetic reads each matched number once (tonumber reads its text twice).
-if opened then
-  opened, before, taken = opened + 0, before + 0, taken + 0
-  if opened <= now + ${AHEAD_MS} and before <= limit and taken <= limit then
+${unpackStateLua(
+  'value',
+  ['opened', 'before', 'taken'],
+  `if ${wholeLua(['opened', 'before', 'taken'])} and opened >= 0 and before >= 0 and taken >= 0 and before + taken >= 1 and opened <= now + ${AHEAD_MS} and before <= limit and taken <= limit then
     ${ret('opened, before, taken')}
-  end
-end
+  end`,
+)}
 ${io.del('key')}`,
 };
 
 /**
- * Sliding window (two counters), the Lua twin of `algorithms/sliding-window.ts`. State: the
- * string `"<start> <previous> <current>"`: ms of the current aligned window, and both counters.
+ * Sliding window (two counters), the Lua twin of `algorithms/sliding-window.ts`. State: three
+ * numbers (see `state-bytes.lua.ts`): ms of the current aligned window, and both counters.
  */
 export const slidingWindowLua: LuaBlock = {
   params: ['key', 'now', 'cost', 'limit', 'window'],
@@ -66,5 +67,5 @@ end
 if cost == 0 then ${ret('0, remaining, reset_ms, 0')} end
 -- current + cost > 0 here, so the state lives two windows from this one's start.
 local ttl_ms = 2 * window - elapsed
-${ret("0, max(0, floor((full - used - cost * window) / window)), ttl_ms, 0, ttl_ms, format('%d %d %d', start, previous, current + cost)")}`,
+${ret(`0, max(0, floor((full - used - cost * window) / window)), ttl_ms, 0, ttl_ms, ${packStateLua(['start', 'previous', 'current + cost'])}`)}`,
 };

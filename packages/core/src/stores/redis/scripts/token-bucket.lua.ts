@@ -1,5 +1,6 @@
-import { inlineLua, stateTextLua, type LuaBlock } from './lua-block';
+import { inlineLua, type LuaBlock } from './lua-block';
 import { AHEAD_MS } from './prelude.lua';
+import { packStateLua, unpackStateLua, wholeLua } from './state-bytes.lua';
 
 /**
  * The key's tokens and last, or nil (see the prelude): tokens stay within the capacity and,
@@ -10,20 +11,19 @@ export const tokenBucketStateLua: LuaBlock = {
   body: (ret, io) => `
 ${io.read('value', 'key')}
 if not value then ${ret('')} end
-local tokens, last = match(value, '^(%-?%d+) (%d+)$')
--- Arithmetic reads each matched number once (tonumber reads its text twice).
-if tokens then
-  tokens, last = tokens + 0, last + 0
-  if tokens >= -queue and tokens <= capacity and last <= now + ${AHEAD_MS} then
+${unpackStateLua(
+  'value',
+  ['tokens', 'last'],
+  `if ${wholeLua(['tokens', 'last'])} and tokens >= -queue and tokens <= capacity and last >= 0 and last <= now + ${AHEAD_MS} then
     ${ret('tokens, last')}
-  end
-end
+  end`,
+)}
 ${io.del('key')}`,
 };
 
 /**
  * Token bucket, the Lua twin of `algorithms/token-bucket.ts` (Spring Cloud Gateway
- * `RedisRateLimiter`). State: the string `"<tokens> <last>"`: tokens in 1/window of a token, and
+ * `RedisRateLimiter`). State: two numbers (see `state-bytes.lua.ts`): tokens in 1/window of a token, and
  * ms of the refill. `max_wait` is the queue (`maxWaitMs`, 0 for none): the bucket may go that
  * many ms of refill into debt (negative tokens), and the request waits for it (`wait_ms`).
  */
@@ -50,5 +50,5 @@ if tokens > 0 then remaining = floor(tokens / window) end
 if cost == 0 then ${ret('0, remaining, reset_ms, 0')} end
 local delay = 0
 if tokens < 0 then delay = ceil(-tokens / per_window) end
-${ret(`0, remaining, reset_ms, delay, reset_ms, ${stateTextLua(io, ['tokens', 'now'])}`)}`,
+${ret(`0, remaining, reset_ms, delay, reset_ms, ${packStateLua(['tokens', 'now'])}`)}`,
 };

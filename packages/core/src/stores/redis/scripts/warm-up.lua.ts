@@ -1,4 +1,5 @@
 import { inlineLua, type LuaBlock } from './lua-block';
+import { packStateLua, unpackStateLua } from './state-bytes.lua';
 
 /** `warm_curve`, the twin of `curve`: a function of its own, which the give-back script uses too. */
 export const warmCurveLua = `
@@ -14,27 +15,28 @@ end
 /**
  * The key's stored permits and next free time, or nil (see the prelude): stored permits never
  * exceed the curve's maximum, and an admission's next free time is at most the queue and one
- * cold interval (3 stable ones) ahead. Both are fractions, written with %.17g.
+ * cold interval (3 stable ones) ahead. Both are fractions, stored as the doubles they are.
  */
 export const warmUpStateLua: LuaBlock = {
   params: ['key', 'now', 'max_permits', 'ahead'],
   body: (ret, io) => `
 ${io.read('value', 'key')}
 if not value then ${ret('')} end
-local s, n = match(value, '^(%S+) (%S+)$')
-local stored, next_free = tonumber(s), tonumber(n)
--- Written as comparisons that NaN fails: tonumber reads 'nan' and 'inf'.
-if stored and stored >= 0 and stored <= max_permits and next_free >= 0 and next_free <= now + ahead then
-  ${ret('stored, next_free')}
-end
+${unpackStateLua(
+  'value',
+  ['stored', 'next_free'],
+  `if stored >= 0 and stored <= max_permits and next_free >= 0 and next_free <= now + ahead then
+    ${ret('stored, next_free')}
+  end`,
+)}
 ${io.del('key')}`,
 };
 
 /**
  * Warm-up, the Lua twin of `algorithms/warm-up.ts` (Guava SmoothWarmingUp), which replaces the
- * rate algorithm's step when a policy has `warmup`. State: the string `"<stored> <next>"`: the
- * stored (cold) permits and the next free time in epoch ms, both fractional, written with
- * `%.17g` so that they read back as exactly the doubles the TypeScript step keeps.
+ * rate algorithm's step when a policy has `warmup`. State: two numbers (see
+ * `state-bytes.lua.ts`): the stored (cold) permits and the next free time in epoch ms, both
+ * fractional, stored as the very doubles the TypeScript step keeps.
  *
  * Operation for operation as the TypeScript step (the same order, so the same roundings):
  * `stable` ms per request at the full rate, a cold start at a third of it, a curve of
@@ -77,5 +79,5 @@ local ttl_ms = ceil(max(0, next_at - now) + (max_permits - next_stored) * cool_d
 local until_free = ceil(max(0, next_at - now))
 local free = 0
 if until_free == 0 then free = 1 end
-${ret("0, free, until_free, ceil(wait), ttl_ms, format('%.17g %.17g', next_stored, next_at)")}`,
+${ret(`0, free, until_free, ceil(wait), ttl_ms, ${packStateLua(['next_stored', 'next_at'])}`)}`,
 };
