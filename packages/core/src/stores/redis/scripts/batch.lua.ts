@@ -1,3 +1,5 @@
+import { floorLua } from './lua-math';
+
 /**
  * The driver of the batch script: many requests in one script call, decided one after the
  * other in the order they were asked, each exactly as its own call would decide it (the same
@@ -46,7 +48,7 @@ local function time_of(given)
   if t then return t end
   if not server_now then
     local time = redis.call('TIME')
-    server_now = tonumber(time[1]) * 1000 + floor(tonumber(time[2]) / 1000)
+    server_now = time[1] * 1000 + ${floorLua('time[2] / 1000')}
   end
   return server_now
 end

@@ -1,4 +1,5 @@
 import { inlineLua, type LuaBlock } from './lua-block';
+import { ceilLua, floorLua } from './lua-math';
 import { AHEAD_MS } from './prelude.lua';
 import { packStateLua, unpackStateLua, wholeLua } from './state-bytes.lua';
 
@@ -27,28 +28,37 @@ ${io.del('key')}`,
  */
 export const gcraLua: LuaBlock = {
   params: ['key', 'now', 'cost', 'per_window', 'window', 'burst', 'max_wait'],
-  body: (ret, io) => `
+  body: (ret, io) => {
+    // redis-cell: remaining = (tolerance - (TAT - now)) / interval, truncated, never negative.
+    // Computed where a refusal needs it: an admission's remaining is after its own units.
+    const before = `local before = 0
+  if tolerance - current > 0 then before = ${floorLua('(tolerance - current) / window')} end`;
+    return `
 local limit = burst + 1
 local tolerance = window * limit
 local queue = max_wait * per_window
 -- (TAT - now) in 1/limit ms; 0 once the TAT is in the past.
 local current = 0
 ${inlineLua(gcraStateLua, ['key', 'now', 'tolerance + queue'], ['last', 'stored'], io)}
-if last then current = max(0, stored - (now - last) * per_window) end
--- redis-cell: remaining = (tolerance - (TAT - now)) / interval, truncated, never negative.
-local headroom = tolerance - current
-local before = 0
-if headroom > 0 then before = floor(headroom / window) end
-if cost > limit then ${ret('2, before, ceil(current / per_window), 0')} end
+if last then
+  current = stored - (now - last) * per_window
+  if not (current > 0) then current = 0 end
+end
+if cost > limit then
+  ${before}
+  ${ret(`2, before, ${ceilLua('current / per_window')}, 0`)}
+end
 local debt = current + cost * window
 if debt > tolerance + queue then
-  ${ret('1, before, ceil(current / per_window), ceil((debt - tolerance - queue) / per_window)')}
+  ${before}
+  ${ret(`1, before, ${ceilLua('current / per_window')}, ${ceilLua('(debt - tolerance - queue) / per_window')}`)}
 end
-local reset_ms = ceil(debt / per_window)
+local reset_ms = ${ceilLua('debt / per_window')}
 local remaining = 0
-if tolerance - debt > 0 then remaining = floor((tolerance - debt) / window) end
+if tolerance - debt > 0 then remaining = ${floorLua('(tolerance - debt) / window')} end
 if cost == 0 then ${ret('0, remaining, reset_ms, 0')} end
 local delay = 0
-if debt > tolerance then delay = ceil((debt - tolerance) / per_window) end
-${ret(`0, remaining, reset_ms, delay, reset_ms, ${packStateLua(['now', 'debt'])}`)}`,
+if debt > tolerance then delay = ${ceilLua('(debt - tolerance) / per_window')} end
+${ret(`0, remaining, reset_ms, delay, reset_ms, ${packStateLua(['now', 'debt'])}`)}`;
+  },
 };

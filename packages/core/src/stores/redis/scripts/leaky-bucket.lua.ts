@@ -1,4 +1,5 @@
 import { inlineLua, type LuaBlock } from './lua-block';
+import { ceilLua, floorLua } from './lua-math';
 import { AHEAD_MS } from './prelude.lua';
 import { packStateLua, unpackStateLua, wholeLua } from './state-bytes.lua';
 
@@ -50,29 +51,40 @@ end
 local level = -math.huge
 local reset_ms = 0
 if value then
-  level = stored - floor((elapsed * rate) / window)
-  reset_ms = max(0, ceil(((stored + MILLI) * window) / rate) - elapsed)
+  level = stored - ${floorLua('(elapsed * rate) / window')}
+  reset_ms = ${ceilLua('((stored + MILLI) * window) / rate')} - elapsed
+  if not (reset_ms > 0) then reset_ms = 0 end
 end
 local remaining = limit
-if level + MILLI > 0 then remaining = max(0, floor((capacity - level) / MILLI)) end
+if level + MILLI > 0 then
+  remaining = ${floorLua('(capacity - level) / MILLI')}
+  if not (remaining > 0) then remaining = 0 end
+end
 if cost > limit then ${ret('2, remaining, reset_ms, 0')} end
 
-local excess = max(max(0, (cost - 1) * MILLI), level + cost * MILLI)
+-- max(max(0, (cost - 1) * MILLI), level + cost * MILLI)
+local excess = (cost - 1) * MILLI
+if not (excess > 0) then excess = 0 end
+if level + cost * MILLI > excess then excess = level + cost * MILLI end
 if excess > capacity then
   -- Only a stored state can overflow: a new key's first excess is (cost - 1) thousand <= capacity.
   local needed = stored + cost * MILLI - capacity
-  ${ret('1, remaining, reset_ms, max(0, ceil((needed * window) / rate) - elapsed)')}
+  local retry_ms = ${ceilLua('(needed * window) / rate')} - elapsed
+  if not (retry_ms > 0) then retry_ms = 0 end
+  ${ret('1, remaining, reset_ms, retry_ms')}
 end
 if cost == 0 then ${ret('0, remaining, reset_ms, 0')} end
 
 local delay_ms = 0
 if nodelay ~= 1 and excess > delay * MILLI then
-  delay_ms = floor(((excess - delay * MILLI) * window) / rate)
+  delay_ms = ${floorLua('((excess - delay * MILLI) * window) / rate')}
 end
 -- nginx moves last only when time has passed.
 local last = now
 if value and elapsed == 0 then last = stored_last end
-local drain_ms = ceil(((excess + MILLI) * window) / rate)
+local drain_ms = ${ceilLua('((excess + MILLI) * window) / rate')}
 -- last stays ahead of now after a small clock step back; keep the state until it has leaked.
-${ret(`0, floor((capacity - excess) / MILLI), drain_ms, delay_ms, drain_ms + max(0, last - now), ${packStateLua(['excess', 'last'])}`)}`,
+local ttl_ms = drain_ms
+if last - now > 0 then ttl_ms = drain_ms + (last - now) end
+${ret(`0, ${floorLua('(capacity - excess) / MILLI')}, drain_ms, delay_ms, ttl_ms, ${packStateLua(['excess', 'last'])}`)}`,
 };

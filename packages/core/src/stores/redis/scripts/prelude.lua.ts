@@ -1,3 +1,5 @@
+import { floorLua } from './lua-math';
+
 /**
  * No step writes a time further ahead of the clock that reads it than clocks disagree (tested at
  * 30 s; nginx forgives a minute back): a state from further ahead was not written by sluice. The
@@ -92,8 +94,8 @@ if now then now = tonumber(now) end
 if not now then
   if not redis.REDIS_VERSION and redis.replicate_commands then redis.replicate_commands() end
   local time = redis.call('TIME')
-  -- Arithmetic reads the reply's two texts as tonumber would, without calling it.
-  now = time[1] * 1000 + floor(time[2] / 1000)
+  -- Arithmetic reads the reply's two texts as tonumber would, and floors, without a call.
+  now = time[1] * 1000 + ${floorLua('time[2] / 1000')}
 end
 `;
 

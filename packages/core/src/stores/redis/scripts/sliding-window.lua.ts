@@ -1,4 +1,5 @@
 import { inlineLua, type LuaBlock } from './lua-block';
+import { floorLua } from './lua-math';
 import { AHEAD_MS } from './prelude.lua';
 import { packStateLua, unpackStateLua, wholeLua } from './state-bytes.lua';
 
@@ -40,10 +41,12 @@ if opened then
     previous = taken
   end
 end
-local elapsed = max(0, now - start)
+local elapsed = now - start
+if not (elapsed > 0) then elapsed = 0 end
 local used = previous * (window - elapsed) + current * window
 local full = limit * window
-local remaining = max(0, floor((full - used) / window))
+local remaining = ${floorLua('(full - used) / window')}
+if not (remaining > 0) then remaining = 0 end
 local reset_ms = 0
 if current > 0 then
   reset_ms = 2 * window - elapsed
@@ -56,10 +59,11 @@ if used + cost * window > full then
   local retry_after_ms
   if current + cost <= limit then
     -- Within this window, once the previous window's weight has decayed enough.
-    retry_after_ms = window - floor(((limit - current - cost) * window) / previous) - elapsed
+    retry_after_ms = window - ${floorLua('((limit - current - cost) * window) / previous')} - elapsed
   else
     -- In the next window, where this window's count becomes the decaying one.
-    local into = max(0, window - floor(((limit - cost) * window) / current))
+    local into = window - ${floorLua('((limit - cost) * window) / current')}
+    if not (into > 0) then into = 0 end
     retry_after_ms = window - elapsed + into
   end
   ${ret('1, remaining, reset_ms, retry_after_ms')}
@@ -67,5 +71,7 @@ end
 if cost == 0 then ${ret('0, remaining, reset_ms, 0')} end
 -- current + cost > 0 here, so the state lives two windows from this one's start.
 local ttl_ms = 2 * window - elapsed
-${ret(`0, max(0, floor((full - used - cost * window) / window)), ttl_ms, 0, ttl_ms, ${packStateLua(['start', 'previous', 'current + cost'])}`)}`,
+local left = ${floorLua('(full - used - cost * window) / window')}
+if not (left > 0) then left = 0 end
+${ret(`0, left, ttl_ms, 0, ttl_ms, ${packStateLua(['start', 'previous', 'current + cost'])}`)}`,
 };

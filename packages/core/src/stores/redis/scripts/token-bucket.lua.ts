@@ -1,4 +1,5 @@
 import { inlineLua, type LuaBlock } from './lua-block';
+import { ceilLua, floorLua } from './lua-math';
 import { AHEAD_MS } from './prelude.lua';
 import { packStateLua, unpackStateLua, wholeLua } from './state-bytes.lua';
 
@@ -29,26 +30,38 @@ ${io.del('key')}`,
  */
 export const tokenBucketLua: LuaBlock = {
   params: ['key', 'now', 'cost', 'per_window', 'window', 'burst', 'max_wait'],
-  body: (ret, io) => `
+  body: (ret, io) => {
+    // Whole tokens now, for a refusal (an admission's remaining is after its own units).
+    const before = `local before = 0
+  if filled > 0 then before = ${floorLua('filled / window')} end`;
+    return `
 local limit = burst + 1
 local capacity = limit * window
 local queue = max_wait * per_window
 local filled = capacity
 ${inlineLua(tokenBucketStateLua, ['key', 'now', 'capacity', 'queue'], ['tokens', 'last'], io)}
-if tokens then filled = min(capacity, tokens + max(0, now - last) * per_window) end
-local before = 0
-if filled > 0 then before = floor(filled / window) end
-if cost > limit then ${ret('2, before, ceil((capacity - filled) / per_window), 0')} end
+if tokens then
+  local elapsed = now - last
+  if not (elapsed > 0) then elapsed = 0 end
+  filled = tokens + elapsed * per_window
+  if not (filled < capacity) then filled = capacity end
+end
+if cost > limit then
+  ${before}
+  ${ret(`2, before, ${ceilLua('(capacity - filled) / per_window')}, 0`)}
+end
 local requested = cost * window
 if filled - requested < -queue then
-  ${ret('1, before, ceil((capacity - filled) / per_window), ceil((requested - queue - filled) / per_window)')}
+  ${before}
+  ${ret(`1, before, ${ceilLua('(capacity - filled) / per_window')}, ${ceilLua('(requested - queue - filled) / per_window')}`)}
 end
 tokens = filled - requested
-local reset_ms = ceil((capacity - tokens) / per_window)
+local reset_ms = ${ceilLua('(capacity - tokens) / per_window')}
 local remaining = 0
-if tokens > 0 then remaining = floor(tokens / window) end
+if tokens > 0 then remaining = ${floorLua('tokens / window')} end
 if cost == 0 then ${ret('0, remaining, reset_ms, 0')} end
 local delay = 0
-if tokens < 0 then delay = ceil(-tokens / per_window) end
-${ret(`0, remaining, reset_ms, delay, reset_ms, ${packStateLua(['tokens', 'now'])}`)}`,
+if tokens < 0 then delay = ${ceilLua('-tokens / per_window')} end
+${ret(`0, remaining, reset_ms, delay, reset_ms, ${packStateLua(['tokens', 'now'])}`)}`;
+  },
 };

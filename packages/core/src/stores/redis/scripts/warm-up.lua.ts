@@ -1,4 +1,5 @@
 import { inlineLua, type LuaBlock } from './lua-block';
+import { ceilLua, minLua } from './lua-math';
 import { packStateLua, unpackStateLua } from './state-bytes.lua';
 
 /** `warm_curve`, the twin of `curve`: a function of its own, which the give-back script uses too. */
@@ -51,23 +52,24 @@ ${inlineLua(warmUpStateLua, ['key', 'now', 'max_permits', 'AHEAD_MS + max_wait +
 if not stored then stored, next_free = max_permits, now end
 -- Guava resync: idle time adds stored permits (cools the limiter down), up to the maximum.
 if now > next_free then
-  stored = min(max_permits, stored + (now - next_free) / cool_down)
+  stored = stored + (now - next_free) / cool_down
+  if not (stored < max_permits) then stored = max_permits end
   next_free = now
 end
 local wait = next_free - now
-local reset_ms = ceil(wait)
+local reset_ms = ${ceilLua('wait')}
 local remaining = 0
 if wait <= 0 then remaining = 1 end
 if cost > 1 then ${ret('2, remaining, reset_ms, 0')} end
-if wait > max_wait then ${ret('1, 0, reset_ms, ceil(wait - max_wait)')} end
+if wait > max_wait then ${ret(`1, 0, reset_ms, ${ceilLua('wait - max_wait')}`)} end
 if cost == 0 then ${ret('0, remaining, reset_ms, 0')} end
 -- Fresh permits cost the stable interval; stored ones above the threshold the area under the slope.
-local from_stored = min(cost, stored)
+local from_stored = ${minLua('cost', 'stored')}
 local spend = stable * (cost - from_stored)
 local above = stored - threshold
 local below = from_stored
 if above > 0 then
-  local take_above = min(above, from_stored)
+  local take_above = ${minLua('above', 'from_stored')}
   local length = stable + above * slope + (stable + (above - take_above) * slope)
   spend = spend + (take_above * length) / 2
   below = from_stored - take_above
@@ -75,9 +77,11 @@ end
 spend = spend + stable * below
 local next_at = next_free + spend
 local next_stored = stored - from_stored
-local ttl_ms = ceil(max(0, next_at - now) + (max_permits - next_stored) * cool_down) + 1
-local until_free = ceil(max(0, next_at - now))
+local ahead = next_at - now
+if not (ahead > 0) then ahead = 0 end
+local ttl_ms = ${ceilLua('ahead + (max_permits - next_stored) * cool_down')} + 1
+local until_free = ${ceilLua('ahead')}
 local free = 0
 if until_free == 0 then free = 1 end
-${ret(`0, free, until_free, ceil(wait), ttl_ms, ${packStateLua(['next_stored', 'next_at'])}`)}`,
+${ret(`0, free, until_free, reset_ms, ttl_ms, ${packStateLua(['next_stored', 'next_at'])}`)}`,
 };
