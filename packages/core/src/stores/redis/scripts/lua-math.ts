@@ -2,7 +2,9 @@
  * Rounding and bounds as Lua expressions without a call. A call of `math.floor` (or `ceil`,
  * `max`, `min`) costs Redis about 250 instructions (the upvalue, the C function's frame, its
  * argument checks); the same by arithmetic and comparisons, a few dozen. Each takes Lua
- * expressions and gives the same double as the `math` function, for every double:
+ * expressions and gives the same double as the `math` function, for every finite double (the
+ * floor of an infinity is NaN here: no step rounds one, their divisors are never 0 and the leaky
+ * bucket's empty level of -infinity is never rounded):
  *
  * - `x - x % 1` is `floor(x)`: Lua 5.1 computes `x % 1` as `x - floor(x)`, which is exact for
  *   |x| ≥ 1 (a multiple of x's last place, below 1), and for |x| < 1 rounds only where the
