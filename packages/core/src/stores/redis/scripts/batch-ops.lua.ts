@@ -1,8 +1,9 @@
 /**
- * The batch script's ops with arguments of their own, placed before the batch driver (after
- * `joint`, `give_back_taken`, the permit functions and the `TAKEN_BACKS` table): several
- * limiters' parts of one request (op 4), an exact give-back with receipts (5), and the permits
- * of concurrency limits: acquire (6), release (7), renew (8). Each is what its own script does
+ * The batch script's ops with arguments of their own, each made by the driver's loader of its
+ * group (see `batch.lua.ts`): several limiters' parts of one request (op 4) and an exact
+ * give-back with receipts (5), after `joint`, `give_back_taken` and the `TAKEN_BACKS` table; the
+ * permits of concurrency limits, acquire (6), release (7) and renew (8), after the permit
+ * functions. Each is what its own script does
  * alone (`joint.lua.ts`, `give-back.lua.ts`, `concurrency-scripts.lua.ts`), by the same
  * function, so a request decides the same in a batch as alone.
  *
@@ -22,10 +23,7 @@
  * Each op is called `(n, m, now, k, a, reply, r)`: its keys follow `KEYS[k]`, its arguments
  * start at `ARGV[a]`; it writes its answer after `reply[r]` and returns how many values it wrote.
  */
-export const batchOpsLua = `
--- The first op with arguments of its own: the driver hands such an op where they start.
-local FIRST_OWN_OP = 4
-
+export const genericOpsLua = `
 local function joint_op(n, m, now, k, a, reply, r)
   return joint(a + 1, k, tonumber(ARGV[a]), now, reply, r)
 end
@@ -35,6 +33,11 @@ local function give_back_taken_op(n, m, now, k, a, reply, r)
   return 1
 end
 
+OPS[4], OPS[5] = joint_op, give_back_taken_op
+`;
+
+/** The permits' ops (6 to 8), after their functions (see {@link genericOpsLua}). */
+export const permitOpsLua = `
 local function permit_acquire_op(n, m, now, k, a, reply, r)
   reply[r + 1], reply[r + 2] =
     permit_acquire(KEYS[k + 1], now, tonumber(ARGV[a]), tonumber(ARGV[a + 1]), ARGV[a + 2])
@@ -53,5 +56,5 @@ local function permit_renew_op(n, m, now, k, a, reply, r)
   return 2 + #lost
 end
 
-local OWN_OPS = { joint_op, give_back_taken_op, permit_acquire_op, permit_release_op, permit_renew_op }
+OPS[6], OPS[7], OPS[8] = permit_acquire_op, permit_release_op, permit_renew_op
 `;

@@ -20,8 +20,8 @@ import { readStringLua } from './prelude.lua';
  * 64 distinct keys a call): 3 % fewer instructions per decision on keys with no state, 5 % on
  * keys holding state; 16 keys is about where `MGET` and `EXISTS` begin to pay.
  *
- * With the view (`take_view`): each key is read once, at its first read (`held`: the value
- * Redis would hold, false for none); a write or a deletion (a reset, a give-back back to the
+ * With the view (`view_of_keys`, made by the driver only for a batch that takes it): each key is
+ * read once, at its first read (`held`: the value Redis would hold, false for none); a write or a deletion (a reset, a give-back back to the
  * initial state, a key of another type found at a read) only changes the view and is listed
  * (`written_keys`, `written_ttls`: its TTL, 0 to delete); after the last request `flush` sends
  * each listed key once, as its last write left it. The stored state is the last write's, as if
@@ -35,17 +35,12 @@ import { readStringLua } from './prelude.lua';
  * the requests would have sent first, and when Redis refuses it (nothing written yet), the batch
  * is decided again without the view, so that each request meets the refusal itself.
  */
-export const batchStateLua = `
--- The functions the steps call, set in batchViewLua (placed after the steps: Lua 5.1 finds each
--- upvalue of a closure it makes among all the open ones above it, so the steps' closures are
--- made before the view's locals are opened).
+export const batchReadsLua = `
+-- The functions the steps call: Redis's at once (set below), or the view's (view_of_keys).
 local del, packed, set_state
-`;
-
-/** The rest of `batchStateLua`, placed after every step and table, before the driver. */
-export const batchViewLua = `${readStringLua('read')}
+${readStringLua('read')}
 -- Without the view, a batch of FETCH_FROM keys or more reads them all up front (see
--- batchStateLua): each key's value as one MGET found it, false for none, until a request reads
+-- batchReadsLua): each key's value as one MGET found it, false for none, until a request reads
 -- it or writes it; from then on (or for a key not found here) Redis is asked, as alone.
 local fetched = {}
 
@@ -79,7 +74,7 @@ local FETCH_FROM = 16
 -- One MGET per thousand keys (a batch never spans two slots). MGET answers nil for a key of
 -- another type as for none: the keys it found empty are taken as none only when EXISTS finds
 -- none of them, else each is read at its first read (and a key of another type deleted then).
--- Reads then go through fetched, made here only for a batch that fetches (see take_view).
+-- Reads then go through fetched, made here only for a batch that fetches (see view_of_keys).
 local function fetch()
   local keys, empty, empties = #KEYS, {}, 0
   for from = 1, keys, 1000 do
@@ -112,13 +107,18 @@ end
 -- Without the view: each read and write sent as it happens.
 del, packed, set_state = del_now, read, set_now
 
--- flush, once take_view made it, and how many writes Redis took from it.
+-- flush, once view_of_keys made it, and how many writes Redis took from it.
 local flush
 local flushed = 0
+`;
 
--- With the view. Its functions are made here, only for a batch that takes it: each closure a
--- script makes costs Redis, on every call.
-local function take_view()
+/**
+ * `view_of_keys`, which takes the view (see {@link batchReadsLua}): made by the driver only for a
+ * batch that takes it (with the generic ops), as each closure a script makes costs Redis, on
+ * every call.
+ */
+export const viewLua = `
+local function view_of_keys()
   local held, written_keys, written_ttls, written_values, writes = {}, {}, {}, {}, 0
 
   local function set_held(key, ttl_ms, value)
@@ -152,7 +152,7 @@ local function take_view()
 
   -- Sends each listed key once, as its last write left it: going back, a key's last write comes
   -- first and clears its view, so its earlier ones are passed over. Writes of the kind the
-  -- first listed is go first (see batchStateLua). Run under pcall: a refused write raises.
+  -- first listed is go first (see batchReadsLua). Run under pcall: a refused write raises.
   flush = function()
     if writes == 0 then return end
     local first_deletes = written_ttls[1] == 0

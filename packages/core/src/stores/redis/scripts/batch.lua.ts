@@ -1,12 +1,28 @@
 import { floorLua } from './lua-math';
 
+/** The batch script's parts, as `scripts/index.ts` assembles them (see {@link batchDriverLua}). */
+export interface BatchParts {
+  /** `RUNS` and `consume_run` (see `consume-run.lua.ts`). */
+  readonly consumeRun: string;
+  /**
+   * Made for a batch that needs them: every kind's step as a function with `STEPS`, `WRITES`,
+   * `BACKS`, the give-backs, the joint decision and `view_of_keys` (see `batch-view.lua.ts`).
+   */
+  readonly generic: string;
+  /** The joint and exact give-back ops (see `batch-ops.lua.ts`), after `consume`, `give_back`, `reset`. */
+  readonly genericOps: string;
+  /** The permits' functions (see `concurrency-scripts.lua.ts`), made for a batch with a permit op. */
+  readonly permits: string;
+  /** The permits' ops, after them (see `batch-ops.lua.ts`). */
+  readonly permitOps: string;
+}
+
 /**
  * The driver of the batch script: many requests in one script call, decided one after the
  * other in the order they were asked, each exactly as its own call would decide it (the same
  * step functions, the same state left behind: see `batch-view.lua.ts` for a batch whose keys
- * repeat), the whole batch atomic. Placed after every kind's step,
- * `set_state`, the give-back functions and the `STEPS`, `WRITES` and `BACKS` tables, which list
- * each kind's functions in `STATE_KINDS` order, and after the ops of `batch-ops.lua.ts`.
+ * repeat), the whole batch atomic. Placed after the batch's reads and writes
+ * (`batchReadsLua`, see `batch-view.lua.ts`).
  *
  * KEYS: every request's keys, one after the other (one Cluster slot: the batch never spans two).
  * ARGV: the policies the batch uses, then the requests, in order:
@@ -36,8 +52,24 @@ import { floorLua } from './lua-math';
  *
  * Time: the server's `TIME` is read once, on the first request without a time of its own, and is
  * "now" for every such request of the batch (they are all decided within microseconds).
+ *
+ * What else a batch may need is made only when its runs need it: Redis runs a script's whole
+ * text on every call, and each function and table it makes costs (about 0.4 k and 0.7 k
+ * instructions, more with upvalues: the batch script that made its 39 functions and 22 tables
+ * up front spent about 90 k instructions a call before deciding anything). The driver looks at
+ * the runs first; `generic` (every kind's step as a function, the give-backs, the joint decision,
+ * the view, and the ops that use them) is made for a batch whose keys repeat, a consume on
+ * several keys or on a sliding log, a give-back, a reset or a joint decision; `permits` (the
+ * permits' functions and ops) for a permit op. The usual batch, one-key consumes on string
+ * states, makes neither.
  */
-export const batchDriverLua = (consumeRunLua: string): string => `
+export const batchDriverLua = ({
+  consumeRun,
+  generic,
+  genericOps,
+  permits,
+  permitOps,
+}: BatchParts): string => `
 -- Effects replication before any write: the only way on Redis 7 (which has REDIS_VERSION), a
 -- setting on 5 and 6, asked for on 4 to 6 (as the prelude's nowLua).
 if not redis.REDIS_VERSION and redis.replicate_commands then redis.replicate_commands() end
@@ -53,15 +85,14 @@ local function time_of(given)
   return server_now
 end
 
--- The batch's policies: each one's step, write, give-back and five numbers. WRITES is false for
--- the kinds whose state is a string: theirs is set_state (see batchStateLua).
+-- The batch's policies: each one's kind of state and five numbers (the generic ops add its step,
+-- write and give-back).
 local STRIDE = 6
 local policies = tonumber(ARGV[1])
-local kind_of, step_of, write_of, back_of, p1, p2, p3, p4, p5 = {}, {}, {}, {}, {}, {}, {}, {}, {}
+local kind_of, p1, p2, p3, p4, p5 = {}, {}, {}, {}, {}, {}
 for p = 1, policies do
   local at = 1 + (p - 1) * STRIDE
-  local kind = tonumber(ARGV[at + 1])
-  kind_of[p], step_of[p], back_of[p] = kind, STEPS[kind], BACKS[kind]
+  kind_of[p] = tonumber(ARGV[at + 1])
   p1[p], p2[p], p3[p] = tonumber(ARGV[at + 2]), tonumber(ARGV[at + 3]), tonumber(ARGV[at + 4])
   p4[p], p5[p] = tonumber(ARGV[at + 5]), tonumber(ARGV[at + 6])
 end
@@ -78,85 +109,15 @@ local function reply_error(err)
   r = r + 1
   reply[r] = { err = message }
 end
-${consumeRunLua}
+${consumeRun}
 
--- One consume on n keys (first at KEYS[k + 1], their policies' numbers in refs): one rule decides
--- and writes at once; several are all or nothing, as the several-rules script decides them.
-local function consume(n, cost, now, k, refs)
-  if n == 1 then
-    local p = refs[1]
-    local key = KEYS[k + 1]
-    local code, remaining, reset_ms, wait_ms, ttl_ms, value =
-      step_of[p](key, now, cost, p1[p], p2[p], p3[p], p4[p], p5[p])
-    if value then write_of[p](key, ttl_ms, value, now, cost) end
-    -- An admission without delay (the usual answer) in two integers: each costs Redis about
-    -- 800 instructions to reply.
-    if code == 0 and wait_ms == 0 then
-      reply[r + 1], reply[r + 2] = remaining, reset_ms
-      return 2
-    end
-    reply[r + 1], reply[r + 2], reply[r + 3], reply[r + 4] = -1 - code, remaining, reset_ms, wait_ms
-    return 4
-  end
-  local ttls, values, refs_of = {}, {}, {}
-  local admitted = true
-  for i = 1, n do
-    local p = refs[i]
-    local code, remaining, reset_ms, wait_ms, ttl_ms, value =
-      step_of[p](KEYS[k + i], now, cost, p1[p], p2[p], p3[p], p4[p], p5[p])
-    if code ~= 0 then admitted = false end
-    local at = r + (i - 1) * 4
-    reply[at + 1], reply[at + 2], reply[at + 3], reply[at + 4] = code, remaining, reset_ms, wait_ms
-    ttls[i], values[i], refs_of[i] = ttl_ms, value, p
-  end
-  if admitted then
-    for i = 1, n do
-      local p = refs_of[i]
-      if values[i] then write_of[p](KEYS[k + i], ttls[i], values[i], now, cost) end
-    end
-  elseif cost > 0 then
-    -- Nothing is written: a rule that would have admitted reports its state as it stays (a peek).
-    for i = 1, n do
-      local at = r + (i - 1) * 4
-      if reply[at + 1] == 0 then
-        local p = refs_of[i]
-        reply[at + 1], reply[at + 2], reply[at + 3], reply[at + 4] =
-          step_of[p](KEYS[k + i], now, 0, p1[p], p2[p], p3[p], p4[p], p5[p])
-      end
-    end
-  end
-  return 4 * n
-end
-
--- Gives cost units back to each of n keys (kinds without a give-back are left as they are).
-local function give_back(n, cost, now, k, refs)
-  local changed = 0
-  for i = 1, n do
-    local p = refs[i]
-    local back = back_of[p]
-    if back then
-      local key = KEYS[k + i]
-      -- A cancel's give-back has no receipt (at, member: 0): only kinds that delay are here.
-      local ttl_ms, value = back(key, now, cost, 0, 0, p1[p], p2[p], p3[p], p4[p], p5[p])
-      if ttl_ms then
-        set_state(key, ttl_ms, value)
-        changed = changed + 1
-      end
-    end
-  end
-  reply[r + 1] = changed
-  return 1
-end
-
--- Deletes n keys (a reset: the next request starts fresh).
-local function reset(n, cost, now, k)
-  local deleted = 0
-  for i = 1, n do deleted = deleted + del(KEYS[k + i]) end
-  reply[r + 1] = deleted
-  return 1
-end
-
-local OPS = { consume, give_back, reset, unpack(OWN_OPS) }
+-- Ops by code (1 consume, 2 give back, 3 reset, then those with arguments of their own, from
+-- FIRST_OWN_OP: see batch-ops.lua.ts), each made below only for a batch that needs it.
+local FIRST_OWN_OP, FIRST_PERMIT_OP = 4, 6
+local OPS = {}
+-- Made with the generic ops: each policy's step, write and give-back, the view, and what binds
+-- the writes to the current set_state (the view changes it).
+local step_of, write_of, back_of, take_view, bind_writes
 
 -- The view pays when keys repeat. The sign: a key one or two places after itself (requests in a
 -- row on one key; two limiters' requests taking turns, or a request on two rules, then again).
@@ -176,22 +137,123 @@ local fetching = not view and #KEYS >= FETCH_FROM
 -- sliding log's sorted sets, which MGET finds empty and EXISTS finds), nor with an op of its own
 -- (a joint decision, an exact give-back, a permit): those write as they go, which a batch
 -- decided again after a refused write would write twice.
-if view or fetching then
-  for p = 1, policies do
-    if WRITES[kind_of[p]] then view, fetching = false, false end
+for p = 1, policies do
+  if not RUNS[kind_of[p]] then view, fetching = false, false end
+end
+-- What the runs need besides consume_run: the generic ops (any other op, a consume on several
+-- keys or on a state that is not a string), the permits' ops.
+local first_run = 2 + policies * STRIDE
+local generic, permits = false, false
+local at = first_run
+while at <= #ARGV do
+  local code, n = tonumber(ARGV[at + 1]), tonumber(ARGV[at + 2])
+  if code >= FIRST_OWN_OP then
+    view, fetching = false, false
+    if code >= FIRST_PERMIT_OP then permits = true else generic = true end
+    at = at + 5 + tonumber(ARGV[at + 3])
+  else
+    if code ~= 1 or n ~= 1 or not RUNS[kind_of[tonumber(ARGV[at + 5])]] then generic = true end
+    at = at + 5 + n
   end
 end
-local first_run = 2 + policies * STRIDE
-if view or fetching then
-  local at = first_run
-  while at <= #ARGV do
-    local code = tonumber(ARGV[at + 1])
-    if code >= FIRST_OWN_OP then
-      view, fetching = false, false
-      break
+
+if view or generic then
+  -- In a function of its own: the functions made inside take the batch's locals through its
+  -- upvalues, not each from the list of every open one (Lua 5.1's findupval walks it).
+  (function()
+${generic}
+
+  -- One consume on n keys (first at KEYS[k + 1], their policies' numbers in refs): one rule
+  -- decides and writes at once; several are all or nothing, as the several-rules script decides them.
+  local function consume(n, cost, now, k, refs)
+    if n == 1 then
+      local p = refs[1]
+      local key = KEYS[k + 1]
+      local code, remaining, reset_ms, wait_ms, ttl_ms, value =
+        step_of[p](key, now, cost, p1[p], p2[p], p3[p], p4[p], p5[p])
+      if value then write_of[p](key, ttl_ms, value, now, cost) end
+      -- An admission without delay (the usual answer) in two integers: each costs Redis about
+      -- 800 instructions to reply.
+      if code == 0 and wait_ms == 0 then
+        reply[r + 1], reply[r + 2] = remaining, reset_ms
+        return 2
+      end
+      reply[r + 1], reply[r + 2], reply[r + 3], reply[r + 4] = -1 - code, remaining, reset_ms, wait_ms
+      return 4
     end
-    at = at + 5 + tonumber(ARGV[at + 2])
+    local ttls, values, refs_of = {}, {}, {}
+    local admitted = true
+    for i = 1, n do
+      local p = refs[i]
+      local code, remaining, reset_ms, wait_ms, ttl_ms, value =
+        step_of[p](KEYS[k + i], now, cost, p1[p], p2[p], p3[p], p4[p], p5[p])
+      if code ~= 0 then admitted = false end
+      local at = r + (i - 1) * 4
+      reply[at + 1], reply[at + 2], reply[at + 3], reply[at + 4] = code, remaining, reset_ms, wait_ms
+      ttls[i], values[i], refs_of[i] = ttl_ms, value, p
+    end
+    if admitted then
+      for i = 1, n do
+        local p = refs_of[i]
+        if values[i] then write_of[p](KEYS[k + i], ttls[i], values[i], now, cost) end
+      end
+    elseif cost > 0 then
+      -- Nothing is written: a rule that would have admitted reports its state as it stays (a peek).
+      for i = 1, n do
+        local at = r + (i - 1) * 4
+        if reply[at + 1] == 0 then
+          local p = refs_of[i]
+          reply[at + 1], reply[at + 2], reply[at + 3], reply[at + 4] =
+            step_of[p](KEYS[k + i], now, 0, p1[p], p2[p], p3[p], p4[p], p5[p])
+        end
+      end
+    end
+    return 4 * n
   end
+
+  -- Gives cost units back to each of n keys (kinds without a give-back are left as they are).
+  local function give_back(n, cost, now, k, refs)
+    local changed = 0
+    for i = 1, n do
+      local p = refs[i]
+      local back = back_of[p]
+      if back then
+        local key = KEYS[k + i]
+        -- A cancel's give-back has no receipt (at, member: 0): only kinds that delay are here.
+        local ttl_ms, value = back(key, now, cost, 0, 0, p1[p], p2[p], p3[p], p4[p], p5[p])
+        if ttl_ms then
+          set_state(key, ttl_ms, value)
+          changed = changed + 1
+        end
+      end
+    end
+    reply[r + 1] = changed
+    return 1
+  end
+
+  -- Deletes n keys (a reset: the next request starts fresh).
+  local function reset(n, cost, now, k)
+    local deleted = 0
+    for i = 1, n do deleted = deleted + del(KEYS[k + i]) end
+    reply[r + 1] = deleted
+    return 1
+  end
+${genericOps}
+  OPS[1], OPS[2], OPS[3] = consume, give_back, reset
+  step_of, write_of, back_of = {}, {}, {}
+  for p = 1, policies do step_of[p], back_of[p] = STEPS[kind_of[p]], BACKS[kind_of[p]] end
+  -- A string's write is set_state, chosen per pass (the view's, or Redis's at once).
+  bind_writes = function()
+    for p = 1, policies do write_of[p] = WRITES[kind_of[p]] or set_state end
+  end
+    take_view = view_of_keys
+  end)()
+end
+if permits then
+  (function()
+${permits}
+${permitOps}
+  end)()
 end
 
 if view then
@@ -200,7 +262,7 @@ elseif fetching then
   fetch()
 end
 for _ = 1, 2 do
-  for p = 1, policies do write_of[p] = WRITES[kind_of[p]] or set_state end
+  if bind_writes then bind_writes() end
   reply, r = {}, 0
   local k = 0
   local at = first_run
@@ -208,7 +270,6 @@ for _ = 1, 2 do
   while at <= last do
     local count, code, n, cost = tonumber(ARGV[at]), tonumber(ARGV[at + 1]), tonumber(ARGV[at + 2]),
       tonumber(ARGV[at + 3])
-    local op = OPS[code]
     local now = time_of(ARGV[at + 4])
     local refs, width = {}, n
     if code >= FIRST_OWN_OP then
@@ -228,6 +289,7 @@ for _ = 1, 2 do
       end
       k = k + count
     else
+      local op = OPS[code]
       for _ = 1, count do
         local ok, written = pcall(op, n, cost, now, k, refs, reply, r)
         if ok then

@@ -6,11 +6,11 @@ import { slidingLogStateLua } from './sliding-log.lua';
 import { slidingWindowStateLua } from './sliding-window.lua';
 import { packStateLua } from './state-bytes.lua';
 import { tokenBucketStateLua } from './token-bucket.lua';
-import { warmUpStateLua } from './warm-up.lua';
+import { warmCurveLua, warmUpStateLua } from './warm-up.lua';
 
 /**
- * Giving back, the Lua twin of `algorithms/give-back.ts` (placed after every kind's script, whose
- * `warm_curve` it uses; the state readers are inlined): `cost` units of an admission that will not be
+ * Giving back, the Lua twin of `algorithms/give-back.ts` (placed after every kind's script; the
+ * state readers and the warm-up curve are inlined): `cost` units of an admission that will not be
  * served (a queued or delayed request whose client left, or a request a later limit refused)
  * return to each key's state. State that cannot be read is deleted, as the steps do: nothing to
  * give back. Each function takes `key, now, cost`, the admission's receipt `at, member` (nil
@@ -71,7 +71,7 @@ local function leaky_bucket_back(key, now, cost, _at, _member, per_window, windo
 end
 
 local function warm_up_back(key, now, cost, _at, _member, per_window, window, max_wait, warmup)
-  local stable, _, max_permits, _, cool_down = warm_curve(per_window, window, warmup)
+  ${inlineLua(warmCurveLua, ['per_window', 'window', 'warmup'], ['stable', 'threshold', 'max_permits', 'slope', 'cool_down'], callIo)}
   ${inlineLua(warmUpStateLua, ['key', 'now', 'max_permits', 'AHEAD_MS + max_wait + 3 * stable'], ['stored', 'next_free'], callIo)}
   if not stored or next_free <= now then return end
   local back = max(now, next_free - stable * cost)

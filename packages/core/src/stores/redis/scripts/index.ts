@@ -2,9 +2,9 @@ import { capacityOf } from '../../../policy/resolve-policy';
 import { ALGORITHMS, type Policy } from '../../../types';
 import { packedReplyLua } from '../packed-reply';
 import { permitsLua } from '../concurrency-scripts.lua';
-import { batchOpsLua } from './batch-ops.lua';
+import { genericOpsLua, permitOpsLua } from './batch-ops.lua';
 import { batchDriverLua } from './batch.lua';
-import { batchStateLua, batchViewLua } from './batch-view.lua';
+import { batchReadsLua, viewLua } from './batch-view.lua';
 import { fixedWindowLua } from './fixed-window.lua';
 import { gcraLua } from './gcra.lua';
 import { giveBackDriverLua, giveBackLua, giveBackTakenLua } from './give-back.lua';
@@ -17,7 +17,7 @@ import { nowLua, preludeLua, setStateLua, stateAccessLua } from './prelude.lua';
 import { slidingLogLua, slidingLogWriteLua } from './sliding-log.lua';
 import { slidingWindowLua } from './sliding-window.lua';
 import { tokenBucketLua } from './token-bucket.lua';
-import { warmCurveLua, warmUpLua } from './warm-up.lua';
+import { warmUpLua } from './warm-up.lua';
 
 /** One algorithm's Lua: the step it computes, and how its state is written. */
 interface AlgorithmLua {
@@ -120,7 +120,6 @@ const LUA: Readonly<Record<StateKind, AlgorithmLua>> = {
   },
   'warm-up': {
     step: warmUpLua,
-    helpers: warmCurveLua,
     fn: 'warm_up',
     write: 'set_state',
     params: ['limit', 'windowMs', 'maxWaitMs', 'warmupMs'],
@@ -263,34 +262,39 @@ export const JOINT_SCRIPT: string = [
 
 /**
  * The script that decides many requests in one call, in order, each as its own call would (see
- * `batch.lua.ts`): every step, every write and every give-back, the joint decision, the exact
- * give-back and the permits' functions with their ops (`batch-ops.lua.ts`), then the batch driver.
+ * `batch.lua.ts`): the batch's reads and writes, the usual run (`consume_run`, every string
+ * kind's step inline), then the driver, which makes the rest only when a batch needs it: every
+ * step as a function, every give-back, the joint decision, the exact give-back and the view
+ * (`generic`), the permits' functions (`permits`), each with their ops (`batch-ops.lua.ts`).
  */
 export const BATCH_SCRIPT: string = [
   preludeLua,
-  batchStateLua,
-  ...STATE_KINDS.map(stepFunctionLua),
-  giveBackLua,
-  STEPS_TABLE,
-  // A string's write is the batch's own set_state, chosen per batch (see batch-view.lua.ts).
-  kindTable('WRITES', (kind) => (LUA[kind].write === 'set_state' ? 'false' : LUA[kind].write)),
-  kindTable('BACKS', (kind) => LUA[kind].back ?? 'false'),
-  RECEIPTS_TABLE,
-  TAKEN_BACKS_TABLE('TAKEN_BACKS'),
-  jointLua,
-  giveBackTakenLua,
-  permitsLua,
-  batchOpsLua,
-  batchViewLua,
-  batchDriverLua(
-    consumeRunLua(
+  batchReadsLua,
+  batchDriverLua({
+    consumeRun: consumeRunLua(
       STATE_KINDS.filter((kind) => LUA[kind].write === 'set_state').map((kind) => ({
         number: STATE_KINDS.indexOf(kind) + 1,
         step: LUA[kind].step,
       })),
       kindTable('RUNS', (kind) => String(LUA[kind].write === 'set_state')),
     ),
-  ),
+    generic: [
+      ...STATE_KINDS.map(stepFunctionLua),
+      giveBackLua,
+      STEPS_TABLE,
+      // A string's write is the batch's own set_state, chosen per pass (see batch-view.lua.ts).
+      kindTable('WRITES', (kind) => (LUA[kind].write === 'set_state' ? 'false' : LUA[kind].write)),
+      kindTable('BACKS', (kind) => LUA[kind].back ?? 'false'),
+      RECEIPTS_TABLE,
+      TAKEN_BACKS_TABLE('TAKEN_BACKS'),
+      jointLua,
+      giveBackTakenLua,
+      viewLua,
+    ].join('\n'),
+    genericOps: genericOpsLua,
+    permits: permitsLua,
+    permitOps: permitOpsLua,
+  }),
 ].join('\n');
 
 /** The number the multi, give-back and batch scripts know a policy's kind of state by (from 1). */

@@ -2,16 +2,20 @@ import { inlineLua, type LuaBlock } from './lua-block';
 import { ceilLua, minLua } from './lua-math';
 import { packStateLua, unpackStateLua } from './state-bytes.lua';
 
-/** `warm_curve`, the twin of `curve`: a function of its own, which the give-back script uses too. */
-export const warmCurveLua = `
-local function warm_curve(per_window, window, warmup)
-  local stable = window / per_window
-  local cold = stable * 3
-  local threshold = (0.5 * warmup) / stable
-  local max_permits = threshold + (2 * warmup) / (stable + cold)
-  return stable, threshold, max_permits, (cold - stable) / (max_permits - threshold), warmup / max_permits
-end
-`;
+/**
+ * The warm-up curve, the twin of `curve`: `stable, threshold, max_permits, slope, cool_down` of a
+ * policy, inlined in the step and the give-back (no function for Redis to make on each call: the
+ * batch script's usual run inlines the step).
+ */
+export const warmCurveLua: LuaBlock = {
+  params: ['per_window', 'window', 'warmup'],
+  body: (ret) => `
+local stable = window / per_window
+local cold = stable * 3
+local threshold = (0.5 * warmup) / stable
+local max_permits = threshold + (2 * warmup) / (stable + cold)
+${ret('stable, threshold, max_permits, (cold - stable) / (max_permits - threshold), warmup / max_permits')}`,
+};
 
 /**
  * The key's stored permits and next free time, or nil (see the prelude): stored permits never
@@ -41,13 +45,13 @@ ${io.del('key')}`,
  *
  * Operation for operation as the TypeScript step (the same order, so the same roundings):
  * `stable` ms per request at the full rate, a cold start at a third of it, a curve of
- * `max_permits` stored permits above `threshold` (`warm_curve`, the twin of `curve`, which the
- * give-back script uses too).
+ * `max_permits` stored permits above `threshold` (`warmCurveLua`, the twin of `curve`, which the
+ * give-back inlines too).
  */
 export const warmUpLua: LuaBlock = {
   params: ['key', 'now', 'cost', 'per_window', 'window', 'max_wait', 'warmup'],
   body: (ret, io) => `
-local stable, threshold, max_permits, slope, cool_down = warm_curve(per_window, window, warmup)
+${inlineLua(warmCurveLua, ['per_window', 'window', 'warmup'], ['stable', 'threshold', 'max_permits', 'slope', 'cool_down'], io)}
 ${inlineLua(warmUpStateLua, ['key', 'now', 'max_permits', 'AHEAD_MS + max_wait + 3 * stable'], ['stored', 'next_free'], io)}
 if not stored then stored, next_free = max_permits, now end
 -- Guava resync: idle time adds stored permits (cools the limiter down), up to the maximum.
