@@ -1,13 +1,8 @@
 import type Redis from 'ioredis';
 import { RedisStore, type Policy, type Store } from '../../src';
 import { MAX_IN_FLIGHT } from '../../src/stores/redis/batch-queue';
-import {
-  BATCH_SCRIPT,
-  givesBack,
-  kindNumberOf,
-  MAX_PARAMS,
-  policyParams,
-} from '../../src/stores/redis/scripts';
+import { batchPolicyArgs } from '../../src/stores/redis/batch-call';
+import { BATCH_SCRIPT, givesBack } from '../../src/stores/redis/scripts';
 import { FAKE_EPOCH } from '../contract/fake-clock';
 import { batchAnswers } from './batch-answers';
 import { packState } from './packed-state';
@@ -211,9 +206,7 @@ describe('under maxmemory, a batch of distinct keys', () => {
 
   /** One call of the batch script: a consume of each key, in order. */
   async function batch(keys: readonly string[]): Promise<unknown[]> {
-    const params = policyParams(gcra);
-    const policy = [String(kindNumberOf(gcra))];
-    for (let i = 0; i < MAX_PARAMS; i++) policy.push(String(params[i] ?? 0));
+    const policy = batchPolicyArgs(gcra);
     return (await client.eval(
       BATCH_SCRIPT,
       keys.length,

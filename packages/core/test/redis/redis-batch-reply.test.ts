@@ -1,6 +1,7 @@
 import type Redis from 'ioredis';
 import { resolvePolicy, type Policy } from '../../src';
-import { BATCH_SCRIPT, kindNumberOf, MAX_PARAMS, policyParams } from '../../src/stores/redis/scripts';
+import { batchPolicyArgs } from '../../src/stores/redis/batch-call';
+import { BATCH_SCRIPT } from '../../src/stores/redis/scripts';
 import { FAKE_EPOCH } from '../contract/fake-clock';
 import { useRedisServer } from '../harness/redis-fixtures';
 
@@ -25,9 +26,7 @@ const policy: Policy = resolvePolicy({
 });
 
 test('one key: an admission without delay in two integers, a delayed one and a rejection in four', async () => {
-  const params = policyParams(policy);
-  const table = [String(kindNumberOf(policy))];
-  for (let i = 0; i < MAX_PARAMS; i++) table.push(String(params[i] ?? 0));
+  const table = batchPolicyArgs(policy);
   const key = 'reply:{k}:gcra';
   const reply = (await client.eval(
     BATCH_SCRIPT,

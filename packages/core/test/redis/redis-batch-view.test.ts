@@ -1,13 +1,7 @@
 import type Redis from 'ioredis';
 import { RedisStore, type Policy, type Store } from '../../src';
-import {
-  BATCH_SCRIPT,
-  givesBack,
-  kindNumberOf,
-  MAX_PARAMS,
-  policyParams,
-  stateKindOf,
-} from '../../src/stores/redis/scripts';
+import { batchPolicyArgs } from '../../src/stores/redis/batch-call';
+import { BATCH_SCRIPT, givesBack, stateKindOf } from '../../src/stores/redis/scripts';
 import { FAKE_EPOCH } from '../contract/fake-clock';
 import { batchAnswers } from './batch-answers';
 import { scriptCalls } from '../harness/script-calls';
@@ -178,13 +172,8 @@ describe('a request that fails midway in a batch', () => {
   function table(kinds: readonly (Policy | 'broken')[]): string[] {
     const args = [String(kinds.length)];
     for (const policy of kinds) {
-      if (policy === 'broken') {
-        args.push('99', ...Array.from({ length: MAX_PARAMS }, () => '0'));
-        continue;
-      }
-      const params = policyParams(policy);
-      args.push(String(kindNumberOf(policy)));
-      for (let i = 0; i < MAX_PARAMS; i++) args.push(String(params[i] ?? 0));
+      if (policy === 'broken') args.push('99', ...batchPolicyArgs(gcra).slice(1));
+      else args.push(...batchPolicyArgs(policy));
     }
     return args;
   }
@@ -250,9 +239,7 @@ describe('under maxmemory', () => {
 
   /** One call of the batch script: consumes (op 1) and resets (op 3) of one key, in order. */
   async function batch(key: string, ops: readonly number[]): Promise<unknown[]> {
-    const params = policyParams(gcra);
-    const policy = [String(kindNumberOf(gcra))];
-    for (let i = 0; i < MAX_PARAMS; i++) policy.push(String(params[i] ?? 0));
+    const policy = batchPolicyArgs(gcra);
     const runs = ops.flatMap((op) => ['1', String(op), '1', '1', String(FAKE_EPOCH), '1']);
     return (await client.eval(
       BATCH_SCRIPT,

@@ -75,10 +75,13 @@ export class ScriptEntry implements Queued {
   }
 }
 
-/** A policy's six values in the batch script's policy table, as text, built once per policy. */
+/**
+ * A policy's values in the batch script's policy table (`STRIDE` of scripts/batch.lua.ts: its
+ * kind and its numbers), as text, built once per policy.
+ */
 const POLICY_TEXT = new WeakMap<Policy, readonly string[]>();
 
-function policyText(policy: Policy): readonly string[] {
+export function batchPolicyArgs(policy: Policy): readonly string[] {
   let text = POLICY_TEXT.get(policy);
   if (text === undefined) {
     const params = policyParams(policy);
@@ -132,7 +135,7 @@ export function runBatch(command: ScriptCommand, batch: readonly ScriptEntry[], 
       let ref = refs.get(policy);
       if (ref === undefined) {
         refs.set(policy, (ref = refs.size + 1));
-        table.push(...policyText(policy));
+        table.push(...batchPolicyArgs(policy));
       }
       runs.push(String(ref));
     }

@@ -1,5 +1,11 @@
 import { floorLua } from './lua-math';
 
+/**
+ * Values per policy in the batch script's arguments: the number of its kind of state and its
+ * five numbers (padded), as the several-rules script reads them (see `runBatch`).
+ */
+export const STRIDE = 6;
+
 /** The batch script's parts, as `scripts/index.ts` assembles them (see {@link batchDriverLua}). */
 export interface BatchParts {
   /** `RUNS` and `consume_run` (see `consume-run.lua.ts`). */
@@ -27,8 +33,9 @@ export interface BatchParts {
  * KEYS: every request's keys, one after the other (one Cluster slot: the batch never spans two).
  * ARGV: the policies the batch uses, then the requests, in order:
  *
- * - `P`, then per policy six values: the number of its kind of state (from 1, in `STATE_KINDS`
- *   order) and its numbers padded to five, as the several-rules script reads them;
+ * - `P`, then per policy six values ({@link STRIDE}): the number of its kind of state (from 1,
+ *   in `STATE_KINDS` order) and its numbers padded to five, as the several-rules script reads
+ *   them;
  * - then runs of alike requests (arrival order kept): `count` (how many requests in a row are
  *   alike), `op` (1 consume, 2 give back, 3 reset), `n` (keys per request), `cost`, `now` (`''`
  *   for the server's time), then the number (from 1) of each key's policy. Every argument costs
@@ -85,17 +92,13 @@ local function time_of(given)
   return server_now
 end
 
--- The batch's policies: each one's kind of state and five numbers (the generic ops add its step,
--- write and give-back).
-local STRIDE = 6
+-- The batch's policies, in one table (each table a script makes costs Redis): policy p's kind of
+-- state at pol[p * STRIDE - 5], its five numbers after it, to pol[p * STRIDE]. The generic ops
+-- add each one's step, write and give-back.
+local STRIDE = ${STRIDE}
 local policies = tonumber(ARGV[1])
-local kind_of, p1, p2, p3, p4, p5 = {}, {}, {}, {}, {}, {}
-for p = 1, policies do
-  local at = 1 + (p - 1) * STRIDE
-  kind_of[p] = tonumber(ARGV[at + 1])
-  p1[p], p2[p], p3[p] = tonumber(ARGV[at + 2]), tonumber(ARGV[at + 3]), tonumber(ARGV[at + 4])
-  p4[p], p5[p] = tonumber(ARGV[at + 5]), tonumber(ARGV[at + 6])
-end
+local pol = {}
+for i = 1, policies * STRIDE do pol[i] = tonumber(ARGV[i + 1]) end
 
 local reply, r
 
@@ -138,7 +141,7 @@ local fetching = not view and #KEYS >= FETCH_FROM
 -- (a joint decision, an exact give-back, a permit): those write as they go, which a batch
 -- decided again after a refused write would write twice.
 for p = 1, policies do
-  if not RUNS[kind_of[p]] then view, fetching = false, false end
+  if not RUNS[pol[p * STRIDE - 5]] then view, fetching = false, false end
 end
 -- What the runs need besides consume_run: the generic ops (any other op, a consume on several
 -- keys or on a state that is not a string), the permits' ops.
@@ -152,7 +155,7 @@ while at <= #ARGV do
     if code >= FIRST_PERMIT_OP then permits = true else generic = true end
     at = at + 5 + tonumber(ARGV[at + 3])
   else
-    if code ~= 1 or n ~= 1 or not RUNS[kind_of[tonumber(ARGV[at + 5])]] then generic = true end
+    if code ~= 1 or n ~= 1 or not RUNS[pol[tonumber(ARGV[at + 5]) * STRIDE - 5]] then generic = true end
     at = at + 5 + n
   end
 end
@@ -169,11 +172,12 @@ ${generic}
     if n == 1 then
       local p = refs[1]
       local key = KEYS[k + 1]
+      local b = p * STRIDE
       local code, remaining, reset_ms, wait_ms, ttl_ms, value =
-        step_of[p](key, now, cost, p1[p], p2[p], p3[p], p4[p], p5[p])
+        step_of[p](key, now, cost, pol[b - 4], pol[b - 3], pol[b - 2], pol[b - 1], pol[b])
       if value then write_of[p](key, ttl_ms, value, now, cost) end
       -- An admission without delay (the usual answer) in two integers: each costs Redis about
-      -- 800 instructions to reply.
+      -- 400 instructions to reply.
       if code == 0 and wait_ms == 0 then
         reply[r + 1], reply[r + 2] = remaining, reset_ms
         return 2
@@ -185,8 +189,9 @@ ${generic}
     local admitted = true
     for i = 1, n do
       local p = refs[i]
+      local b = p * STRIDE
       local code, remaining, reset_ms, wait_ms, ttl_ms, value =
-        step_of[p](KEYS[k + i], now, cost, p1[p], p2[p], p3[p], p4[p], p5[p])
+        step_of[p](KEYS[k + i], now, cost, pol[b - 4], pol[b - 3], pol[b - 2], pol[b - 1], pol[b])
       if code ~= 0 then admitted = false end
       local at = r + (i - 1) * 4
       reply[at + 1], reply[at + 2], reply[at + 3], reply[at + 4] = code, remaining, reset_ms, wait_ms
@@ -203,8 +208,9 @@ ${generic}
         local at = r + (i - 1) * 4
         if reply[at + 1] == 0 then
           local p = refs_of[i]
+          local b = p * STRIDE
           reply[at + 1], reply[at + 2], reply[at + 3], reply[at + 4] =
-            step_of[p](KEYS[k + i], now, 0, p1[p], p2[p], p3[p], p4[p], p5[p])
+            step_of[p](KEYS[k + i], now, 0, pol[b - 4], pol[b - 3], pol[b - 2], pol[b - 1], pol[b])
         end
       end
     end
@@ -220,7 +226,8 @@ ${generic}
       if back then
         local key = KEYS[k + i]
         -- A cancel's give-back has no receipt (at, member: 0): only kinds that delay are here.
-        local ttl_ms, value = back(key, now, cost, 0, 0, p1[p], p2[p], p3[p], p4[p], p5[p])
+        local b = p * STRIDE
+        local ttl_ms, value = back(key, now, cost, 0, 0, pol[b - 4], pol[b - 3], pol[b - 2], pol[b - 1], pol[b])
         if ttl_ms then
           set_state(key, ttl_ms, value)
           changed = changed + 1
@@ -241,10 +248,13 @@ ${generic}
 ${genericOps}
   OPS[1], OPS[2], OPS[3] = consume, give_back, reset
   step_of, write_of, back_of = {}, {}, {}
-  for p = 1, policies do step_of[p], back_of[p] = STEPS[kind_of[p]], BACKS[kind_of[p]] end
+  for p = 1, policies do
+    local kind = pol[p * STRIDE - 5]
+    step_of[p], back_of[p] = STEPS[kind], BACKS[kind]
+  end
   -- A string's write is set_state, chosen per pass (the view's, or Redis's at once).
   bind_writes = function()
-    for p = 1, policies do write_of[p] = WRITES[kind_of[p]] or set_state end
+    for p = 1, policies do write_of[p] = WRITES[pol[p * STRIDE - 5]] or set_state end
   end
     take_view = view_of_keys
   end)()
@@ -278,7 +288,7 @@ for _ = 1, 2 do
     else
       for i = 1, n do refs[i] = tonumber(ARGV[at + 4 + i]) end
     end
-    if code == 1 and n == 1 and not view and RUNS[kind_of[refs[1]]] then
+    if code == 1 and n == 1 and not view and RUNS[pol[refs[1] * STRIDE - 5]] then
       -- The usual run (see consume_run): one pcall for the run while no request fails.
       local from = 1
       while from <= count do

@@ -42,7 +42,8 @@ ${inlineLua(step, args, outs, runIo, true)}`;
 ${runsTable}
 local deciding
 local function consume_run(p, count, cost, now, k, from)
-  local kind, a1, a2, a3, a4, a5 = kind_of[p], p1[p], p2[p], p3[p], p4[p], p5[p]
+  local b = p * STRIDE
+  local kind, a1, a2, a3, a4, a5 = pol[b - 5], pol[b - 4], pol[b - 3], pol[b - 2], pol[b - 1], pol[b]
   -- The last state decided on (held: a string, or false for none) and what its step gave.
   local seen, s_code, s_remaining, s_reset_ms, s_wait_ms, s_ttl_ms, s_value
   -- The last TTL written and its text: a run's keys mostly share one (see seen).
