@@ -114,8 +114,7 @@ local flushed = 0
 
 /**
  * `view_of_keys`, which takes the view (see {@link batchReadsLua}): made by the driver only for a
- * batch that takes it (with the generic ops), as each closure a script makes costs Redis, on
- * every call.
+ * batch that takes it, as each closure a script makes costs Redis, on every call.
  */
 export const viewLua = `
 local function view_of_keys()

@@ -10,9 +10,11 @@ export const STRIDE = 6;
 export interface BatchParts {
   /** `RUNS` and `consume_run` (see `consume-run.lua.ts`). */
   readonly consumeRun: string;
+  /** `view_of_keys` (see `batch-view.lua.ts`), made for a batch whose keys repeat. */
+  readonly view: string;
   /**
    * Made for a batch that needs them: every kind's step as a function with `STEPS`, `WRITES`,
-   * `BACKS`, the give-backs, the joint decision and `view_of_keys` (see `batch-view.lua.ts`).
+   * `BACKS`, the give-backs and the joint decision.
    */
   readonly generic: string;
   /** The joint and exact give-back ops (see `batch-ops.lua.ts`), after `consume`, `give_back`, `reset`. */
@@ -52,9 +54,9 @@ export interface BatchParts {
  * replies that error in one element instead (Lua's `pcall`), so one request's failure is its
  * own: the others are decided and written as they would be alone.
  *
- * A run of one-key consumes on a policy whose state is a string (the usual batch), without the
- * view, goes through `consume_run` (given as `consumeRunLua`, see `scripts/index.ts`): the same
- * decisions, writes and replies, with the kind's step inline and one `pcall` for the run (a
+ * A run of one-key consumes on a policy whose state is a string (the usual batch), through the
+ * view or not, goes through `consume_run` (given as `consumeRunLua`, see `scripts/index.ts`): the
+ * same decisions, writes and replies, with the kind's step inline and one `pcall` for the run (a
  * request that raises is replied its error and the run goes on from the next).
  *
  * Time: the server's `TIME` is read once, on the first request without a time of its own, and is
@@ -64,14 +66,16 @@ export interface BatchParts {
  * text on every call, and each function and table it makes costs (about 0.4 k and 0.7 k
  * instructions, more with upvalues: the batch script that made its 39 functions and 22 tables
  * up front spent about 90 k instructions a call before deciding anything). The driver looks at
- * the runs first; `generic` (every kind's step as a function, the give-backs, the joint decision,
- * the view, and the ops that use them) is made for a batch whose keys repeat, a consume on
- * several keys or on a sliding log, a give-back, a reset or a joint decision; `permits` (the
- * permits' functions and ops) for a permit op. The usual batch, one-key consumes on string
- * states, makes neither.
+ * the keys and the runs first; `view` is made for a batch whose keys repeat; `generic` (every
+ * kind's step as a function, the give-backs, the joint decision, and the ops that use them) for
+ * a consume on several keys or on a sliding log, a give-back, a reset or a joint decision;
+ * `permits` (the permits' functions and ops) for a permit op. The usual batch, one-key consumes
+ * on string states (distinct keys, or a hot one through the view), makes neither generic nor
+ * permits.
  */
 export const batchDriverLua = ({
   consumeRun,
+  view,
   generic,
   genericOps,
   permits,
@@ -118,9 +122,9 @@ ${consumeRun}
 -- FIRST_OWN_OP: see batch-ops.lua.ts), each made below only for a batch that needs it.
 local FIRST_OWN_OP, FIRST_PERMIT_OP = 4, 6
 local OPS = {}
--- Made with the generic ops: each policy's step, write and give-back, the view, and what binds
--- the writes to the current set_state (the view changes it).
-local step_of, write_of, back_of, take_view, bind_writes
+-- Made with the generic ops: each policy's step, write and give-back, and what binds the writes
+-- to the current set_state (the view changes it).
+local step_of, write_of, back_of, bind_writes
 
 -- The view pays when keys repeat. The sign: a key one or two places after itself (requests in a
 -- row on one key; two limiters' requests taking turns, or a request on two rules, then again).
@@ -160,7 +164,7 @@ while at <= #ARGV do
   end
 end
 
-if view or generic then
+if generic then
   -- In a function of its own: the functions made inside take the batch's locals through its
   -- upvalues, not each from the list of every open one (Lua 5.1's findupval walks it).
   (function()
@@ -256,7 +260,6 @@ ${genericOps}
   bind_writes = function()
     for p = 1, policies do write_of[p] = WRITES[pol[p * STRIDE - 5]] or set_state end
   end
-    take_view = view_of_keys
   end)()
 end
 if permits then
@@ -267,7 +270,10 @@ ${permitOps}
 end
 
 if view then
-  take_view()
+  (function()
+${view}
+    view_of_keys()
+  end)()
 elseif fetching then
   fetch()
 end
@@ -288,11 +294,11 @@ for _ = 1, 2 do
     else
       for i = 1, n do refs[i] = tonumber(ARGV[at + 4 + i]) end
     end
-    if code == 1 and n == 1 and not view and RUNS[pol[refs[1] * STRIDE - 5]] then
+    if code == 1 and n == 1 and RUNS[pol[refs[1] * STRIDE - 5]] then
       -- The usual run (see consume_run): one pcall for the run while no request fails.
       local from = 1
       while from <= count do
-        local ok, err = pcall(consume_run, refs[1], count, cost, now, k, from)
+        local ok, err = pcall(consume_run, refs[1], count, cost, now, k, from, view)
         if ok then break end
         reply_error(err)
         from = deciding + 1

@@ -2,20 +2,23 @@ import { inlineLua, type LuaBlock, type StateIo } from './lua-block';
 
 /**
  * How `consume_run`'s steps read and delete: the run reads the key itself (into `held`, as the
- * batch script reads without its view, see `batch-view.lua.ts`) before its step.
+ * batch script reads, see `batch-view.lua.ts`) before its step, and deletes through the view in
+ * a batch that took it.
  */
 const runIo: StateIo = {
   read: (target) => `local ${target} = held`,
   // (A state deleted is a step's effect on its key: the run does not take its outcome as a
   // function of the state alone, see consume_run.)
   del: (key) => `dropped = true
-del_now(${key})`,
+if in_view then del(${key}) else del_now(${key}) end`,
 };
 
 /**
  * The batch script's `consume_run`: a run of one-key consumes on one policy whose state is a
  * string, from its request `from` on, each decided and replied as `consume` decides and
- * replies it without the view, its kind's step inline (no call, no pcall per request: a
+ * replies it, through the view when `in_view` (the batch took it: its keys repeat, a flash
+ * sale's hot item), else reading and writing Redis at once, its kind's step inline (no call,
+ * no pcall per request: a
  * request that raises ends the run, the driver replies its error in its place and runs on
  * from the next; `deciding` says which it was). A step is a function of the key's state, now,
  * the cost and the policy, which a run shares: a key whose state is the one the run last
@@ -41,7 +44,7 @@ ${inlineLua(step, args, outs, runIo, true)}`;
   return `
 ${runsTable}
 local deciding
-local function consume_run(p, count, cost, now, k, from)
+local function consume_run(p, count, cost, now, k, from, in_view)
   local b = p * STRIDE
   local kind, a1, a2, a3, a4, a5 = pol[b - 5], pol[b - 4], pol[b - 3], pol[b - 2], pol[b - 1], pol[b]
   -- The last state decided on (held: a string, or false for none) and what its step gave.
@@ -51,11 +54,16 @@ local function consume_run(p, count, cost, now, k, from)
   for i = from, count do
     deciding = i
     local key = KEYS[k + i]
-    local held = fetched[key]
-    if held == nil then
-      held = read(key)
+    local held
+    if in_view then
+      held = packed(key)
     else
-      fetched[key] = nil
+      held = fetched[key]
+      if held == nil then
+        held = read(key)
+      else
+        fetched[key] = nil
+      end
     end
     local code, remaining, reset_ms, wait_ms, ttl_ms, value
     if held == seen then
@@ -68,9 +76,11 @@ end
         seen, s_code, s_remaining, s_reset_ms, s_wait_ms, s_ttl_ms, s_value = held, code, remaining, reset_ms, wait_ms, ttl_ms, value
       end
     end
-    -- As set_now writes (the read above left no fetched value for the key).
+    -- As set_now writes (the read above left no fetched value for the key), or into the view.
     if value then
-      if ttl_ms == 0 then
+      if in_view then
+        set_state(key, ttl_ms, value)
+      elseif ttl_ms == 0 then
         del_now(key)
       else
         if ttl_ms ~= ttl_last then ttl_last, ttl_text = ttl_ms, format('%d', ttl_ms) end

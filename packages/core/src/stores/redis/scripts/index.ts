@@ -263,9 +263,10 @@ export const JOINT_SCRIPT: string = [
 /**
  * The script that decides many requests in one call, in order, each as its own call would (see
  * `batch.lua.ts`): the batch's reads and writes, the usual run (`consume_run`, every string
- * kind's step inline), then the driver, which makes the rest only when a batch needs it: every
- * step as a function, every give-back, the joint decision, the exact give-back and the view
- * (`generic`), the permits' functions (`permits`), each with their ops (`batch-ops.lua.ts`).
+ * kind's step inline), then the driver, which makes the rest only when a batch needs it: the view
+ * (`view`), every step as a function, every give-back, the joint decision and the exact
+ * give-back (`generic`), the permits' functions (`permits`), each with their ops
+ * (`batch-ops.lua.ts`).
  */
 export const BATCH_SCRIPT: string = [
   preludeLua,
@@ -289,8 +290,8 @@ export const BATCH_SCRIPT: string = [
       TAKEN_BACKS_TABLE('TAKEN_BACKS'),
       jointLua,
       giveBackTakenLua,
-      viewLua,
     ].join('\n'),
+    view: viewLua,
     genericOps: genericOpsLua,
     permits: permitsLua,
     permitOps: permitOpsLua,
