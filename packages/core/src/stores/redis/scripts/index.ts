@@ -13,7 +13,7 @@ import { leakyBucketLua } from './leaky-bucket.lua';
 import { consumeRunLua } from './consume-run.lua';
 import { callIo, defineLua, inlineIo, inlineLua, type LuaBlock } from './lua-block';
 import { multiDriverLua } from './multi.lua';
-import { nowLua, preludeLua, setStateLua, stateAccessLua } from './prelude.lua';
+import { nowLua, setStateLua, stateAccessLua, withPrelude } from './prelude.lua';
 import { slidingLogLua, slidingLogWriteLua } from './sliding-log.lua';
 import { slidingWindowLua } from './sliding-window.lua';
 import { tokenBucketLua } from './token-bucket.lua';
@@ -162,13 +162,13 @@ function singleScript(
     ['code', 'remaining', 'reset_ms', 'wait_ms', 'ttl_ms', 'value'],
     inlineIo,
   );
-  return `${preludeLua}${helpers ?? ''}${nowLua(`ARGV[${n + 2}]`)}
+  return withPrelude(`${helpers ?? ''}${nowLua(`ARGV[${n + 2}]`)}
 local cost = ARGV[${n + 1}]
 cost = cost and tonumber(cost) or 1
 ${decide}
 if value then ${save} end
 ${baked === undefined ? 'return { code, remaining, reset_ms, wait_ms }' : packedReplyLua(baked.capacity)}
-`;
+`);
 }
 
 /**
@@ -216,49 +216,52 @@ const TAKEN_BACKS_TABLE = (name: string): string =>
  * The script that decides several rules at once, all or nothing: every step function, then the
  * driver of `multi.lua.ts`. Kinds are numbered by their place in `STATE_KINDS`, from 1.
  */
-export const MULTI_SCRIPT: string = [
-  preludeLua,
-  stateAccessLua,
-  setStateLua,
-  ...STATE_KINDS.map(stepFunctionLua),
-  nowLua('ARGV[1]'),
-  STEPS_TABLE,
-  WRITES_TABLE,
-  multiDriverLua,
-].join('\n');
+export const MULTI_SCRIPT: string = withPrelude(
+  [
+    stateAccessLua,
+    setStateLua,
+    ...STATE_KINDS.map(stepFunctionLua),
+    nowLua('ARGV[1]'),
+    STEPS_TABLE,
+    WRITES_TABLE,
+    multiDriverLua,
+  ].join('\n'),
+);
 
 /**
  * The script that gives back an unserved admission's units to every rule's key (see
  * `give-back.lua.ts`); its arguments are those of the several-rules script, each key's followed
  * by its admission's receipt when there is one.
  */
-export const GIVE_BACK_SCRIPT: string = [
-  preludeLua,
-  stateAccessLua,
-  ...STATE_KINDS.map(stepFunctionLua),
-  giveBackLua,
-  giveBackTakenLua,
-  nowLua('ARGV[1]'),
-  TAKEN_BACKS_TABLE('BACKS'),
-  giveBackDriverLua,
-].join('\n');
+export const GIVE_BACK_SCRIPT: string = withPrelude(
+  [
+    stateAccessLua,
+    ...STATE_KINDS.map(stepFunctionLua),
+    giveBackLua,
+    giveBackTakenLua,
+    nowLua('ARGV[1]'),
+    TAKEN_BACKS_TABLE('BACKS'),
+    giveBackDriverLua,
+  ].join('\n'),
+);
 
 /**
  * The script that decides several limiters' parts of one request at once, all or none (see
  * `joint.lua.ts`): every step function, then the driver.
  */
-export const JOINT_SCRIPT: string = [
-  preludeLua,
-  stateAccessLua,
-  setStateLua,
-  ...STATE_KINDS.map(stepFunctionLua),
-  nowLua('ARGV[1]'),
-  STEPS_TABLE,
-  WRITES_TABLE,
-  RECEIPTS_TABLE,
-  jointLua,
-  jointDriverLua,
-].join('\n');
+export const JOINT_SCRIPT: string = withPrelude(
+  [
+    stateAccessLua,
+    setStateLua,
+    ...STATE_KINDS.map(stepFunctionLua),
+    nowLua('ARGV[1]'),
+    STEPS_TABLE,
+    WRITES_TABLE,
+    RECEIPTS_TABLE,
+    jointLua,
+    jointDriverLua,
+  ].join('\n'),
+);
 
 /**
  * The script that decides many requests in one call, in order, each as its own call would (see
@@ -268,35 +271,36 @@ export const JOINT_SCRIPT: string = [
  * give-back (`generic`), the permits' functions (`permits`), each with their ops
  * (`batch-ops.lua.ts`).
  */
-export const BATCH_SCRIPT: string = [
-  preludeLua,
-  batchReadsLua,
-  batchDriverLua({
-    consumeRun: consumeRunLua(
-      STATE_KINDS.filter((kind) => LUA[kind].write === 'set_state').map((kind) => ({
-        number: STATE_KINDS.indexOf(kind) + 1,
-        step: LUA[kind].step,
-      })),
-      kindTable('RUNS', (kind) => String(LUA[kind].write === 'set_state')),
-    ),
-    generic: [
-      ...STATE_KINDS.map(stepFunctionLua),
-      giveBackLua,
-      STEPS_TABLE,
-      // A string's write is the batch's own set_state, chosen per pass (see batch-view.lua.ts).
-      kindTable('WRITES', (kind) => (LUA[kind].write === 'set_state' ? 'false' : LUA[kind].write)),
-      kindTable('BACKS', (kind) => LUA[kind].back ?? 'false'),
-      RECEIPTS_TABLE,
-      TAKEN_BACKS_TABLE('TAKEN_BACKS'),
-      jointLua,
-      giveBackTakenLua,
-    ].join('\n'),
-    view: viewLua,
-    genericOps: genericOpsLua,
-    permits: permitsLua,
-    permitOps: permitOpsLua,
-  }),
-].join('\n');
+export const BATCH_SCRIPT: string = withPrelude(
+  [
+    batchReadsLua,
+    batchDriverLua({
+      consumeRun: consumeRunLua(
+        STATE_KINDS.filter((kind) => LUA[kind].write === 'set_state').map((kind) => ({
+          number: STATE_KINDS.indexOf(kind) + 1,
+          step: LUA[kind].step,
+        })),
+        kindTable('RUNS', (kind) => String(LUA[kind].write === 'set_state')),
+      ),
+      generic: [
+        ...STATE_KINDS.map(stepFunctionLua),
+        giveBackLua,
+        STEPS_TABLE,
+        // A string's write is the batch's own set_state, chosen per pass (see batch-view.lua.ts).
+        kindTable('WRITES', (kind) => (LUA[kind].write === 'set_state' ? 'false' : LUA[kind].write)),
+        kindTable('BACKS', (kind) => LUA[kind].back ?? 'false'),
+        RECEIPTS_TABLE,
+        TAKEN_BACKS_TABLE('TAKEN_BACKS'),
+        jointLua,
+        giveBackTakenLua,
+      ].join('\n'),
+      view: viewLua,
+      genericOps: genericOpsLua,
+      permits: permitsLua,
+      permitOps: permitOpsLua,
+    }),
+  ].join('\n'),
+);
 
 /** The number the multi, give-back and batch scripts know a policy's kind of state by (from 1). */
 export function kindNumberOf(policy: Policy): number {

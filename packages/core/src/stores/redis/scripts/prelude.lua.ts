@@ -10,7 +10,7 @@ import { floorLua } from './lua-math';
 export const AHEAD_MS = 3_600_000;
 
 /**
- * Lua shared by every script, placed before the algorithm functions.
+ * The locals every script may use, declared before the algorithm functions (see {@link withPrelude}).
  *
  * Redis runs Lua 5.1, where every number is an IEEE double as in JavaScript: the algorithm
  * functions repeat the TypeScript `step` functions operation for operation, so both compute the
@@ -42,12 +42,28 @@ export const AHEAD_MS = 3_600_000;
  * all be computed before any is written; the one write a step makes itself is deleting state it
  * cannot read, which it decides on as none anyway.
  */
-export const preludeLua = `
-local floor, ceil, max, min = math.floor, math.ceil, math.max, math.min
-local format, match = string.format, string.match
-local spack, sunpack = struct.pack, struct.unpack
-local AHEAD_MS = ${AHEAD_MS}
-`;
+const PRELUDE: ReadonlyArray<readonly [local: string, value: string]> = [
+  ['floor', 'math.floor'],
+  ['ceil', 'math.ceil'],
+  ['max', 'math.max'],
+  ['min', 'math.min'],
+  ['format', 'string.format'],
+  ['match', 'string.match'],
+  ['spack', 'struct.pack'],
+  ['sunpack', 'struct.unpack'],
+  ['AHEAD_MS', String(AHEAD_MS)],
+];
+
+/**
+ * A script: `body` after the prelude's locals that it uses (each read of a library's field costs
+ * Redis about 100 instructions, on every call: a lone gcra decision uses four of nine).
+ */
+export function withPrelude(body: string): string {
+  const used = PRELUDE.filter(([name]) => new RegExp(`\\b${name}\\b`).test(body));
+  if (used.length === 0) return body;
+  return `local ${used.map(([name]) => name).join(', ')} = ${used.map(([, value]) => value).join(', ')}
+${body}`;
+}
 
 /**
  * How the steps read and delete state, one command each: `packed(key)`, the string at key or
