@@ -91,7 +91,8 @@ local function time_of(given)
   if t then return t end
   if not server_now then
     local time = redis.call('TIME')
-    server_now = time[1] * 1000 + ${floorLua('time[2] / 1000')}
+    local ms = time[2] / 1000
+    server_now = time[1] * 1000 + ${floorLua('ms')}
   end
   return server_now
 end

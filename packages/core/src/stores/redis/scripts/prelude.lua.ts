@@ -110,8 +110,10 @@ if now then now = tonumber(now) end
 if not now then
   if not redis.REDIS_VERSION and redis.replicate_commands then redis.replicate_commands() end
   local time = redis.call('TIME')
-  -- Arithmetic reads the reply's two texts as tonumber would, and floors, without a call.
-  now = time[1] * 1000 + ${floorLua('time[2] / 1000')}
+  -- Arithmetic reads the reply's two texts as tonumber would (each once: each read is a strtod),
+  -- and floors, without a call.
+  local ms = time[2] / 1000
+  now = time[1] * 1000 + ${floorLua('ms')}
 end
 `;
 
