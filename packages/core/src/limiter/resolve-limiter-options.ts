@@ -1,5 +1,6 @@
 import { SluiceConfigError } from '../policy/config-error';
 import { parseDuration } from '../policy/duration';
+import { checkClock, checkOptionNames, resolvePrefix, resolveTimeoutMs } from '../policy/option-checks';
 import type { LimiterEmitter } from '../resilience/events';
 import { resolveOnStoreError, type ResolvedOnStoreError } from '../resilience/on-store-error';
 import { resolveLease } from '../resilience/token-lease';
@@ -57,16 +58,7 @@ export function resolveLimiterOptions(
   if (typeof options !== 'object' || options === null) {
     throw new SluiceConfigError('options', options, 'expected an object such as { rate: "10r/s" }');
   }
-  for (const name of Object.keys(options)) {
-    if (!OPTION_NAMES.has(name)) {
-      throw new SluiceConfigError(
-        name,
-        (options as unknown as Record<string, unknown>)[name],
-        `unknown option; accepted: ${[...OPTION_NAMES].join(', ')}`,
-        'SLUICE_UNKNOWN_OPTION',
-      );
-    }
-  }
+  checkOptionNames(options, OPTION_NAMES);
   const policies = resolveRules(options);
   const policy = policies[0] as Policy;
   const store = options.store ?? new MemoryStore();
@@ -77,23 +69,10 @@ export function resolveLimiterOptions(
       'expected a store such as new MemoryStore() or new RedisStore({ client })',
     );
   }
-  const prefix = options.prefix ?? 'sluice';
-  if (typeof prefix !== 'string' || prefix.length === 0) {
-    throw new SluiceConfigError('prefix', prefix, 'must be a non-empty string');
-  }
-  const { clock } = options;
-  if (clock !== undefined && typeof clock !== 'function') {
-    throw new SluiceConfigError('clock', clock, 'must be a function returning epoch milliseconds');
-  }
+  const prefix = resolvePrefix(options.prefix);
+  const clock = checkClock(options.clock);
   const defaultCost = checkCost('cost', options.cost ?? 1);
-  const timeoutMs = options.timeoutMs ?? 50;
-  if (typeof timeoutMs !== 'number' || !Number.isInteger(timeoutMs) || timeoutMs < 1 || timeoutMs > 60_000) {
-    throw new SluiceConfigError(
-      'timeoutMs',
-      timeoutMs,
-      'must be a whole number of milliseconds from 1 to 60000',
-    );
-  }
+  const timeoutMs = resolveTimeoutMs(options.timeoutMs);
   const metrics = resolveMetrics(options, prefix, store);
   const onStoreError = resolveOnStoreError(options.onStoreError);
   const blockCacheKeys = resolveBlockCache(options.blockCache);
