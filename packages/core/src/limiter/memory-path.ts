@@ -28,8 +28,10 @@ export interface MemoryPath {
 
 /**
  * The in-process path of a limiter: asks the store synchronously and reports the decision.
+ * Building it costs a few closures and touches nothing; its functions may be called only when
+ * `store` has `consumeSync`.
  *
- * @param options - the limiter's resolved options; `store` must have `consumeSync`
+ * @param options - the limiter's resolved options
  * @param decisions - builds the limiter's decisions and tells its listeners
  */
 export function memoryPath(options: MemoryPathOptions, decisions: DecisionMaker): MemoryPath {
