@@ -1,5 +1,6 @@
 import { SluiceConfigError } from '../policy/config-error';
 import { parseDuration } from '../policy/duration';
+import { checkClock, checkOptionNames, resolvePrefix, resolveTimeoutMs } from '../policy/option-checks';
 import { MAX_LIMIT } from '../policy/rate';
 import { MAX_QUEUE_WAIT_MS } from '../policy/resolve-policy';
 import { resolveMetrics, type LimiterMetrics } from '../limiter/metrics-sink';
@@ -60,16 +61,7 @@ export function resolveConcurrencyOptions(options: ConcurrencyLimiterOptions): R
   if (typeof options !== 'object' || options === null || Array.isArray(options)) {
     throw new SluiceConfigError('options', options, 'expected an object such as { max: 10 }');
   }
-  for (const name of Object.keys(options)) {
-    if (!NAMES.has(name)) {
-      throw new SluiceConfigError(
-        name,
-        (options as unknown as Record<string, unknown>)[name],
-        `unknown option; accepted: ${CONCURRENCY_OPTION_NAMES.join(', ')}`,
-        'SLUICE_UNKNOWN_OPTION',
-      );
-    }
-  }
+  checkOptionNames(options, NAMES);
   const { max } = options;
   if (max === undefined) {
     throw new SluiceConfigError(
@@ -82,10 +74,7 @@ export function resolveConcurrencyOptions(options: ConcurrencyLimiterOptions): R
   if (typeof max !== 'number' || !Number.isInteger(max) || max < 1 || max > MAX_LIMIT) {
     throw new SluiceConfigError('max', max, `must be a whole number from 1 to ${MAX_LIMIT}`);
   }
-  const prefix = options.prefix ?? 'sluice';
-  if (typeof prefix !== 'string' || prefix.length === 0) {
-    throw new SluiceConfigError('prefix', prefix, 'must be a non-empty string');
-  }
+  const prefix = resolvePrefix(options.prefix);
   const leaseMs =
     options.leaseMs === undefined ? DEFAULT_LEASE_MS : parseDuration('leaseMs', options.leaseMs);
   if (leaseMs < MIN_LEASE_MS || leaseMs > MAX_LEASE_MS) {
@@ -95,18 +84,8 @@ export function resolveConcurrencyOptions(options: ConcurrencyLimiterOptions): R
       `must be from ${MIN_LEASE_MS} ms to 1 day (86400000 ms)`,
     );
   }
-  const timeoutMs = options.timeoutMs ?? 50;
-  if (typeof timeoutMs !== 'number' || !Number.isInteger(timeoutMs) || timeoutMs < 1 || timeoutMs > 60_000) {
-    throw new SluiceConfigError(
-      'timeoutMs',
-      timeoutMs,
-      'must be a whole number of milliseconds from 1 to 60000',
-    );
-  }
-  const { clock } = options;
-  if (clock !== undefined && typeof clock !== 'function') {
-    throw new SluiceConfigError('clock', clock, 'must be a function returning epoch milliseconds');
-  }
+  const timeoutMs = resolveTimeoutMs(options.timeoutMs);
+  const clock = checkClock(options.clock);
   const store: Store = options.store ?? new MemoryStore();
   const inProcess = typeof store === 'object' && store !== null && typeof store.consumeSync === 'function';
   if (!inProcess && (typeof store !== 'object' || store === null || typeof store.permits !== 'function')) {

@@ -63,6 +63,11 @@ export function resolveBlockCache(value: unknown): number {
   throw new SluiceConfigError('blockCache', value, 'expected true, false or { maxKeys: number }');
 }
 
+/**
+ * A cost given as an option or to a call, checked: a whole number of units.
+ *
+ * @throws {@link SluiceConfigError} naming `option` otherwise
+ */
 export function checkCost(option: string, cost: unknown): number {
   if (typeof cost !== 'number' || !Number.isInteger(cost) || cost < 0 || cost > MAX_LIMIT) {
     throw new SluiceConfigError(
@@ -73,4 +78,14 @@ export function checkCost(option: string, cost: unknown): number {
     );
   }
   return cost;
+}
+
+/**
+ * A key given to a call, checked. Any string is a key, the empty one included.
+ *
+ * @throws {@link SluiceConfigError} naming `key` when it is not a string
+ */
+export function checkKey(key: unknown): void {
+  if (typeof key !== 'string')
+    throw new SluiceConfigError('key', key, 'must be a string', 'SLUICE_INVALID_ARGUMENT');
 }

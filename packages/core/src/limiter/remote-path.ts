@@ -1,35 +1,20 @@
-import { parseDuration } from '../policy/duration';
-import { SluiceConfigError } from '../policy/config-error';
 import { BlockCache, type Block } from '../resilience/block-cache';
 import type { LimiterEmitter } from '../resilience/events';
-import type { ResolvedOnStoreError } from '../resilience/on-store-error';
 import { guardStore } from '../resilience/store-guard';
-import { leasing, resolveLease } from '../resilience/token-lease';
-import type { Store } from '../stores/store';
+import { leasing } from '../resilience/token-lease';
 import type { Decision, Policy } from '../types';
 import type { DecisionMaker, Target } from './decisions';
 import { partDecision, type RemoteSide } from './limiter-side';
-import { reported, type LimiterMetrics } from './metrics-sink';
+import { reported } from './metrics-sink';
+import type { ResolvedLimiterOptions } from './resolve-limiter-options';
 
-/** What the remote path needs of its limiter, its options validated. */
-export interface RemotePathOptions {
-  readonly store: Store;
-  readonly prefix: string;
-  readonly policies: readonly Policy[];
-  readonly onStoreError: ResolvedOnStoreError;
-  readonly timeoutMs: number;
+/** What the remote path needs of its limiter, its options resolved. */
+export interface RemotePathOptions extends Pick<
+  ResolvedLimiterOptions,
+  'store' | 'prefix' | 'onStoreError' | 'timeoutMs' | 'clock' | 'now' | 'blockCacheKeys' | 'lease' | 'metrics'
+> {
   readonly events: LimiterEmitter;
-  /** The limiter's clock, if any (tests); the block cache and lease read `Date.now` otherwise. */
-  readonly clock: (() => number) | undefined;
-  /** The request's time to send the store: the clock's, checked, or `undefined` for the store's own. */
-  readonly now: () => number | undefined;
-  /** `maxKeys` of the block cache; 0 without one. */
-  readonly blockCacheKeys: number;
-  /** The `lease` option as given. */
-  readonly lease: unknown;
   readonly decisions: DecisionMaker;
-  /** Where the limiter reports (`metrics` option); `undefined` without one. */
-  readonly metrics: LimiterMetrics | undefined;
 }
 
 /** A remote store's decisions, guarded, with the block cache and leasing in front. */
@@ -45,11 +30,9 @@ export interface RemotePath {
  * The path of a limiter on a remote store (Redis): each call bounded by `timeoutMs` behind a
  * circuit breaker, decided by `onStoreError` when the store fails; a key the store said is
  * limited until T is refused locally until T (block cache); a hot key may lease units.
- *
- * @throws {@link SluiceConfigError} when `lease` is invalid or asked with several rules
  */
 export function remotePath(options: RemotePathOptions): RemotePath {
-  const { store, prefix, policies, now, decisions, metrics, timeoutMs } = options;
+  const { store, prefix, now, decisions, metrics, timeoutMs } = options;
   const guard = guardStore({
     store,
     onStoreError: options.onStoreError,
@@ -60,9 +43,7 @@ export function remotePath(options: RemotePathOptions): RemotePath {
   });
   const localNow = options.clock ?? Date.now;
   const blocks = options.blockCacheKeys > 0 ? new BlockCache(options.blockCacheKeys) : undefined;
-  const lease = resolveLease(options.lease, policies[0] as Policy, parseDuration);
-  if (lease !== undefined && policies.length > 1)
-    throw new SluiceConfigError('lease', options.lease, 'takes one rule, not several');
+  const { lease } = options;
   const leased =
     lease === undefined
       ? undefined

@@ -43,9 +43,12 @@ export class BlockCache {
   #recent = new Map<string, Block>();
   #older = new Map<string, Block>();
   readonly #generation: number;
+  /** `maxKeys: 1` has no room for an older generation: a rotation drops the recent one. */
+  readonly #keepsOlder: boolean;
 
   constructor(maxKeys: number) {
     this.#generation = Math.max(1, Math.floor(maxKeys / 2));
+    this.#keepsOlder = maxKeys >= 2;
   }
 
   /** The block in force for a request of `cost` at `now` under `tag`, if any. */
@@ -67,8 +70,12 @@ export class BlockCache {
     if (retryAfterMs <= 0 || cost <= 0) return;
     const key = ownedKeyText(heldKey(given));
     if (this.#recent.size >= this.#generation) {
-      this.#older = this.#recent;
-      this.#recent = new Map();
+      if (this.#keepsOlder) {
+        this.#older = this.#recent;
+        this.#recent = new Map();
+      } else {
+        this.#recent.clear();
+      }
     }
     this.#older.delete(key);
     this.#recent.set(key, {

@@ -77,6 +77,32 @@ describe('block cache', () => {
     expect((await scriptCalls(redis.client())) - before).toBe(10);
   });
 
+  test('blockCache: { maxKeys: 2 } reaches the cache: a third blocked key pushes out the first, which asks the store again', async () => {
+    const clock = fakeClock();
+    const store = new RedisStore({ client: redis.client() });
+    const bounded = createLimiter({
+      rate: '1/1m',
+      store,
+      clock,
+      prefix: 'bounded',
+      blockCache: { maxKeys: 2 },
+    });
+    const roomy = createLimiter({ rate: '1/1m', store, clock, prefix: 'roomy' });
+    for (const limiter of [bounded, roomy]) {
+      for (const key of ['a', 'b', 'c']) {
+        await limiter.consume(key);
+        expect((await limiter.consume(key)).allowed).toBe(false); // blocked until a minute on
+      }
+    }
+    const storeCallsFor = async (limiter: typeof bounded): Promise<number> => {
+      const before = await scriptCalls(redis.client());
+      expect((await limiter.consume('a')).allowed).toBe(false);
+      return (await scriptCalls(redis.client())) - before;
+    };
+    expect(await storeCallsFor(roomy)).toBe(0);
+    expect(await storeCallsFor(bounded)).toBe(1);
+  });
+
   test.each([
     [{ blockCache: 'yes' }, 'blockCache'],
     [{ blockCache: { maxKeys: 0 } }, 'blockCache.maxKeys'],
