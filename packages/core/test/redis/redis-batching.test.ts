@@ -122,6 +122,30 @@ describe('calls on the wire', () => {
     },
   );
 
+  test('a run of requests on one key sends the key once; distinct keys, each once', async () => {
+    const store = new RedisStore({ client });
+    const prefix = `once-${++prefixes}`;
+    const send = jest.spyOn(client, 'sendCommand');
+    const ask = (key: string) => store.consume({ prefix, key, policy, cost: 1 });
+    // Two leave alone; the rest wait for a call to land and go as one batch: 6 on 'hot', then
+    // 3 distinct and 2 on 'hot' again (one run: a run's kind is told by its second request).
+    const keys = ['a', 'b', ...Array<string>(6).fill('hot'), 'x', 'y', 'z', 'hot', 'hot'];
+    const verdicts = await Promise.all(keys.map(ask));
+    const calls = send.mock.calls.map(([command]) => command as unknown as { name: string; args: unknown[] });
+    send.mockRestore();
+    const batch = calls.filter(({ name }) => name === 'evalsha' || name === 'eval').at(-1);
+    // numkeys, then the keys: 'hot' once for its run of six, then x y z hot hot.
+    const numkeys = Number(batch?.args[1]);
+    expect(batch?.args.slice(2, 2 + numkeys)).toEqual(
+      ['hot', 'x', 'y', 'z', 'hot', 'hot'].map((key) => `${prefix}:{${key}}:fixed-window`),
+    );
+    // Decided as one by one: the hot key's eight admissions counted in order.
+    expect(verdicts.map((v) => v.allowed)).toEqual(keys.map(() => true));
+    const hot = keys.flatMap((key, i) => (key === 'hot' ? [verdicts[i]?.remaining] : []));
+    expect(hot).toEqual(Array.from({ length: 8 }, (_, i) => 999 - i));
+    expect((await storedNumbers(client, `${prefix}:{hot}:fixed-window`))?.[1]).toBe(8);
+  });
+
   test('batch.maxSize bounds a call; batch: false sends one call per decision', async () => {
     await client.config('RESETSTAT');
     await consumeMany(new RedisStore({ client, batch: { maxSize: 10 } }), 202);

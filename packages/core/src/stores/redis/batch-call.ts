@@ -97,7 +97,8 @@ export function batchPolicyArgs(policy: Policy): readonly string[] {
  * has freed its place) settles each from its part of the reply. A failed call fails every
  * request in it; a request whose own step failed in the script fails alone (its error stands in
  * its place in the reply). Alike requests in a row (the usual batch: one limiter's cost-1
- * requests on the server's time) are sent as one run, their keys apart.
+ * requests on the server's time) are sent as one run, their keys apart, or once for a run whose
+ * requests are all on the same keys (a hot item: its count is then sent negated).
  */
 export function runBatch(command: ScriptCommand, batch: readonly ScriptEntry[], landed: () => void): void {
   const keys: string[] = [];
@@ -107,9 +108,20 @@ export function runBatch(command: ScriptCommand, batch: readonly ScriptEntry[], 
   let previous: ScriptEntry | undefined;
   let count = 0;
   let countAt = 0;
+  // Whether the run's requests are all on its first one's keys, sent once (known at its second).
+  let same = false;
   for (const entry of batch) {
-    for (const key of entry.keys) keys.push(key);
     const { own } = entry;
+    if (own === undefined && previous !== undefined && alike(previous, entry)) {
+      if (count === 1) same = sameKeys(previous, entry);
+      if (!same || sameKeys(previous, entry)) {
+        if (!same) for (const key of entry.keys) keys.push(key);
+        count++;
+        runs[countAt] = String(same ? -count : count);
+        continue;
+      }
+    }
+    for (const key of entry.keys) keys.push(key);
     if (own !== undefined) {
       // A run of its own: never alike another.
       previous = undefined;
@@ -123,12 +135,9 @@ export function runBatch(command: ScriptCommand, batch: readonly ScriptEntry[], 
       for (const arg of own.args) runs.push(arg);
       continue;
     }
-    if (previous !== undefined && alike(previous, entry)) {
-      runs[countAt] = String(++count);
-      continue;
-    }
     previous = entry;
     count = 1;
+    same = false;
     countAt = runs.length;
     runs.push('1', String(entry.op), String(entry.keys.length), String(entry.cost), timeText(entry.nowMs));
     for (const policy of entry.policies) {
@@ -150,6 +159,14 @@ export function runBatch(command: ScriptCommand, batch: readonly ScriptEntry[], 
       for (const entry of batch) entry.fail(error);
     },
   );
+}
+
+/** Whether two requests are on the same keys, in the same order. */
+function sameKeys(a: ScriptEntry, b: ScriptEntry): boolean {
+  const { keys } = a;
+  if (keys.length !== b.keys.length) return false;
+  for (let i = 0; i < keys.length; i++) if (keys[i] !== b.keys[i]) return false;
+  return true;
 }
 
 /** Whether two requests differ only in their keys: one run of the batch script's arguments. */

@@ -42,7 +42,9 @@ export interface BatchParts {
  *   alike), `op` (1 consume, 2 give back, 3 reset), `n` (keys per request), `cost`, `now` (`''`
  *   for the server's time), then the number (from 1) of each key's policy. Every argument costs
  *   Redis about a thousand instructions, so a batch of one limiter's usual requests (cost 1,
- *   the server's time) sends one run: a handful of arguments, whatever its size. Ops 4 and up
+ *   the server's time) sends one run: a handful of arguments, whatever its size. A run whose
+ *   requests are all on the same keys (a flash sale's hot item) sends them once, its `count`
+ *   negated: KEYS then holds the run's `n` keys once, not once per request. Ops 4 and up
  *   (joint decisions, exact give-backs, permits: see `batch-ops.lua.ts`) read arguments of their
  *   own: their run is one request, its `cost` the number of those arguments, which follow it.
  *
@@ -127,26 +129,26 @@ local OPS = {}
 -- to the current set_state (the view changes it).
 local step_of, write_of, back_of, bind_writes
 
--- The view pays when keys repeat. The sign: a key one or two places after itself (requests in a
--- row on one key; two limiters' requests taking turns, or a request on two rules, then again).
-local view = false
+-- The view pays when keys repeat. The sign: a run on the same keys (see the runs), or a key one
+-- or two places after itself (two limiters' requests taking turns, or a request on two rules,
+-- then again).
+local repeats = false
 local before, previous = false, KEYS[1]
 for i = 2, #KEYS do
   local key = KEYS[i]
   if key == previous or key == before then
-    view = true
+    repeats = true
     break
   end
   before, previous = previous, key
 end
--- Any other batch of FETCH_FROM keys or more reads them up front (see fetch).
-local fetching = not view and #KEYS >= FETCH_FROM
--- Neither the view nor the reads up front with a kind whose state is not a string (the
--- sliding log's sorted sets, which MGET finds empty and EXISTS finds), nor with an op of its own
--- (a joint decision, an exact give-back, a permit): those write as they go, which a batch
+-- Neither the view nor the reads up front (see fetch) with a kind whose state is not a string
+-- (the sliding log's sorted sets, which MGET finds empty and EXISTS finds), nor with an op of its
+-- own (a joint decision, an exact give-back, a permit): those write as they go, which a batch
 -- decided again after a refused write would write twice.
+local strings = true
 for p = 1, policies do
-  if not RUNS[pol[p * STRIDE - 5]] then view, fetching = false, false end
+  if not RUNS[pol[p * STRIDE - 5]] then strings = false end
 end
 -- What the runs need besides consume_run: the generic ops (any other op, a consume on several
 -- keys or on a state that is not a string), the permits' ops.
@@ -154,9 +156,10 @@ local first_run = 2 + policies * STRIDE
 local generic, permits = false, false
 local at = first_run
 while at <= #ARGV do
-  local code, n = tonumber(ARGV[at + 1]), tonumber(ARGV[at + 2])
+  local count, code, n = tonumber(ARGV[at]), tonumber(ARGV[at + 1]), tonumber(ARGV[at + 2])
+  if count < -1 then repeats = true end
   if code >= FIRST_OWN_OP then
-    view, fetching = false, false
+    strings = false
     if code >= FIRST_PERMIT_OP then permits = true else generic = true end
     at = at + 5 + tonumber(ARGV[at + 3])
   else
@@ -164,6 +167,9 @@ while at <= #ARGV do
     at = at + 5 + n
   end
 end
+local view = repeats and strings
+-- Any other batch of FETCH_FROM keys or more reads them up front.
+local fetching = not repeats and strings and #KEYS >= FETCH_FROM
 
 if generic then
   -- In a function of its own: the functions made inside take the batch's locals through its
@@ -287,6 +293,9 @@ for _ = 1, 2 do
   while at <= last do
     local count, code, n, cost = tonumber(ARGV[at]), tonumber(ARGV[at + 1]), tonumber(ARGV[at + 2]),
       tonumber(ARGV[at + 3])
+    -- A run on the same keys: they are in KEYS once.
+    local same = count < 0
+    if same then count = -count end
     local now = time_of(ARGV[at + 4])
     local refs, width = {}, n
     if code >= FIRST_OWN_OP then
@@ -299,12 +308,12 @@ for _ = 1, 2 do
       -- The usual run (see consume_run): one pcall for the run while no request fails.
       local from = 1
       while from <= count do
-        local ok, err = pcall(consume_run, refs[1], count, cost, now, k, from, view)
+        local ok, err = pcall(consume_run, refs[1], count, cost, now, k, from, view, same)
         if ok then break end
         reply_error(err)
         from = deciding + 1
       end
-      k = k + count
+      k = k + (same and 1 or count)
     else
       local op = OPS[code]
       for _ = 1, count do
@@ -315,8 +324,9 @@ for _ = 1, 2 do
           -- What the request wrote into the reply before failing is dropped; its error stands in.
           reply_error(written)
         end
-        k = k + n
+        if not same then k = k + n end
       end
+      if same then k = k + n end
     end
     at = at + 5 + width
   end

@@ -17,7 +17,8 @@ if in_view then del(${key}) else del_now(${key}) end`,
  * The batch script's `consume_run`: a run of one-key consumes on one policy whose state is a
  * string, from its request `from` on, each decided and replied as `consume` decides and
  * replies it, through the view when `in_view` (the batch took it: its keys repeat, a flash
- * sale's hot item), else reading and writing Redis at once, its kind's step inline (no call,
+ * sale's hot item), else reading and writing Redis at once, on the run's one key when `same`,
+ * its kind's step inline (no call,
  * no pcall per request: a
  * request that raises ends the run, the driver replies its error in its place and runs on
  * from the next; `deciding` says which it was). A step is a function of the key's state, now,
@@ -44,16 +45,18 @@ ${inlineLua(step, args, outs, runIo, true)}`;
   return `
 ${runsTable}
 local deciding
-local function consume_run(p, count, cost, now, k, from, in_view)
+local function consume_run(p, count, cost, now, k, from, in_view, same)
   local b = p * STRIDE
   local kind, a1, a2, a3, a4, a5 = pol[b - 5], pol[b - 4], pol[b - 3], pol[b - 2], pol[b - 1], pol[b]
   -- The last state decided on (held: a string, or false for none) and what its step gave.
   local seen, s_code, s_remaining, s_reset_ms, s_wait_ms, s_ttl_ms, s_value
   -- The last TTL written and its text: a run's keys mostly share one (see seen).
   local ttl_last, ttl_text
+  -- A run on one key (see the batch's runs): KEYS holds it once.
+  local one_key = same and KEYS[k + 1]
   for i = from, count do
     deciding = i
-    local key = KEYS[k + i]
+    local key = one_key or KEYS[k + i]
     local held
     if in_view then
       held = packed(key)
