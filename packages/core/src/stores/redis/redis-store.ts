@@ -12,7 +12,7 @@ import type { RedisStoreClient, ScriptClient } from './redis-client';
 import { canJoin, giveBackJointCall, jointCall, type JointCall } from './redis-joint';
 import { redisKey } from './redis-keys';
 import { RedisPermits } from './redis-permits';
-import { givesBack, stateKindOf } from './scripts';
+import { givesBack, stateKindOf, type StateKind } from './scripts';
 
 export { MAX_POLICY_SCRIPTS } from './script-commands';
 export type { RedisStoreClient } from './redis-client';
@@ -121,6 +121,12 @@ export class RedisStore implements Store {
   /** The last policy a consume asked for, and itself as the one-element list the queue keeps. */
   #policy: Policy | undefined;
   #policies: readonly Policy[] = [];
+  /** The last key {@link RedisStore.keyOf} built, and what it was built of. */
+  #lastKey: string | undefined = undefined;
+  #lastPrefix = '';
+  #lastKind: StateKind | undefined = undefined;
+  #lastScope: string | undefined = undefined;
+  #lastRedisKey = '';
 
   /**
    * @param options - `client` (required), `prefix` and `batch`
@@ -366,12 +372,28 @@ export class RedisStore implements Store {
   /**
    * The Redis key that holds a request's state,
    * `[<store prefix>:]<limiter prefix>:{<key>}:<algorithm>[:<scope>]` with every text part
-   * escaped, for inspection (`GET`, `PTTL`) and tests. The value is the algorithm's state packed
-   * in one string (`"<last> <debt>"` for `gcra`; see the scripts); the sliding log is a sorted set.
+   * escaped, for inspection (`GET`, `PTTL`) and tests. The value is the algorithm's numbers
+   * packed as doubles (see `scripts/state-bytes.lua.ts`); the sliding log is a sorted set.
    * @param request - the limiter prefix, the user's key, the policy and the scope, if any
    */
   keyOf({ prefix, key, policy, scope }: Pick<StoreRequest, 'prefix' | 'key' | 'policy' | 'scope'>): string {
-    return redisKey(this.prefix, prefix, key, stateKindOf(policy), scope);
+    const kind = stateKindOf(policy);
+    // The last key asked again (a hot item, one client's requests): the same string, built and
+    // escaped once, which a batch then tells apart from others by identity (see runBatch).
+    if (
+      key === this.#lastKey &&
+      prefix === this.#lastPrefix &&
+      kind === this.#lastKind &&
+      scope === this.#lastScope
+    )
+      return this.#lastRedisKey;
+    const built = redisKey(this.prefix, prefix, key, kind, scope);
+    this.#lastKey = key;
+    this.#lastPrefix = prefix;
+    this.#lastKind = kind;
+    this.#lastScope = scope;
+    this.#lastRedisKey = built;
+    return built;
   }
 
   /**
