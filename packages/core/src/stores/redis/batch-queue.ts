@@ -127,15 +127,19 @@ export class BatchQueue<E extends Queued> {
     this.#landed(this.#group(id), call);
   }
 
-  /** Sends the request now when its group has room, or queues it for the group's next call. */
-  push(entry: E): void {
+  /**
+   * Sends the request now when its group has room, or queues it for the group's next call.
+   *
+   * @param now - `performance.now()`, as the caller read it this turn
+   */
+  push(entry: E, now: number = performance.now()): void {
     const group = this.#group(entry.group);
     if (group.flying.length < MAX_IN_FLIGHT) {
       this.#launch(group, [entry]);
       return;
     }
     group.waiting.push(entry);
-    if (this.#full(group) || this.#release(group, performance.now())) this.#pump(group);
+    if (this.#full(group) || this.#release(group, now)) this.#pump(group);
     else if (group.timer === undefined && entry.deadline !== Infinity) this.#arm(group, entry.deadline);
   }
 

@@ -314,7 +314,9 @@ export class RedisStore implements Store {
   ): void {
     const queue = this.#queue;
     const group = queue === undefined || !this.#cluster ? 0 : calculateSlot(keys[0] as string);
-    const deadline = timing.timeoutMs === undefined ? Infinity : performance.now() + timing.timeoutMs;
+    // Each request's deadline runs from when it was asked: the guard's clock reading, if it has one.
+    const now = to.startedAt ?? performance.now();
+    const deadline = timing.timeoutMs === undefined ? Infinity : now + timing.timeoutMs;
     const place = queue?.room(group, deadline);
     if (queue === undefined || place !== undefined) {
       const reply =
@@ -323,7 +325,7 @@ export class RedisStore implements Store {
           : alone(own);
       return answerTo(to, reply, op, policies, rules, own, queue, group, place);
     }
-    queue.push(this.#entry(op, keys, policies, timing, rules, group, deadline, to, own));
+    queue.push(this.#entry(op, keys, policies, timing, rules, group, deadline, to, own), now);
   }
 
   /** A request as its own call; a client that throws makes it a rejection. */
