@@ -6,6 +6,7 @@ import { BATCH_SCRIPT, givesBack } from '../../src/stores/redis/scripts';
 import { FAKE_EPOCH } from '../contract/fake-clock';
 import { batchAnswers } from './batch-answers';
 import { packState } from './packed-state';
+import { expectSameKeys, storedKeys, type StoredKey } from './stored-keys';
 import { useRedisServer } from '../harness/redis-fixtures';
 import { STRING_STATE_POLICIES } from './string-state-policies';
 
@@ -43,34 +44,8 @@ function distinctRequests(prefix: string, nowMs: number): Ask[] {
   });
 }
 
-/** What a prefix's keys hold: type, value (its bytes in hex) and TTL, by key without the prefix. */
-async function stored(
-  prefix: string,
-): Promise<Record<string, { type: string; value: string | null; ttlMs: number }>> {
-  const held: Record<string, { type: string; value: string | null; ttlMs: number }> = {};
-  for (const key of await client.keys(`${prefix}:*`)) {
-    const type = await client.type(key);
-    held[key.slice(prefix.length)] = {
-      type,
-      value: type === 'string' ? ((await client.getBuffer(key))?.toString('hex') ?? null) : null,
-      ttlMs: await client.pttl(key),
-    };
-  }
-  return held;
-}
-
-function expectSameState(
-  batched: Awaited<ReturnType<typeof stored>>,
-  alone: Awaited<ReturnType<typeof stored>>,
-): void {
-  expect(Object.keys(batched).sort()).toEqual(Object.keys(alone).sort());
-  for (const [key, { type, value, ttlMs }] of Object.entries(alone)) {
-    expect(batched[key]?.type).toBe(type);
-    expect(batched[key]?.value).toBe(value);
-    // Each TTL runs from its own write: the two runs wrote moments apart.
-    expect(Math.abs((batched[key]?.ttlMs ?? Number.NaN) - ttlMs)).toBeLessThan(500);
-  }
-}
+/** What a prefix's keys hold (see stored-keys.ts). */
+const stored = (prefix: string): Promise<Record<string, StoredKey>> => storedKeys(client, prefix);
 
 /** Commands run, by name, since the last RESETSTAT. */
 async function commandCalls(name: string): Promise<number> {
@@ -110,7 +85,7 @@ test('56 distinct keys of every string kind, half holding state, asked at once: 
     },
   );
   expect(answers).toEqual(answersAlone);
-  expectSameState(await stored('batch-distinct'), await stored('alone-distinct'));
+  expectSameKeys(await stored('batch-distinct'), await stored('alone-distinct'));
   // A GET only for the requests that went alone (their slot idle), not one per request.
   expect(mgets).toBeGreaterThanOrEqual(1);
   expect(gets).toBeLessThanOrEqual(MAX_IN_FLIGHT);
@@ -152,7 +127,7 @@ test('distinct keys holding one same state, or one same unreadable text, a run o
     },
   );
   expect(answers).toEqual(answersAlone);
-  expectSameState(await stored('batch-same'), await stored('alone-same'));
+  expectSameKeys(await stored('batch-same'), await stored('alone-same'));
 });
 
 describe('keys of another type among distinct keys', () => {
@@ -192,7 +167,7 @@ describe('keys of another type among distinct keys', () => {
     const { answers, answersAlone } = await bothWays('wrong', asked);
     expect(answers).toEqual(answersAlone);
     const batched = await stored('batch-wrong');
-    expectSameState(batched, await stored('alone-wrong'));
+    expectSameKeys(batched, await stored('alone-wrong'));
     // No list is left: each was read as none, then replaced by its state or deleted.
     expect(Object.values(batched).map(({ type }) => type)).toEqual(
       Object.values(batched).map(() => 'string'),

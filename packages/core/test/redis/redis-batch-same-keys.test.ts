@@ -3,6 +3,7 @@ import { RedisStore, resolvePolicy, type Policy, type Store } from '../../src';
 import { givesBack } from '../../src/stores/redis/scripts';
 import { FAKE_EPOCH } from '../contract/fake-clock';
 import { useRedisServer } from '../harness/redis-fixtures';
+import { expectSameKeys, storedKeys } from './stored-keys';
 import { STRING_STATE_POLICIES } from './string-state-policies';
 
 /**
@@ -71,20 +72,6 @@ function mix(prefix: string, policy: Policy | 'rules', nowMs: number): Ask[] {
   ];
 }
 
-/** What a prefix's keys hold: value (hex) or sorted set, and TTL, by key without the prefix. */
-async function stored(prefix: string): Promise<Record<string, unknown>> {
-  const held: Record<string, unknown> = {};
-  for (const key of await client.keys(`${prefix}:*`)) {
-    const type = await client.type(key);
-    const value =
-      type === 'zset'
-        ? await client.zrange(key, 0, -1, 'WITHSCORES')
-        : ((await client.getBuffer(key))?.toString('hex') ?? null);
-    held[key.slice(prefix.length)] = { value, ttl: Math.round((await client.pttl(key)) / 1000) };
-  }
-  return held;
-}
-
 const CASES: Array<[string, Policy | 'rules']> = [
   ...STRING_STATE_POLICIES.map((policy): [string, Policy] => [
     `${policy.algorithm}${policy.warmupMs > 0 ? ' warm-up' : ''}${policy.maxWaitMs > 0 ? ' queue' : ''}`,
@@ -104,6 +91,6 @@ test.each(CASES)(
     const batched = new RedisStore({ client });
     const answers = await Promise.all(mix(`batch-${tag}`, policy, FAKE_EPOCH).map((ask) => ask(batched)));
     expect(answers).toEqual(answersAlone);
-    expect(await stored(`batch-${tag}`)).toEqual(await stored(`alone-${tag}`));
+    expectSameKeys(await storedKeys(client, `batch-${tag}`), await storedKeys(client, `alone-${tag}`));
   },
 );

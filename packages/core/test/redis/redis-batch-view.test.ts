@@ -4,6 +4,7 @@ import { batchPolicyArgs } from '../../src/stores/redis/batch-call';
 import { BATCH_SCRIPT, givesBack, stateKindOf } from '../../src/stores/redis/scripts';
 import { FAKE_EPOCH } from '../contract/fake-clock';
 import { batchAnswers } from './batch-answers';
+import { expectSameKeys, storedKeys, type StoredKey } from './stored-keys';
 import { scriptCalls } from '../harness/script-calls';
 import { useRedisServer } from '../harness/redis-fixtures';
 import { STRING_STATE_POLICIES } from './string-state-policies';
@@ -44,15 +45,8 @@ function hotRequests(policy: Policy, prefix: string): ((store: Store) => Promise
   return asked;
 }
 
-/** What a prefix's keys hold: value (its bytes in hex) and TTL, by key without the prefix. */
-async function stored(prefix: string): Promise<Record<string, { value: string | null; ttlMs: number }>> {
-  const held: Record<string, { value: string | null; ttlMs: number }> = {};
-  for (const key of await client.keys(`${prefix}:*`)) {
-    const value = await client.getBuffer(key);
-    held[key.slice(prefix.length)] = { value: value?.toString('hex') ?? null, ttlMs: await client.pttl(key) };
-  }
-  return held;
-}
+/** What a prefix's keys hold (see stored-keys.ts). */
+const stored = (prefix: string): Promise<Record<string, StoredKey>> => storedKeys(client, prefix);
 
 /** Commands scripts ran, by name, since the last RESETSTAT. */
 async function commandCalls(name: string): Promise<number> {
@@ -63,18 +57,6 @@ async function commandCalls(name: string): Promise<number> {
 /** States written since the last RESETSTAT (`PSETEX`, or `SET … PX`). */
 async function stateWrites(): Promise<number> {
   return (await commandCalls('psetex')) + (await commandCalls('set'));
-}
-
-function expectSameState(
-  batched: Record<string, { value: string | null; ttlMs: number }>,
-  alone: Record<string, { value: string | null; ttlMs: number }>,
-): void {
-  expect(Object.keys(batched).sort()).toEqual(Object.keys(alone).sort());
-  for (const [key, { value, ttlMs }] of Object.entries(alone)) {
-    expect(batched[key]?.value).toBe(value);
-    // Each TTL runs from the end of its run: the two runs ended moments apart.
-    expect(Math.abs((batched[key]?.ttlMs ?? Number.NaN) - ttlMs)).toBeLessThan(500);
-  }
 }
 
 test.each(POLICIES.map((policy, i) => [`${i} ${stateKindOf(policy)}`, policy] as const))(
@@ -92,7 +74,7 @@ test.each(POLICIES.map((policy, i) => [`${i} ${stateKindOf(policy)}`, policy] as
     const reads = await commandCalls('get');
     const writes = (await stateWrites()) + (await commandCalls('del'));
     expect(answers).toEqual(answersAlone);
-    expectSameState(await stored(`${name}-batch`), await stored(`${name}-alone`));
+    expectSameKeys(await stored(`${name}-batch`), await stored(`${name}-alone`));
     // Batched (the first request alone, the rest together), each call reading and writing the
     // hot key once, not once per request.
     expect(calls).toBeLessThanOrEqual(3);
@@ -118,8 +100,8 @@ test('two limiters taking turns, one on a hot key: decided and stored as one by 
   const calls = await scriptCalls(client);
   const writes = await stateWrites();
   expect(answers).toEqual(answersAlone);
-  expectSameState(await stored('turns-batch-sku'), await stored('turns-alone-sku'));
-  expectSameState(await stored('turns-batch-ip'), await stored('turns-alone-ip'));
+  expectSameKeys(await stored('turns-batch-sku'), await stored('turns-alone-sku'));
+  expectSameKeys(await stored('turns-batch-ip'), await stored('turns-alone-ip'));
   // 20 keys of their own and the hot key once per call, not 40 writes.
   expect(writes).toBeLessThanOrEqual(20 + calls);
 });
@@ -148,7 +130,7 @@ describe('a key of another type in a batch', () => {
     );
     expect(answers).toEqual(answersAlone);
     expect(await client.type(key('wrong-batch'))).toBe('string');
-    expectSameState(await stored('wrong-batch'), await stored('wrong-alone'));
+    expectSameKeys(await stored('wrong-batch'), await stored('wrong-alone'));
   });
 
   test('is deleted by a batch of peeks, as by one peek alone', async () => {
@@ -230,7 +212,7 @@ describe('a request that fails midway in a batch', () => {
     expect(reply.filter((value) => value instanceof Error)).toHaveLength(1);
     const consumes = Array.from({ length: 3 + 1 + 1 + 3 }, () => 1);
     expect(batchAnswers(reply, consumes)).toHaveLength(consumes.length);
-    expectSameState(await stored('fail-batch'), await stored('fail-alone'));
+    expectSameKeys(await stored('fail-batch'), await stored('fail-alone'));
   });
 });
 
@@ -286,5 +268,5 @@ test('a hot key with a joint decision among its requests: the batch goes without
   const store = new RedisStore({ client });
   const answers = await Promise.all(requests('joint-batch').map((ask) => ask(store)));
   expect(answers).toEqual(answersAlone);
-  expectSameState(await stored('joint-batch'), await stored('joint-alone'));
+  expectSameKeys(await stored('joint-batch'), await stored('joint-alone'));
 });
