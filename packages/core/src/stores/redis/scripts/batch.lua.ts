@@ -188,7 +188,7 @@ ${generic}
         step_of[p](key, now, cost, pol[b - 4], pol[b - 3], pol[b - 2], pol[b - 1], pol[b])
       if value then write_of[p](key, ttl_ms, value, now, cost) end
       -- An admission without delay (the usual answer) in two integers: each costs Redis about
-      -- 400 instructions to reply.
+      -- 500 instructions to reply.
       if code == 0 and wait_ms == 0 then
         reply[r + 1], reply[r + 2] = remaining, reset_ms
         return 2

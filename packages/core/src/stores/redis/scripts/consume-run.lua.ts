@@ -18,15 +18,14 @@ if in_view then del(${key}) else del_now(${key}) end`,
  * string, from its request `from` on, each decided and replied as `consume` decides and
  * replies it, through the view when `in_view` (the batch took it: its keys repeat, a flash
  * sale's hot item), else reading and writing Redis at once, on the run's one key when `same`,
- * its kind's step inline (no call,
- * no pcall per request: a
- * request that raises ends the run, the driver replies its error in its place and runs on
- * from the next; `deciding` says which it was). A step is a function of the key's state, now,
- * the cost and the policy, which a run shares: a key whose state is the one the run last
- * decided on (none, or the same text) decides as that one did, without its step: a batch of new
- * keys (a flood of new clients), or of keys last admitted together (clients that come back
- * together: their states are one text). A step that deleted its key's state (unreadable) is
- * not taken for another key's: that key's state is deleted by its own step.
+ * its kind's step inline (no call, no pcall per request: a request that raises ends the run,
+ * the driver replies its error in its place and runs on from the next; `deciding` says which
+ * it was). A step is a function of the key's state, now, the cost and the policy, which a run
+ * shares: a key whose state is the one the run last decided on (none, or the same bytes)
+ * decides as that one did, without its step: a batch of new keys (a flood of new clients), or
+ * of keys last admitted together (clients that come back together: their states are one
+ * string), or a hot key refused again and again. A step that deleted its key's state
+ * (unreadable) is not taken for another key's: that key's state is deleted by its own step.
  *
  * @param steps - the string-state kinds' steps, by the number the batch knows each kind by
  * @param runsTable - the Lua table `RUNS` (kind number → whether its consumes run here)
