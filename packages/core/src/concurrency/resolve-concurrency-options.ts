@@ -3,7 +3,7 @@ import { parseDuration } from '../policy/duration';
 import { checkClock, checkOptionNames, resolvePrefix, resolveTimeoutMs } from '../policy/option-checks';
 import { MAX_LIMIT } from '../policy/rate';
 import { MAX_QUEUE_WAIT_MS } from '../policy/resolve-policy';
-import { resolveMetrics, type LimiterMetrics } from '../limiter/metrics-sink';
+import { checkMetrics, type LimiterMetrics } from '../limiter/metrics-sink';
 import { resolveOnStoreError, type ResolvedOnStoreError } from '../resilience/on-store-error';
 import { MemoryStore } from '../stores/memory-store';
 import type { PermitStore } from '../stores/permit-store';
@@ -97,17 +97,21 @@ export function resolveConcurrencyOptions(options: ConcurrencyLimiterOptions): R
   }
   // Checked as a rate limiter's `name` and `metrics`; a shared store's permit calls are reported
   // as a rate limiter's store calls are (duration, errors, health).
-  const metrics = resolveMetrics(options, prefix, store);
+  const registerMetrics = checkMetrics(options, prefix, store);
+  const queue = resolveQueue(options.queue);
+  const onStoreError = resolveOnStoreError(options.onStoreError);
+  // Last, once every option has passed: a limiter whose creation fails never reaches the sink.
+  const metrics: LimiterMetrics | undefined = registerMetrics?.();
   return {
     max,
     prefix,
     name: options.name ?? prefix,
     metrics,
     leaseMs,
-    queue: resolveQueue(options.queue),
+    queue,
     timeoutMs,
     clock,
-    onStoreError: resolveOnStoreError(options.onStoreError),
+    onStoreError,
     local: inProcess ? store : undefined,
     remote: inProcess ? undefined : (store.permits as () => PermitStore).call(store),
   };

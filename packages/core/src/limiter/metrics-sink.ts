@@ -62,16 +62,18 @@ const PRINTABLE = /^[\x20-\x7e]+$/;
 const MAX_NAME_LENGTH = 128;
 
 /**
- * The limiter's metrics, from its `name` and `metrics` options: `undefined` without `metrics`,
- * so a limiter without them pays one `undefined` check per decision.
+ * Checks a limiter's `name` and `metrics` options, and returns how to register it with the sink
+ * (`undefined` without `metrics`, so a limiter without them pays one `undefined` check per
+ * decision). Registering is left to the caller, once every other option has passed: a limiter
+ * whose creation fails never reaches the sink.
  *
  * @throws {@link SluiceConfigError} naming `name` (not printable ASCII, or longer than 128) or `metrics`
  */
-export function resolveMetrics(
+export function checkMetrics(
   options: { readonly name?: unknown; readonly metrics?: unknown },
   prefix: string,
   store: Store,
-): LimiterMetrics | undefined {
+): (() => LimiterMetrics) | undefined {
   const { name, metrics } = options;
   if (
     name !== undefined &&
@@ -101,7 +103,7 @@ export function resolveMetrics(
     remote: store.consumeSync === undefined,
     dryRun: false,
   };
-  return (metrics as MetricsSink).limiter(info);
+  return () => (metrics as MetricsSink).limiter(info);
 }
 
 /** The default name, from a prefix that may hold any text: what is not printable ASCII is `\\uXXXX`-escaped. */

@@ -10,7 +10,7 @@ import type { Policy } from '../types';
 import type { Target } from './decisions';
 import { checkCost, OPTION_NAMES, resolveBlockCache, supportsRules } from './limiter-options';
 import type { LimiterOptions, LimiterRulesOptions } from './limiter-types';
-import { resolveMetrics, type LimiterMetrics } from './metrics-sink';
+import { checkMetrics, type LimiterMetrics } from './metrics-sink';
 import { createOverrides, type OverrideBase } from './overrides';
 import { resolveRules } from './rules';
 
@@ -73,7 +73,7 @@ export function resolveLimiterOptions(
   const clock = checkClock(options.clock);
   const defaultCost = checkCost('cost', options.cost ?? 1);
   const timeoutMs = resolveTimeoutMs(options.timeoutMs);
-  const metrics = resolveMetrics(options, prefix, store);
+  const registerMetrics = checkMetrics(options, prefix, store);
   const onStoreError = resolveOnStoreError(options.onStoreError);
   const blockCacheKeys = resolveBlockCache(options.blockCache);
   const rulesSupported = supportsRules(
@@ -105,6 +105,9 @@ export function resolveLimiterOptions(
     return Math.floor(ms);
   };
 
+  const lease = resolveLimiterLease(options as LimiterOptions, store, policies);
+  // Last, once every option has passed: a limiter whose creation fails never reaches the sink.
+  const metrics: LimiterMetrics | undefined = registerMetrics?.();
   return Object.freeze({
     policies,
     policy,
@@ -117,7 +120,7 @@ export function resolveLimiterOptions(
     metrics,
     onStoreError,
     blockCacheKeys,
-    lease: resolveLimiterLease(options as LimiterOptions, store, policies),
+    lease,
     own,
     targetOf,
     overridden: overrideOf !== undefined,

@@ -1,4 +1,5 @@
 import {
+  createConcurrencyLimiter,
   createHttpLimiter,
   createLimiter,
   MemoryStore,
@@ -193,5 +194,31 @@ describe('limiter metrics (the `metrics` and `name` options)', () => {
     const { sink, limiters } = recordingSink();
     createLimiter({ rate: '1r/s', prefix: 'zone-\u00e9', metrics: sink, store: new MemoryStore() });
     expect(limiters[0]?.info.name).toBe('zone-\\u00e9');
+  });
+
+  test('a limiter whose creation fails on a later option never reaches the sink', () => {
+    const { sink, limiters } = recordingSink();
+    const bad: Array<[object, string]> = [
+      [{ onStoreError: 'sometimes' }, 'onStoreError'],
+      [{ blockCache: { maxKeys: 0 } }, 'blockCache.maxKeys'],
+      [{ overrides: 42 }, 'overrides'],
+      [{ lease: { size: 5 } }, 'lease'], // a remote store's option, on the memory store
+    ];
+    for (const [options, option] of bad) {
+      const error = errorOf(() =>
+        createLimiter({ rate: '10/1s', name: 'doomed', metrics: sink, ...options }),
+      );
+      expect(error.option).toBe(option);
+    }
+    expect(
+      errorOf(() =>
+        createConcurrencyLimiter({ max: 1, name: 'doomed', metrics: sink, queue: { maxWaitMs: -1 } }),
+      ).option,
+    ).toBe('queue.maxWaitMs');
+    expect(limiters).toEqual([]);
+    // The same options without the bad one register once.
+    createLimiter({ rate: '1r/s', name: 'kept', metrics: sink });
+    createConcurrencyLimiter({ max: 1, name: 'kept-too', metrics: sink });
+    expect(limiters.map(({ info }) => info.name)).toEqual(['kept', 'kept-too']);
   });
 });
