@@ -21,9 +21,10 @@ import { readStringLua } from './prelude.lua';
  * keys holding state; 16 keys is about where `MGET` and `EXISTS` begin to pay.
  *
  * With the view (`view_of_keys`, made by the driver only for a batch that takes it): each key is
- * read once, at its first read (`held`: the value Redis would hold, false for none); a write or a deletion (a reset, a give-back back to the
- * initial state, a key of another type found at a read) only changes the view and is listed
- * (`written_keys`, `written_ttls`: its TTL, 0 to delete); after the last request `flush` sends
+ * read once, at its first read (`held`: the value Redis would hold, false for none); a write or
+ * a deletion (a reset, a give-back back to the initial state, a key of another type found at a
+ * read) only changes the view and is listed (`written_keys`, `written_ttls`: its TTL, 0 to
+ * delete); after the last request `flush` sends
  * each listed key once, as its last write left it. The stored state is the last write's, as if
  * each request had written in turn; its TTL runs from the end of the batch instead of from its
  * own request (the same millisecond but for a long batch). Nothing is written before `flush`,

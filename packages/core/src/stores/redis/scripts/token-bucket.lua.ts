@@ -24,9 +24,9 @@ ${io.del('key')}`,
 
 /**
  * Token bucket, the Lua twin of `algorithms/token-bucket.ts` (Spring Cloud Gateway
- * `RedisRateLimiter`). State: two numbers (see `state-bytes.lua.ts`): tokens in 1/window of a token, and
- * ms of the refill. `max_wait` is the queue (`maxWaitMs`, 0 for none): the bucket may go that
- * many ms of refill into debt (negative tokens), and the request waits for it (`wait_ms`).
+ * `RedisRateLimiter`). State: two numbers (see `state-bytes.lua.ts`): tokens in 1/window of a
+ * token, and ms of the refill. `max_wait` is the queue (`maxWaitMs`, 0 for none): the bucket may
+ * go that many ms of refill into debt (negative tokens), and the request waits for it (`wait_ms`).
  */
 export const tokenBucketLua: LuaBlock = {
   params: ['key', 'now', 'cost', 'per_window', 'window', 'burst', 'max_wait'],
