@@ -55,7 +55,7 @@ export function resolveLimiterOptions(
   options: LimiterOptions | LimiterRulesOptions,
   events: LimiterEmitter,
 ): ResolvedLimiterOptions {
-  if (typeof options !== 'object' || options === null) {
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) {
     throw new SluiceConfigError('options', options, 'expected an object such as { rate: "10r/s" }');
   }
   checkOptionNames(options, OPTION_NAMES);

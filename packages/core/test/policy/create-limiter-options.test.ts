@@ -38,6 +38,9 @@ describe('createLimiter options', () => {
     [{ rate: '1r/s', store: {} }, 'store', /expected a store/],
     [{ rate: '200000/1m', algorithm: 'sliding-log' }, 'rate', /at most 100000/],
     [{ rate: '1/365d', burst: 1_000_000 }, 'burst', /too large/],
+    // Not an options object: an array is refused as such, not later on its missing rate.
+    [[{ rate: '1r/s' }], 'options', /expected an object/],
+    [null, 'options', /expected an object/],
   ])('%j → SluiceConfigError on %s', (options, option, message) => {
     const error = errorOf(() => createLimiter(options as never));
     expect(error.option).toBe(option);
