@@ -96,3 +96,35 @@ function tailOf(algorithm: StateKind): string {
   if (tail === undefined) TAILS.set(algorithm, (tail = `}:${algorithm}`));
   return tail;
 }
+
+/**
+ * One store's state keys (see {@link redisKey}), the last single-rule key kept: a hot item's
+ * requests (one client's, one SKU's) share one string, built and escaped once, which a batch
+ * then tells apart from others by identity (see `runBatch`).
+ */
+export class StateKeys {
+  #key: string | undefined = undefined;
+  #prefix = '';
+  #kind: StateKind | undefined = undefined;
+  #scope: string | undefined = undefined;
+  #last = '';
+
+  /** @param storePrefix - the `RedisStore` prefix, or `undefined` for none */
+  constructor(readonly storePrefix: string | undefined) {}
+
+  /** The key of one rule's state (see {@link redisKey}). */
+  of(prefix: string, key: string, kind: StateKind, scope: string | undefined): string {
+    if (key === this.#key && prefix === this.#prefix && kind === this.#kind && scope === this.#scope)
+      return this.#last;
+    this.#key = key;
+    this.#prefix = prefix;
+    this.#kind = kind;
+    this.#scope = scope;
+    return (this.#last = redisKey(this.storePrefix, prefix, key, kind, scope));
+  }
+
+  /** The key of each rule's state, in order (see {@link redisKey}'s `rule`). */
+  ofRules(prefix: string, key: string, kinds: readonly StateKind[], scope: string | undefined): string[] {
+    return kinds.map((kind, i) => redisKey(this.storePrefix, prefix, key, kind, scope, i));
+  }
+}

@@ -3,61 +3,19 @@ import { SluiceConfigError } from '../../policy/config-error';
 import type { Policy, Receipt, Verdict } from '../../types';
 import type { JointPart, JointVerdicts, RulesRequest, Store, StoreRequest } from '../store';
 import { Op, runBatch, ScriptEntry, type OwnCall } from './batch-call';
-import { resolveBatch, type BatchOption } from './batch-option';
 import { BatchQueue } from './batch-queue';
 import { alone, AloneCalls, answerTo, readOwn } from './alone-calls';
 import { CONSUME_TO, type Outcome } from '../consume-to';
-import { adaptClient } from './client-adapters';
-import type { RedisStoreClient, ScriptClient } from './redis-client';
+import type { ScriptClient } from './redis-client';
 import { canJoin, giveBackJointCall, jointCall, type JointCall } from './redis-joint';
-import { redisKey } from './redis-keys';
+import { StateKeys } from './redis-keys';
 import { RedisPermits } from './redis-permits';
-import { givesBack, stateKindOf, type StateKind } from './scripts';
+import { givesBack, stateKindOf } from './scripts';
+import { resolveStoreOptions, type RedisStoreOptions } from './redis-store-options';
 
 export { MAX_POLICY_SCRIPTS } from './script-commands';
 export type { RedisStoreClient } from './redis-client';
-
-/** Options of {@link RedisStore}. */
-export interface RedisStoreOptions {
-  /**
-   * Your Redis client, connected or connecting; the store never closes it:
-   * - ioredis (5, 6) or iovalkey: a `Redis` (standalone, or Sentinel) or a `Cluster`. The store
-   *   defines its scripts on it; commands go through the client's own settings (`keyPrefix`,
-   *   timeouts, offline queue), so a `keyPrefix` lands before every sluice key.
-   * - node-redis (`redis` 4, 5, 6): `createClient(...)` or `createCluster(...)`, after (or while)
-   *   `connect()`. A cluster client routes each script call by its first key.
-   * Told apart by their methods (`defineCommand`; `evalSha` and `eval`), never by class name.
-   */
-  client: RedisStoreClient;
-  /**
-   * A namespace put before every key this store writes, ahead of the limiter's own `prefix`:
-   * keys read `<prefix>:<limiter prefix>:{<key>}:<algorithm>`. Use it to share one Redis between
-   * applications. Braces in it are escaped like key text, so it never chooses the Cluster slot.
-   * @defaultValue none: keys read `<limiter prefix>:{<key>}:<algorithm>`, e.g. `sluice:{user:42}:gcra`
-   */
-  prefix?: string;
-  /**
-   * Batching of concurrent decisions. Every request of the store goes through it: decisions (one
-   * rule or several), peeks, give-backs, resets, the joint decision of several limiters' parts
-   * (`consumeAll`) and its exact give-backs (`giveBackTaken`), and the permits of concurrency
-   * limits (acquire, release, renew). While two calls of a slot are on their way (per store; a
-   * standalone Redis is one slot, a Cluster has 16 384), further requests for that slot wait; when
-   * a call returns, those waiting go out together as one call of the batch script, which decides
-   * each in the order it was asked, exactly as its own call would (the same state transitions; the
-   * batch is atomic). No timer: a slot with room sends at once, so a lone decision costs what it
-   * costs without batching, and under load one round trip carries many. A full batch (`maxSize`
-   * waiting) does not wait for a call to return: it leaves at once while the slot has fewer than
-   * 16 calls on their way. A request still waiting at its limiter's `timeoutMs` is never sent: the
-   * limiter decides it by `onStoreError`. `false`: one call per request (each its own script).
-   * `{ maxSize }`: the most requests in one call, 2 to 1000 (a batch runs in Redis as one script,
-   * holding the server meanwhile).
-   * @defaultValue `true`, that is `{ maxSize: 64 }`
-   * @example `new RedisStore({ client, batch: { maxSize: 16 } })`
-   */
-  batch?: BatchOption;
-}
-
-const OPTIONS = new Set(['client', 'prefix', 'batch']);
+export type { RedisStoreOptions } from './redis-store-options';
 
 /**
  * A store in Redis, standalone or Cluster, for limits shared by many app servers.
@@ -121,38 +79,17 @@ export class RedisStore implements Store {
   /** The last policy a consume asked for, and itself as the one-element list the queue keeps. */
   #policy: Policy | undefined;
   #policies: readonly Policy[] = [];
-  /** The last key {@link RedisStore.keyOf} built, and what it was built of. */
-  #lastKey: string | undefined = undefined;
-  #lastPrefix = '';
-  #lastKind: StateKind | undefined = undefined;
-  #lastScope: string | undefined = undefined;
-  #lastRedisKey = '';
+  /** Its state keys, the last one kept (see {@link RedisStore.keyOf}). */
+  readonly #keys: StateKeys;
 
   /**
    * @param options - `client` (required), `prefix` and `batch`
    * @throws {@link SluiceConfigError} when `client` is not an ioredis, iovalkey or node-redis client, or an option is invalid
    */
   constructor(options: RedisStoreOptions) {
-    if (typeof options !== 'object' || options === null) {
-      throw new SluiceConfigError('options', options, 'expected an object such as { client: new Redis() }');
-    }
-    for (const name of Object.keys(options)) {
-      if (!OPTIONS.has(name)) {
-        throw new SluiceConfigError(
-          name,
-          (options as unknown as Record<string, unknown>)[name],
-          'unknown RedisStore option; accepted: client, prefix, batch',
-          'SLUICE_UNKNOWN_OPTION',
-        );
-      }
-    }
-    const { prefix } = options;
-    const client = adaptClient(options.client);
-    if (prefix !== undefined && (typeof prefix !== 'string' || prefix.length === 0)) {
-      throw new SluiceConfigError('prefix', prefix, 'must be a non-empty string (or left out)');
-    }
-    const maxSize = resolveBatch(options.batch);
+    const { client, prefix, maxSize } = resolveStoreOptions(options);
     this.prefix = prefix;
+    this.#keys = new StateKeys(prefix);
     this.#cluster = client.isCluster;
     this.#client = client;
     this.#calls = new AloneCalls(client);
@@ -269,7 +206,7 @@ export class RedisStore implements Store {
   readonly #partKeys = (part: RulesRequest): string[] =>
     part.policies.length > 1
       ? this.rulesKeysOf(part)
-      : [redisKey(this.prefix, part.prefix, part.key, stateKindOf(part.policies[0] as Policy), part.scope)];
+      : [this.#keys.of(part.prefix, part.key, stateKindOf(part.policies[0] as Policy), part.scope)];
 
   /** Deletes the key's state for the policy's algorithm: its next request starts fresh. */
   async reset(request: Omit<StoreRequest, 'cost'>): Promise<void> {
@@ -379,23 +316,7 @@ export class RedisStore implements Store {
    * @param request - the limiter prefix, the user's key, the policy and the scope, if any
    */
   keyOf({ prefix, key, policy, scope }: Pick<StoreRequest, 'prefix' | 'key' | 'policy' | 'scope'>): string {
-    const kind = stateKindOf(policy);
-    // The last key asked again (a hot item, one client's requests): the same string, built and
-    // escaped once, which a batch then tells apart from others by identity (see runBatch).
-    if (
-      key === this.#lastKey &&
-      prefix === this.#lastPrefix &&
-      kind === this.#lastKind &&
-      scope === this.#lastScope
-    )
-      return this.#lastRedisKey;
-    const built = redisKey(this.prefix, prefix, key, kind, scope);
-    this.#lastKey = key;
-    this.#lastPrefix = prefix;
-    this.#lastKind = kind;
-    this.#lastScope = scope;
-    this.#lastRedisKey = built;
-    return built;
+    return this.#keys.of(prefix, key, stateKindOf(policy), scope);
   }
 
   /**
@@ -415,7 +336,7 @@ export class RedisStore implements Store {
     policies,
     scope,
   }: Pick<RulesRequest, 'prefix' | 'key' | 'policies' | 'scope'>): string[] {
-    return policies.map((policy, i) => redisKey(this.prefix, prefix, key, stateKindOf(policy), scope, i));
+    return this.#keys.ofRules(prefix, key, policies.map(stateKindOf), scope);
   }
 }
 
