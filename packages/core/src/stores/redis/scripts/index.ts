@@ -213,20 +213,28 @@ const TAKEN_BACKS_TABLE = (name: string): string =>
   kindTable(name, (kind) => LUA[kind].back ?? LUA[kind].backTaken ?? 'false');
 
 /**
+ * A script deciding by kind at run time: every step function with `STEPS` and `WRITES`, then
+ * `tail` (the several-rules and the joint scripts).
+ */
+function byKindScript(...tail: string[]): string {
+  return withPrelude(
+    [
+      stateAccessLua,
+      setStateLua,
+      ...STATE_KINDS.map(stepFunctionLua),
+      nowLua('ARGV[1]'),
+      STEPS_TABLE,
+      WRITES_TABLE,
+      ...tail,
+    ].join('\n'),
+  );
+}
+
+/**
  * The script that decides several rules at once, all or nothing: every step function, then the
  * driver of `multi.lua.ts`. Kinds are numbered by their place in `STATE_KINDS`, from 1.
  */
-export const MULTI_SCRIPT: string = withPrelude(
-  [
-    stateAccessLua,
-    setStateLua,
-    ...STATE_KINDS.map(stepFunctionLua),
-    nowLua('ARGV[1]'),
-    STEPS_TABLE,
-    WRITES_TABLE,
-    multiDriverLua,
-  ].join('\n'),
-);
+export const MULTI_SCRIPT: string = byKindScript(multiDriverLua);
 
 /**
  * The script that gives back an unserved admission's units to every rule's key (see
@@ -249,19 +257,7 @@ export const GIVE_BACK_SCRIPT: string = withPrelude(
  * The script that decides several limiters' parts of one request at once, all or none (see
  * `joint.lua.ts`): every step function, then the driver.
  */
-export const JOINT_SCRIPT: string = withPrelude(
-  [
-    stateAccessLua,
-    setStateLua,
-    ...STATE_KINDS.map(stepFunctionLua),
-    nowLua('ARGV[1]'),
-    STEPS_TABLE,
-    WRITES_TABLE,
-    RECEIPTS_TABLE,
-    jointLua,
-    jointDriverLua,
-  ].join('\n'),
-);
+export const JOINT_SCRIPT: string = byKindScript(RECEIPTS_TABLE, jointLua, jointDriverLua);
 
 /**
  * The script that decides many requests in one call, in order, each as its own call would (see
