@@ -113,8 +113,11 @@ export function runBatch(command: ScriptCommand, batch: readonly ScriptEntry[], 
   for (const entry of batch) {
     const { own } = entry;
     if (own === undefined && previous !== undefined && alike(previous, entry)) {
+      // The second request tells the run's kind; a later one on other keys ends a run on one.
+      let joins = true;
       if (count === 1) same = sameKeys(previous, entry);
-      if (!same || sameKeys(previous, entry)) {
+      else if (same) joins = sameKeys(previous, entry);
+      if (joins) {
         if (!same) for (const key of entry.keys) keys.push(key);
         count++;
         runs[countAt] = String(same ? -count : count);
