@@ -79,6 +79,9 @@ const LOG_CORRUPTIONS: Record<string, Corrupt> = {
   'an entry a year ahead': (client, key) => client.zadd(key, NOW + YEAR_MS, `${NOW + YEAR_MS}:0`),
   'more live entries than the limit': (client, key) =>
     client.zadd(key, ...Array.from({ length: 9 }, (_, i) => [NOW - 1, `x${i}`]).flat()),
+  // The steps read the newest time from its name (`<time>:<n>`), not its score.
+  'a newest member not named by its time': (client, key) => client.zadd(key, NOW - 1, 'x'),
+  'a newest member named by a fraction': (client, key) => client.zadd(key, NOW - 1, `${NOW - 1}.5:0`),
 };
 
 const CASES = (Object.keys(POLICIES) as StateKind[]).flatMap((kind) =>
@@ -212,5 +215,36 @@ describe.each(GIVE_BACK_CASES)('giving back to %s holding %s', (kind, _name, cor
     await own.giveBack({ prefix, key: 'bad', policy, cost: 1, nowMs: NOW });
     await own.giveBackRules({ prefix, key: 'bad', policies: [policy], cost: 1, nowMs: NOW });
     expect(await client.exists(single, rule as string)).toBe(0);
+  });
+});
+
+describe('a sliding log whose older members have foreign names', () => {
+  test("a rejection's wait reads the leaving member's time from its score", async () => {
+    const options = POLICIES['sliding-log'];
+    const policy = resolvePolicy(options);
+    for (const store of [own, shared]) {
+      const prefix = `corrupt-${++sequence}`;
+      const limiter = createLimiter({ ...options, store, prefix, clock: fakeClock(NOW), ...UNGUARDED });
+      const key = store.keyOf({ prefix, key: 'mixed', policy });
+      // Five live members (the limit): four not of the log's making, the newest of it.
+      await client.zadd(
+        key,
+        NOW - 40,
+        'a',
+        NOW - 30,
+        'b',
+        NOW - 20,
+        'c',
+        NOW - 10,
+        'd',
+        NOW - 1,
+        `${NOW - 1}:0`,
+      );
+      const decision = await limiter.consume('mixed');
+      expect(decision).toMatchObject({ allowed: false, remaining: 0 });
+      // 'a' leaves first: at its time + the window (1 minute).
+      expect(decision.retryAfterMs).toBe(60_000 - 40);
+      expect(await client.zcard(key)).toBe(5);
+    }
   });
 });
