@@ -121,10 +121,11 @@ export const slidingWindowGiveBack: GiveBack<SlidingWindowState> = (state, polic
 
 /**
  * Sliding log: the admission's entries (time `receipt.at`) leave the log while they still
- * count; the log is trimmed as a write trims it.
+ * count; the log is trimmed as a write trims it, on its own time (see `slidingLog`).
  */
 export const slidingLogGiveBack: GiveBack<SlidingLogState> = (state, policy, nowMs, cost, receipt) => {
-  const cutoff = nowMs - policy.windowMs;
+  const newest = state.times.length > 0 ? (state.times[state.times.length - 1] as number) : nowMs;
+  const cutoff = Math.max(nowMs, newest) - policy.windowMs;
   if (receipt === undefined || receipt.at <= cutoff) return undefined;
   const times: number[] = [];
   let removed = 0;
@@ -173,19 +174,22 @@ export function giveBackTakenOf(policy: Policy): GiveBack<unknown> {
 const NO_RECEIPT: Receipt = { at: 0, member: 0 };
 
 /**
- * The receipt of an admission that wrote `step.state` at `nowMs`: the window's start (fixed and
+ * The receipt of an admission that wrote `step.state`: the window's start (fixed and
  * sliding window), the time of the entries (sliding log); none needed by the other algorithms.
  * The memory store names no entries, so `member` is 0 here.
  */
-export function receiptOf(policy: Policy, step: Step<unknown>, nowMs: number): Receipt {
+export function receiptOf(policy: Policy, step: Step<unknown>): Receipt {
   if (step.state === undefined || policy.warmupMs > 0) return NO_RECEIPT;
   switch (policy.algorithm) {
     case 'fixed-window':
       return { at: (step.state as FixedWindowState).start, member: 0 };
     case 'sliding-window':
       return { at: (step.state as SlidingWindowState).start, member: 0 };
-    case 'sliding-log':
-      return { at: nowMs, member: 0 };
+    case 'sliding-log': {
+      // Its entries' time: the log's own, which is `nowMs` unless the clock is behind the log.
+      const { times } = step.state as SlidingLogState;
+      return { at: times[times.length - 1] as number, member: 0 };
+    }
     default:
       return NO_RECEIPT;
   }

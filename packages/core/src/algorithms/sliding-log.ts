@@ -10,17 +10,23 @@ export interface SlidingLogState {
  * Sliding log: exact. A unit admitted at `t` counts until `t + windowMs`; a request of `cost`
  * passes when the units still counted plus `cost` are at most `limit`. Each unit is one entry
  * (ten requests in one millisecond count as ten); rejected requests are not recorded.
+ *
+ * The log's own time never goes back: a request whose clock is behind the newest entry (another
+ * instance's clock, or a clock stepped back) is decided and recorded at that entry's time, so
+ * the log stays in order and no `limit + 1` units ever count at once on its time line. Its
+ * waits and resets are still told from the request's own clock.
  */
 export const slidingLog: Algorithm<SlidingLogState> = {
   step(state, policy, nowMs, cost) {
     const { limit, windowMs } = policy;
     const all = state === undefined ? [] : state.times;
-    const cutoff = nowMs - windowMs;
+    const newest = all.length > 0 ? (all[all.length - 1] as number) : undefined;
+    const at = newest !== undefined && newest > nowMs ? newest : nowMs;
+    const cutoff = at - windowMs;
     let first = 0;
     while (first < all.length && (all[first] as number) <= cutoff) first++;
     const live = all.length - first;
-    const newest = live > 0 ? (all[all.length - 1] as number) : 0;
-    const resetMs = live > 0 ? Math.max(0, newest + windowMs - nowMs) : 0;
+    const resetMs = live > 0 ? Math.max(0, (newest as number) + windowMs - nowMs) : 0;
     if (cost > limit) return costExceedsCapacity(limit, Math.max(0, limit - live), resetMs);
     if (live + cost > limit) {
       // The oldest live units must leave first: the k-th of them leaves at its time + windowMs.
@@ -29,11 +35,8 @@ export const slidingLog: Algorithm<SlidingLogState> = {
     }
     if (cost === 0) return peeked(limit, limit - live, resetMs);
     const times = all.slice(first);
-    for (let i = 0; i < cost; i++) times.push(nowMs);
-    // A clock that went back leaves an out-of-order entry; keep the log sorted.
-    if (live > 0 && newest > nowMs) times.sort((a, b) => a - b);
-    const last = times[times.length - 1] as number;
-    const ttlMs = last + windowMs - nowMs;
+    for (let i = 0; i < cost; i++) times.push(at);
+    const ttlMs = at + windowMs - nowMs;
     return admitted(limit, limit - live - cost, ttlMs, 0, { times }, ttlMs);
   },
 };

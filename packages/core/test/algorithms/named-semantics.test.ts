@@ -209,6 +209,21 @@ describe('sliding-log', () => {
     expect(await limiter.consume('k')).toMatchObject({ allowed: true, remaining: 0, retryAfterMs: 0 });
     expect(await limiter.consume('k')).toMatchObject({ allowed: false, retryAfterMs: 20_000 });
   });
+
+  test("a request behind the log's newest entry (a clock stepped back) counts at that entry's time", async () => {
+    const limiter = limiterOf({ algorithm: 'sliding-log', rate: '2/1m' });
+    clock.set(FAKE_EPOCH + 100_000);
+    await limiter.consume('k');
+    // 70 s behind the log: decided and recorded at its newest time; waits told from its own clock.
+    clock.set(FAKE_EPOCH + 30_000);
+    expect(await limiter.consume('k')).toMatchObject({ allowed: true, remaining: 0, resetMs: 130_000 });
+    expect(await limiter.consume('k')).toMatchObject({ allowed: false, retryAfterMs: 130_000 });
+    // Both units count until 160 s, on the log's time: not the second one only until 90 s.
+    clock.set(FAKE_EPOCH + 159_000);
+    expect(await limiter.consume('k')).toMatchObject({ allowed: false, retryAfterMs: 1000 });
+    clock.set(FAKE_EPOCH + 160_000);
+    expect(await limiter.consume('k')).toMatchObject({ allowed: true, remaining: 1 });
+  });
 });
 
 describe('queue (Sentinel rate limiter / Guava acquire)', () => {

@@ -59,3 +59,24 @@ export async function storedNumbers(
   const bytes = await client.getBuffer(key);
   return bytes === null ? undefined : unpackState(bytes);
 }
+
+/**
+ * A sliding log's entries that can still count (see `sliding-log.lua.ts`): after its newest
+ * entry's time minus the window. The log on Redis keeps the others until a span's first
+ * admission trims them; the reference trims at every admission.
+ */
+export function liveLog(state: unknown, windowMs: number): unknown {
+  if (state === undefined) return undefined;
+  const { times } = state as { times: number[] };
+  const newest = times[times.length - 1] as number;
+  return { times: times.filter((time) => time > newest - windowMs) };
+}
+
+/**
+ * What a differential test compares with the reference's state: {@link storedState}, and of a
+ * sliding log only its {@link liveLog}.
+ */
+export function comparableState(algorithm: StateKind, raw: unknown, windowMs: number): unknown {
+  const state = storedState(algorithm, raw);
+  return algorithm === 'sliding-log' ? liveLog(state, windowMs) : state;
+}

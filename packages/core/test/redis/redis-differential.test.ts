@@ -18,13 +18,15 @@ import {
 import { policyScript, stateKindOf } from '../../src/stores/redis/scripts';
 import { FAKE_EPOCH } from '../contract/fake-clock';
 import { useRedisServer } from '../harness/redis-fixtures';
-import { storedState } from './packed-state';
+import { LogExpiryCheck } from './log-expiry';
+import { comparableState } from './packed-state';
 import { seededRandom, type Random } from './seeded-random';
 
 /**
  * The Lua scripts against the TypeScript reference: seeded random sequences of (time, key, cost)
  * through `runStep` and through the script must give identical verdicts, identical stored state
- * and a TTL equal to the step's `ttlMs`.
+ * and a TTL equal to the step's `ttlMs` (the sliding log: identical live entries, and the expiry
+ * of log-expiry.ts).
  *
  * Fake time jumps by minutes while real time creeps by milliseconds, so Redis could expire a key
  * (in real time) that the reference, on fake time, still holds. Each step is therefore followed,
@@ -164,6 +166,7 @@ describe.each(ALGORITHMS.flatMap((algorithm) => SCRIPTS.map((script) => [algorit
 
         const model = new Map<string, unknown>();
         const mismatches: object[] = [];
+        const logExpiry = new LogExpiryCheck(policy.windowMs, () => tookMs);
         plan.forEach((request, i) => {
           type Reply = [error: unknown, value: unknown];
           const [[scriptError, reply], [, raw], [, pttl]] = replies.slice(4 * i, 4 * i + 3) as [
@@ -176,14 +179,17 @@ describe.each(ALGORITHMS.flatMap((algorithm) => SCRIPTS.map((script) => [algorit
           if (step.state !== undefined) model.set(request.key, step.state);
           const after = model.get(request.key);
           const verdict = scriptError === null ? toVerdict(reply, policy) : String(scriptError);
-          const state = storedState(stateKindOf(policy), raw);
+          const log = algorithm === 'sliding-log';
+          const state = comparableState(stateKindOf(policy), raw, policy.windowMs);
           const ttl = pttl as number;
           // -2: no key; -1: no TTL, i.e. the previous step's PERSIST left untouched.
           const ttlOk =
             after === undefined
               ? ttl === -2
               : step.state !== undefined
-                ? ttl <= step.ttlMs && ttl >= Math.max(0, step.ttlMs - tookMs - 2)
+                ? log
+                  ? logExpiry.ok(request.key, request.nowMs, step.ttlMs, ttl)
+                  : ttl <= step.ttlMs && ttl >= Math.max(0, step.ttlMs - tookMs - 2)
                 : ttl === -1;
           if (
             JSON.stringify(verdict) !== JSON.stringify(step.verdict) ||

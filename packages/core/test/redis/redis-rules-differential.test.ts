@@ -4,7 +4,8 @@ import { MULTI_COMMAND_NAME, rulesArgs, toVerdicts } from '../../src/stores/redi
 import { FAKE_EPOCH } from '../contract/fake-clock';
 import { useRedisServer } from '../harness/redis-fixtures';
 import { stateKindOf } from '../../src/stores/redis/scripts';
-import { storedState } from './packed-state';
+import { LogExpiryCheck } from './log-expiry';
+import { comparableState } from './packed-state';
 import { seededRandom, type Random } from './seeded-random';
 
 /**
@@ -158,6 +159,7 @@ test.each(Object.entries(RULE_SETS).map(([name, rules], i) => [name, rules, 2000
     const tookMs = Date.now() - started;
 
     const states = policies.map(() => new Map<string, unknown>());
+    const logExpiries = policies.map((policy) => new LogExpiryCheck(policy.windowMs, () => tookMs));
     const mismatches: object[] = [];
     const seen = new Set<string>();
     plan.forEach((request, r) => {
@@ -174,14 +176,18 @@ test.each(Object.entries(RULE_SETS).map(([name, rules], i) => [name, rules, 2000
         const after = states[i]?.get(request.key);
         const ttlMs = expected.ttls[i];
         const ttl = pttl as number;
-        if (JSON.stringify(storedState(stateKindOf(policy), raw)) !== JSON.stringify(after))
+        if (
+          JSON.stringify(comparableState(stateKindOf(policy), raw, policy.windowMs)) !== JSON.stringify(after)
+        )
           problems.push(`state ${i}`);
         // -2: no key; -1: no TTL, i.e. the previous step's PERSIST left untouched.
         const ttlOk =
           after === undefined
             ? ttl === -2
             : ttlMs !== undefined
-              ? ttl <= ttlMs && ttl >= Math.max(0, ttlMs - tookMs - 2)
+              ? policy.algorithm === 'sliding-log'
+                ? (logExpiries[i] as LogExpiryCheck).ok(request.key, request.nowMs, ttlMs, ttl)
+                : ttl <= ttlMs && ttl >= Math.max(0, ttlMs - tookMs - 2)
               : ttl === -1;
         if (!ttlOk) problems.push(`ttl ${i}: ${ttl} for ${ttlMs}`);
       });

@@ -71,7 +71,7 @@ export function prepareJoint(
             const slot = table.claim(index, key, now, now + step.ttlMs);
             codecOf(policy).encode(step.state, table.columns, slot);
           }
-          return receiptOf(policy, step, now);
+          return receiptOf(policy, step);
         });
       });
     },

@@ -109,12 +109,14 @@ local function sliding_window_back(key, now, cost, at, _, limit, window)
   return ttl_ms, ${packStateLua(['opened', 'before', 'taken'])}
 end
 
--- Removes exactly the members the admission added (<at>:<member + i>), while they still count.
+-- Removes exactly the members the admission added (<at>:<member + i>), while they still count
+-- on the log's own time (see sliding-log.lua.ts); the expiry as a write that trims sets it.
 local function sliding_log_back(key, now, cost, at, member, limit, window)
-  local cutoff = now - window
-  if not at or at <= cutoff then return end
-  ${inlineLua(slidingLogStateLua, ['key', 'now', 'limit', "'(' .. format('%d', cutoff)"], ['live'], callIo)}
+  if not at then return end
+  ${inlineLua(slidingLogStateLua, ['key', 'now', 'limit', 'window'], ['live', 'newest'], callIo)}
   if live == 0 then return end
+  local cutoff = max(now, newest) - window
+  if at <= cutoff then return end
   local removed = 0
   local BATCH = 1000
   for first = 0, cost - 1, BATCH do
@@ -125,7 +127,8 @@ local function sliding_log_back(key, now, cost, at, member, limit, window)
   if removed == 0 then return end
   redis.call('ZREMRANGEBYSCORE', key, '-inf', format('%d', cutoff))
   if live == removed then return 0 end
-  return tonumber(redis.call('ZRANGE', key, '-1', '-1', 'WITHSCORES')[2]) + window - now
+  local last = tonumber(redis.call('ZRANGE', key, '-1', '-1', 'WITHSCORES')[2])
+  return last - last % window + 2 * window - now
 end
 `;
 

@@ -56,7 +56,8 @@ local function joint(a, k, count, now, reply, r)
           if receipt == 'start' then
             s.at = sunpack('<d', s.value)
           elseif receipt == 'log' then
-            s.at, s.member = part.now, first
+            -- The log's own time, which value holds (part.now unless the clock is behind the log).
+            s.at, s.member = s.value, first
           end
         end
       elseif s.code == 0 and part.cost > 0 then

@@ -1,22 +1,34 @@
 import { inlineLua, type LuaBlock } from './lua-block';
 import { AHEAD_MS } from './prelude.lua';
 
-/** Live entries (after the cutoff) and the newest time, or 0, 0 for none (see the prelude). */
+/**
+ * The log's state: its live entries and its newest time, or 0, false for an empty log (see the
+ * prelude). Live means after the log's own time (`now`, or the newest entry when that is later)
+ * minus `window`. The newest time is read from its member's name, not WITHSCORES: Redis prints
+ * a score as a double (about 4 k instructions), and the name starts with the same whole number.
+ */
 export const slidingLogStateLua: LuaBlock = {
-  params: ['key', 'now', 'limit', 'after_cutoff'],
+  params: ['key', 'now', 'limit', 'window'],
   body: (ret, io) => `
-local live = redis.pcall('ZCOUNT', key, after_cutoff, '+inf')
-if live == 0 then ${ret('0, 0')} end
-if type(live) == 'number' and live <= limit then
-  -- The newest time from its member's name, not WITHSCORES: Redis prints a score as a double
-  -- (about 4 k instructions), and the name starts with the same whole number.
-  local newest = tonumber(match(redis.call('ZRANGE', key, '-1', '-1')[1], '^(-?%d+):%d+$'))
-  if newest and newest <= now + ${AHEAD_MS} then ${ret('live, newest')} end
-elseif type(live) == 'table' and not match(live.err, '^WRONGTYPE') then
-  error(live)
+local top = redis.pcall('ZRANGE', key, '-1', '-1')
+local name = top[1]
+if name then
+  local newest = tonumber(match(name, '^(-?%d+):%d+$'))
+  if newest and newest <= now + ${AHEAD_MS} then
+    -- The newest entry has left (a key idle for a window): so have all, without a ZCOUNT.
+    if newest <= now - window then ${ret('0, newest')} end
+    local at = now
+    if newest > now then at = newest end
+    local live = redis.call('ZCOUNT', key, '(' .. format('%d', at - window), '+inf')
+    if live <= limit then ${ret('live, newest')} end
+  end
+elseif not top.err then
+  ${ret('0, false')}
+elseif not match(top.err, '^WRONGTYPE') then
+  error(top)
 end
 ${io.del('key')}
-${ret('0, 0')}`,
+${ret('0, false')}`,
 };
 
 /**
@@ -27,58 +39,74 @@ ${ret('0, 0')}`,
  * removes whole scores, so the names in use at t are `t:0` to `t:(n-1)` unless a give-back
  * removed an admission's members (`log_write` then numbers after the highest in use).
  *
- * The write is `log_write`, not `set_state`: `value` is the cutoff below which entries are trimmed.
+ * The log's time never goes back (see the reference): a request behind the newest entry is
+ * decided and recorded at the newest entry's time. So the entries that have left (at or before
+ * that time minus the window) never count again, and the log need not be trimmed at every
+ * admission: only the first admission of each window-long span of time (`window` apart from
+ * 0) trims it and sets its expiry, to the end of the next span, which outlives every entry
+ * added in the span. The others only add their entry: one command instead of three. A log
+ * holds at most the entries of about two windows. What `log_write` must do the step leaves in
+ * `log_mode`; the write's `value` is the time of the entries.
  *
  * Read defensively, as the packed states are (see the prelude): a key of another type, a log
  * with more live entries than the limit (no admission leaves one), a newest member not named
- * `<time>:<n>` or an entry more than `AHEAD_MS` ahead (`+inf` included) is deleted and read as an empty log, so `ZADD` then
- * starts a new one.
+ * `<time>:<n>` or an entry more than `AHEAD_MS` ahead (`+inf` included) is deleted and read as
+ * an empty log, so `ZADD` then starts a new one.
  */
 export const slidingLogLua: LuaBlock = {
   params: ['key', 'now', 'cost', 'limit', 'window'],
   body: (ret, io) => `
-local cutoff = now - window
-local after_cutoff = '(' .. format('%d', cutoff)
-${inlineLua(slidingLogStateLua, ['key', 'now', 'limit', 'after_cutoff'], ['live', 'newest'], io)}
+${inlineLua(slidingLogStateLua, ['key', 'now', 'limit', 'window'], ['live', 'newest'], io)}
+local at = now
+if newest and newest > now then at = newest end
 local reset_ms = 0
 if live > 0 then reset_ms = max(0, newest + window - now) end
 if cost > limit then ${ret('2, max(0, limit - live), reset_ms, 0')} end
 if live + cost > limit then
   -- The oldest live units must leave first: the k-th of them leaves at its time + window.
-  local leaving = redis.call('ZRANGEBYSCORE', key, after_cutoff, '+inf', 'LIMIT',
+  local leaving = redis.call('ZRANGEBYSCORE', key, '(' .. format('%d', at - window), '+inf', 'LIMIT',
     format('%d', live + cost - limit - 1), '1')[1]
   -- Its time from its name too; a name not of the log's making costs a ZSCORE.
   local left = tonumber(match(leaving, '^(-?%d+):')) or tonumber(redis.call('ZSCORE', key, leaving))
   ${ret('1, max(0, limit - live), reset_ms, left + window - now')}
 end
 if cost == 0 then ${ret('0, limit - live, reset_ms, 0')} end
--- No live entry at now or later: none is named at now, log_write need not look (see log_fresh).
-log_fresh[key] = live == 0 or newest < now
--- A clock that went back leaves newer entries than now: the log lives until the newest leaves.
-local last = now
-if live > 0 and newest > now then last = newest end
-local ttl_ms = last + window - now
-${ret('0, limit - live - cost, ttl_ms, 0, ttl_ms, cutoff')}`,
+local ttl_ms = at + window - now
+-- The expiry a write that sets one gives: the end of the span after at's (see above).
+local keep = at - at % window + 2 * window - now
+if not newest then
+  log_mode[key] = 'new'
+elseif newest == at then
+  log_mode[key] = 'named'
+elseif newest - newest % window ~= at - at % window then
+  log_mode[key] = at - window
+else
+  log_mode[key] = false
+end
+${ret('0, limit - live - cost, ttl_ms, 0, keep, at')}`,
 };
 
 /**
- * The sliding log's write, `log_write`, and the table `log_fresh` its step sets: the functions
+ * The sliding log's write, `log_write`, and the table `log_mode` its step sets: the functions
  * a script with the sliding log's step defines before it.
  */
 export const slidingLogWriteLua = `
--- Keys whose step just found no entry named at its now: set by the step that admits, read and
--- cleared by the write that follows it (a second write on the key in one call looks again).
-local log_fresh = {}
+-- What the write of an admission must do besides its ZADD, by key: set by the step that admits,
+-- read and cleared by the write that follows it. false: nothing (the usual request); 'named':
+-- entries are named at its time already, number after them; 'new': no log yet, set its expiry;
+-- a number: the span changed, trim the entries at or before that time and set the expiry.
+local log_mode = {}
 
 -- Trims only when writing: a rejection leaves the log exactly as it was, as the reference does.
 -- Returns the index of the first member added, the admission's receipt for a give-back.
-local function log_write(key, ttl_ms, cutoff, now, cost)
-  redis.call('ZREMRANGEBYSCORE', key, '-inf', format('%d', cutoff))
-  local at = format('%d', now)
+local function log_write(key, keep_ms, time, now, cost)
+  local mode = log_mode[key]
+  log_mode[key] = nil
+  if type(mode) == 'number' then redis.call('ZREMRANGEBYSCORE', key, '-inf', format('%d', mode)) end
+  local at = format('%d', time)
   local taken = 0
-  if not log_fresh[key] then taken = redis.call('ZCOUNT', key, at, at) end
-  log_fresh[key] = nil
-  if taken > 0 then
+  if mode == 'named' then
+    taken = redis.call('ZCOUNT', key, at, at)
     -- A give-back may have removed members of this millisecond below the highest: number after
     -- the highest in use, so that a name is never reused while it is in the log.
     for _, name in ipairs(redis.call('ZRANGEBYSCORE', key, at, at)) do
@@ -102,7 +130,7 @@ local function log_write(key, ttl_ms, cutoff, now, cost)
       redis.call('ZADD', key, unpack(entries))
     end
   end
-  redis.call('PEXPIRE', key, format('%d', ttl_ms))
+  if mode ~= false and mode ~= 'named' then redis.call('PEXPIRE', key, format('%d', keep_ms)) end
   return taken
 end
 `;

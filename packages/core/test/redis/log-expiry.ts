@@ -1,0 +1,53 @@
+/**
+ * The expiry a sliding log's key keeps on Redis (see `sliding-log.lua.ts`): only the first
+ * admission of each window-long span of time sets it, to the end of the next span, so every
+ * entry of the span is kept while it counts. Seen from the reference, whose TTL is what the
+ * newest entry needs: at least that, at most two windows, and ending on a span's end.
+ */
+
+/** Its end, given the log's time of the write that set it: the end of the span after that time's. */
+export function logKeepMs(atMs: number, nowMs: number, windowMs: number): number {
+  return atMs - (((atMs % windowMs) + windowMs) % windowMs) + 2 * windowMs - nowMs;
+}
+
+/**
+ * Expects `ttl` (a PTTL read just now, on a key written on the server's clock) to be a sliding
+ * log's expiry: no shorter than `neededMs` (what the newest entry needs, less the `slackMs` of
+ * real time since), at most two windows, and ending on the end of a span (the server's clock is
+ * this machine's).
+ */
+export function expectLogExpiry(ttl: number, neededMs: number, windowMs: number, slackMs = 100): void {
+  expect(ttl).toBeGreaterThan(neededMs - slackMs);
+  expect(ttl).toBeLessThanOrEqual(2 * windowMs);
+  const pastSpanEnd = (Date.now() + ttl) % windowMs;
+  expect(Math.min(pastSpanEnd, windowMs - pastSpanEnd)).toBeLessThan(slackMs);
+}
+
+/**
+ * Checks a sliding log's expiry on Redis against the reference's TTLs, write after write, in a
+ * sequence whose every step is followed by a PTTL and a PERSIST (so a write that sets no expiry
+ * reads -1): a write that sets one sets the end of the span after its entries' (to within the
+ * real time the sequence took); one that does not relies on the last one set, which must still
+ * outlive the newest entry. Times are on the requests' clock.
+ */
+export class LogExpiryCheck {
+  private readonly expiresAt = new Map<string, number>();
+
+  constructor(
+    private readonly windowMs: number,
+    private readonly tookMs: () => number,
+  ) {}
+
+  /**
+   * @param key - the key written
+   * @param nowMs - the request's time
+   * @param neededMs - the reference's TTL: the newest entry's time + the window − `nowMs`
+   * @param ttl - the key's PTTL just after the write
+   */
+  ok(key: string, nowMs: number, neededMs: number, ttl: number): boolean {
+    if (ttl === -1) return (this.expiresAt.get(key) ?? -Infinity) >= nowMs + neededMs;
+    const keepMs = logKeepMs(nowMs + neededMs - this.windowMs, nowMs, this.windowMs);
+    this.expiresAt.set(key, nowMs + keepMs);
+    return ttl <= keepMs && ttl >= keepMs - this.tookMs() - 2;
+  }
+}

@@ -1,0 +1,112 @@
+import type Redis from 'ioredis';
+import { RedisStore, resolvePolicy } from '../../src';
+import { FAKE_EPOCH } from '../contract/fake-clock';
+import { useRedisServer } from '../harness/redis-fixtures';
+import { logKeepMs } from './log-expiry';
+
+/**
+ * The sliding log on Redis trims and sets its expiry only at the first admission of each
+ * window-long span of time (see `sliding-log.lua.ts`): the other admissions add their entry and
+ * nothing else. What that must not cost: entries without bound, or a key expiring while an entry
+ * still counts. (That every decision equals the reference's is redis-differential's.)
+ */
+const redis = useRedisServer();
+let client: Redis;
+let sequence = 0;
+
+beforeAll(() => {
+  client = redis.client();
+});
+
+/** Calls of each command Redis ran (scripts' own calls included) since the last CONFIG RESETSTAT. */
+async function commandCalls(): Promise<Record<string, number>> {
+  const info = await client.info('commandstats');
+  const calls: Record<string, number> = {};
+  for (const [, name, n] of info.matchAll(/^cmdstat_(\w+):calls=(\d+)/gm)) calls[name as string] = Number(n);
+  return calls;
+}
+
+const WINDOW_MS = 1000;
+const policy = resolvePolicy({ algorithm: 'sliding-log', rate: { limit: 50, window: WINDOW_MS } });
+
+describe.each([
+  ['batch on', true],
+  ['batch: false', false],
+] as const)('sliding log on Redis (%s)', (_name, batch) => {
+  test("after the first admission of a span, the span's admissions run ZRANGE, ZCOUNT and ZADD only", async () => {
+    const store = new RedisStore({ client, batch });
+    const prefix = `log-${++sequence}`;
+    const key = store.keyOf({ prefix, key: 'k', policy });
+    // A span starts at a multiple of the window: the first admission there trims and sets the expiry.
+    const spanStart = FAKE_EPOCH - (FAKE_EPOCH % WINDOW_MS) + 10 * WINDOW_MS;
+    await store.consume({ prefix, key: 'k', policy, cost: 1, nowMs: spanStart - 10 });
+    await client.config('RESETSTAT');
+    await store.consume({ prefix, key: 'k', policy, cost: 1, nowMs: spanStart + 5 });
+    let calls = await commandCalls();
+    expect([calls.zremrangebyscore, calls.pexpire, calls.zadd]).toEqual([1, 1, 1]);
+    expect(await client.pttl(key)).toBeGreaterThan(logKeepMs(spanStart + 5, spanStart + 5, WINDOW_MS) - 100);
+
+    await client.config('RESETSTAT');
+    for (let i = 1; i <= 20; i++) {
+      const verdict = await store.consume({
+        prefix,
+        key: 'k',
+        policy,
+        cost: 1,
+        nowMs: spanStart + 5 + 40 * i,
+      });
+      expect(verdict.allowed).toBe(true);
+    }
+    calls = await commandCalls();
+    expect(calls).toMatchObject({ zrange: 20, zcount: 20, zadd: 20 });
+    expect([calls.zremrangebyscore, calls.pexpire, calls.zrangebyscore]).toEqual([
+      undefined,
+      undefined,
+      undefined,
+    ]);
+    // Set at the span's first admission, to the end of the next span: past every entry of this one.
+    const ttl = await client.pttl(key);
+    expect(ttl).toBeGreaterThan(WINDOW_MS);
+    expect(ttl).toBeLessThanOrEqual(2 * WINDOW_MS);
+  });
+
+  test('a key idle for a window: its entries have all left, seen without a ZCOUNT', async () => {
+    const store = new RedisStore({ client, batch });
+    const prefix = `log-${++sequence}`;
+    const key = store.keyOf({ prefix, key: 'k', policy });
+    for (const nowMs of [FAKE_EPOCH, FAKE_EPOCH + 10, FAKE_EPOCH + 20])
+      await store.consume({ prefix, key: 'k', policy, cost: 1, nowMs });
+    await client.config('RESETSTAT');
+    const verdict = await store.consume({
+      prefix,
+      key: 'k',
+      policy,
+      cost: 1,
+      nowMs: FAKE_EPOCH + 20 + WINDOW_MS,
+    });
+    expect(verdict).toMatchObject({ allowed: true, remaining: policy.limit - 1 });
+    const calls = await commandCalls();
+    expect(calls).toMatchObject({ zrange: 1, zremrangebyscore: 1, zadd: 1, pexpire: 1 });
+    expect(calls.zcount).toBeUndefined();
+    expect(await client.zrange(key, 0, -1)).toEqual([`${FAKE_EPOCH + 20 + WINDOW_MS}:0`]);
+  });
+
+  test('steady admissions over twenty windows: the log never holds entries of more than two windows', async () => {
+    const store = new RedisStore({ client, batch });
+    const prefix = `log-${++sequence}`;
+    const key = store.keyOf({ prefix, key: 'k', policy });
+    let most = 0;
+    for (let nowMs = FAKE_EPOCH; nowMs < FAKE_EPOCH + 20 * WINDOW_MS; nowMs += 25) {
+      const verdict = await store.consume({ prefix, key: 'k', policy, cost: 1, nowMs });
+      expect(verdict.allowed).toBe(true); // 40 per window, under the limit of 50
+      const scores = (await client.zrange(key, 0, -1, 'WITHSCORES'))
+        .filter((_, i) => i % 2 === 1)
+        .map(Number);
+      // None before the window before this span: what the span's first admission trimmed.
+      expect(Math.min(...scores)).toBeGreaterThan(nowMs - (nowMs % WINDOW_MS) - WINDOW_MS);
+      most = Math.max(most, scores.length);
+    }
+    expect(most).toBeGreaterThan(40); // dead entries were kept a while: the trims were fewer
+    expect(most).toBeLessThanOrEqual(80);
+  });
+});
