@@ -4,7 +4,7 @@ import type { RequestView } from '../keys/http-request';
 import { compileTrustProxy } from '../keys/trust-proxy';
 import { createLimiter, type Limiter, type LimiterOptions } from '../limiter/create-limiter';
 import { dryRunMetrics } from '../limiter/metrics-sink';
-import { describeValue, SluiceConfigError } from '../policy/config-error';
+import { SluiceConfigError } from '../policy/config-error';
 import { MAX_LIMIT } from '../policy/rate';
 import { HoldSlots, resolveMaxHeld } from './delay-outcome';
 import type {
@@ -144,11 +144,10 @@ function resolveLimiter(
     } catch (error) {
       if (error instanceof SluiceConfigError && error.code === 'SLUICE_UNKNOWN_OPTION') {
         // Name the HTTP options too: a typo such as `keys` may have meant one of them.
-        const accepted = error.message.slice(`${error.option} ${describeValue(error.value)}: `.length);
         throw new SluiceConfigError(
           error.option,
           error.value,
-          `${accepted}; HTTP options: ${HTTP_OPTION_NAMES.join(', ')}`,
+          `${error.accepted}; HTTP options: ${HTTP_OPTION_NAMES.join(', ')}`,
           error.code,
         );
       }

@@ -6,15 +6,16 @@ import { SluiceConfigError } from './config-error';
  *
  * @param options - the options object as given
  * @param accepted - every name the factory accepts, in the order the error lists them
+ * @param what - what the options are, as the message says it: `'option'`, `'RedisStore option'`
  * @throws {@link SluiceConfigError} (`SLUICE_UNKNOWN_OPTION`) naming the first unknown option
  */
-export function checkOptionNames(options: object, accepted: ReadonlySet<string>): void {
+export function checkOptionNames(options: object, accepted: ReadonlySet<string>, what = 'option'): void {
   for (const name of Object.keys(options)) {
     if (!accepted.has(name)) {
       throw new SluiceConfigError(
         name,
         (options as Record<string, unknown>)[name],
-        `unknown option; accepted: ${[...accepted].join(', ')}`,
+        `unknown ${what}; accepted: ${[...accepted].join(', ')}`,
         'SLUICE_UNKNOWN_OPTION',
       );
     }

@@ -2,6 +2,7 @@ import { runStep, type Step } from '../algorithms';
 import { giveBackOf } from '../algorithms/give-back';
 import { Frame } from '../algorithms/step';
 import { SluiceConfigError } from '../policy/config-error';
+import { checkOptionNames } from '../policy/option-checks';
 import type { AlgorithmName, Policy, Receipt, Verdict } from '../types';
 import { heldKey } from './key-digest';
 import { giveBackTaken, prepareJoint } from './memory/joint-steps';
@@ -64,16 +65,7 @@ export class MemoryStore implements Store {
   readonly #frame = new Frame();
 
   constructor(options: MemoryStoreOptions = {}) {
-    for (const name of Object.keys(options)) {
-      if (!OPTIONS.has(name)) {
-        throw new SluiceConfigError(
-          name,
-          (options as Record<string, unknown>)[name],
-          'unknown MemoryStore option; accepted: maxKeys',
-          'SLUICE_UNKNOWN_OPTION',
-        );
-      }
-    }
+    checkOptionNames(options, OPTIONS, 'MemoryStore option');
     const maxKeys = options.maxKeys ?? 100_000;
     if (typeof maxKeys !== 'number' || !Number.isInteger(maxKeys) || maxKeys < 1 || maxKeys > 2 ** 30) {
       throw new SluiceConfigError('maxKeys', maxKeys, 'must be a whole number from 1 to 2^30');

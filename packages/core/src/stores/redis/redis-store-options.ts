@@ -1,4 +1,5 @@
 import { SluiceConfigError } from '../../policy/config-error';
+import { checkOptionNames } from '../../policy/option-checks';
 import { resolveBatch, type BatchOption } from './batch-option';
 import { adaptClient } from './client-adapters';
 import type { RedisStoreClient, ScriptClient } from './redis-client';
@@ -61,16 +62,7 @@ export function resolveStoreOptions(options: RedisStoreOptions): ResolvedStoreOp
   if (typeof options !== 'object' || options === null) {
     throw new SluiceConfigError('options', options, 'expected an object such as { client: new Redis() }');
   }
-  for (const name of Object.keys(options)) {
-    if (!OPTIONS.has(name)) {
-      throw new SluiceConfigError(
-        name,
-        (options as unknown as Record<string, unknown>)[name],
-        'unknown RedisStore option; accepted: client, prefix, batch',
-        'SLUICE_UNKNOWN_OPTION',
-      );
-    }
-  }
+  checkOptionNames(options, OPTIONS, 'RedisStore option');
   const { prefix } = options;
   const client = adaptClient(options.client);
   if (prefix !== undefined && (typeof prefix !== 'string' || prefix.length === 0)) {
