@@ -1,5 +1,5 @@
 import type Redis from 'ioredis';
-import { RedisStore, resolvePolicy } from '../../src';
+import { RedisStore, resolvePolicy, type Receipt } from '../../src';
 import { FAKE_EPOCH } from '../contract/fake-clock';
 import { useRedisServer } from '../harness/redis-fixtures';
 import { logKeepMs } from './log-expiry';
@@ -28,6 +28,7 @@ async function commandCalls(): Promise<Record<string, number>> {
 
 const WINDOW_MS = 1000;
 const policy = resolvePolicy({ algorithm: 'sliding-log', rate: { limit: 50, window: WINDOW_MS } });
+const wide = resolvePolicy({ algorithm: 'sliding-log', rate: { limit: 1000, window: 60_000 } });
 
 describe.each([
   ['batch on', true],
@@ -89,6 +90,39 @@ describe.each([
     expect(calls).toMatchObject({ zrange: 1, zremrangebyscore: 1, zadd: 1, pexpire: 1 });
     expect(calls.zcount).toBeUndefined();
     expect(await client.zrange(key, 0, -1)).toEqual([`${FAKE_EPOCH + 20 + WINDOW_MS}:0`]);
+  });
+
+  test('64 requests in one millisecond on one key: 64 names, none read back', async () => {
+    const store = new RedisStore({ client, batch });
+    const prefix = `log-${++sequence}`;
+    const key = store.keyOf({ prefix, key: 'hot', policy: wide });
+    await client.config('RESETSTAT');
+    const verdicts = await Promise.all(
+      Array.from({ length: 64 }, () =>
+        store.consume({ prefix, key: 'hot', policy: wide, cost: 1, nowMs: FAKE_EPOCH }),
+      ),
+    );
+    expect(verdicts.every((v) => v.allowed)).toBe(true);
+    const names = await client.zrange(key, 0, -1);
+    expect(new Set(names)).toEqual(new Set(Array.from({ length: 64 }, (_, i) => `${FAKE_EPOCH}:${i}`)));
+    expect((await commandCalls()).zrangebyscore).toBeUndefined();
+  });
+
+  test('a give-back below the highest name of a millisecond: the next admissions take names not in use', async () => {
+    const store = new RedisStore({ client, batch });
+    const part = { prefix: `log-${++sequence}`, key: 'k', policies: [wide] };
+    const key = store.keyOf({ prefix: part.prefix, key: 'k', policy: wide });
+    const receipts = [];
+    for (let i = 0; i < 3; i++) {
+      const taken = await store.consumeAll([{ ...part, cost: 1, nowMs: FAKE_EPOCH }]);
+      receipts.push(taken.receipts[0]?.[0]);
+    }
+    expect(receipts.map((r) => r?.member)).toEqual([0, 1, 2]);
+    await store.giveBackTaken({ ...part, cost: 1, nowMs: FAKE_EPOCH }, [receipts[1] as Receipt]);
+    for (let i = 0; i < 2; i++) await store.consume({ ...part, policy: wide, cost: 1, nowMs: FAKE_EPOCH });
+    expect((await client.zrange(key, 0, -1)).sort()).toEqual(
+      [0, 2, 3, 4].map((member) => `${FAKE_EPOCH}:${member}`).sort(),
+    );
   });
 
   test('steady admissions over twenty windows: the log never holds entries of more than two windows', async () => {

@@ -107,8 +107,13 @@ local function log_write(key, keep_ms, time, now, cost)
   local taken = 0
   if mode == 'named' then
     taken = redis.call('ZCOUNT', key, at, at)
-    -- A give-back may have removed members of this millisecond below the highest: number after
-    -- the highest in use, so that a name is never reused while it is in the log.
+    -- The names in use are at:0 to at:(taken - 1), so at:taken is free, unless a give-back removed
+    -- one below the highest. NX adds it only if free: no need to read every name of the
+    -- millisecond (a hot key's run in one batch read them all at each request).
+    if cost == 1 and redis.call('ZADD', key, 'NX', at, at .. ':' .. format('%d', taken)) == 1 then
+      return taken
+    end
+    -- Number after the highest in use, so that a name is never reused while it is in the log.
     for _, name in ipairs(redis.call('ZRANGEBYSCORE', key, at, at)) do
       local index = tonumber(match(name, ':(%d+)$'))
       if index and index >= taken then taken = index + 1 end
