@@ -50,13 +50,22 @@ describe.each(['gcra', 'token-bucket'] as const)('RedisStore, %s', (algorithm) =
     // send the first alone and the rest in a batch some ms later).
     const elapsedMs = performance.now() - startedAt;
     const served = decisions.filter((d) => d.allowed).map((d) => d.delayMs);
-    expect(served).toHaveLength(6);
+    const limited = decisions.filter((d) => d.reason === 'limited');
     expect(served[0]).toBe(0);
+    expect(served.length + limited.length).toBe(10);
+    // A turn comes every 200 ms: on a machine so loaded that the server's time moved on by that
+    // much between the decisions, the turns it freed were served too, each within maxWaitMs.
+    const freed = Math.floor(elapsedMs / 200);
+    expect(served.length).toBeGreaterThanOrEqual(6);
+    expect(served.length).toBeLessThanOrEqual(6 + freed);
+    if (freed > 0) {
+      for (const delayMs of served) expect(delayMs).toBeLessThanOrEqual(1000);
+      return;
+    }
     served.forEach((delayMs, i) => {
       expect(delayMs).toBeLessThanOrEqual(200 * i + 1);
       expect(delayMs).toBeGreaterThanOrEqual(200 * i - elapsedMs - 1);
     });
-    expect(decisions.filter((d) => d.reason === 'limited')).toHaveLength(4);
   });
 
   test('warmup: the Guava sequence of create(2.0, 4000 ms), exactly', async () => {
