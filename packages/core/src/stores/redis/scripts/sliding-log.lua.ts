@@ -42,9 +42,9 @@ ${ret('0, false')}`,
  * The log's time never goes back (see the reference): a request behind the newest entry is
  * decided and recorded at the newest entry's time. So the entries that have left (at or before
  * that time minus the window) never count again, and the log need not be trimmed at every
- * admission: only the first admission of each window-long span of time (`window` apart from
- * 0) trims it and sets its expiry, to the end of the next span, which outlives every entry
- * added in the span. The others only add their entry: one command instead of three. A log
+ * admission: only the first admission of each window-long span of time (spans start at the
+ * multiples of `window`) trims it and sets its expiry, to the end of the next span, which
+ * outlives every entry added in the span. The others only add their entry: one command instead of three. A log
  * holds at most the entries of about two windows. What `log_write` must do the step leaves in
  * `log_mode`; the write's `value` is the time of the entries.
  *
