@@ -15,3 +15,14 @@ export async function scriptCalls(...nodes: InfoClient[]): Promise<number> {
   }
   return calls;
 }
+
+/**
+ * Calls of each command Redis has run since the last `CONFIG RESETSTAT`, scripts' own calls
+ * included, from `INFO commandstats` of one node: by lower-case name (`zadd`, `psetex`, …).
+ */
+export async function commandCalls(node: InfoClient): Promise<Record<string, number>> {
+  const info = await node.info('commandstats');
+  const calls: Record<string, number> = {};
+  for (const [, name, n] of info.matchAll(/^cmdstat_(\w+):calls=(\d+)/gm)) calls[name as string] = Number(n);
+  return calls;
+}

@@ -7,6 +7,7 @@ import { FAKE_EPOCH } from '../contract/fake-clock';
 import { batchAnswers } from './batch-answers';
 import { packState } from './packed-state';
 import { expectSameKeys, storedKeys, type StoredKey } from './stored-keys';
+import { commandCalls as commandCallsOf } from '../harness/script-calls';
 import { useRedisServer } from '../harness/redis-fixtures';
 import { STRING_STATE_POLICIES } from './string-state-policies';
 
@@ -49,8 +50,7 @@ const stored = (prefix: string): Promise<Record<string, StoredKey>> => storedKey
 
 /** Commands run, by name, since the last RESETSTAT. */
 async function commandCalls(name: string): Promise<number> {
-  const info = await client.info('commandstats');
-  return Number(new RegExp(`^cmdstat_${name}:calls=(\\d+)`, 'm').exec(info)?.[1] ?? 0);
+  return (await commandCallsOf(client))[name] ?? 0;
 }
 
 /**

@@ -5,7 +5,7 @@ import { BATCH_SCRIPT, givesBack, stateKindOf } from '../../src/stores/redis/scr
 import { FAKE_EPOCH } from '../contract/fake-clock';
 import { batchAnswers } from './batch-answers';
 import { expectSameKeys, storedKeys, type StoredKey } from './stored-keys';
-import { scriptCalls } from '../harness/script-calls';
+import { commandCalls as commandCallsOf, scriptCalls } from '../harness/script-calls';
 import { useRedisServer } from '../harness/redis-fixtures';
 import { STRING_STATE_POLICIES } from './string-state-policies';
 
@@ -50,8 +50,7 @@ const stored = (prefix: string): Promise<Record<string, StoredKey>> => storedKey
 
 /** Commands scripts ran, by name, since the last RESETSTAT. */
 async function commandCalls(name: string): Promise<number> {
-  const info = await client.info('commandstats');
-  return Number(new RegExp(`^cmdstat_${name}:calls=(\\d+)`, 'm').exec(info)?.[1] ?? 0);
+  return (await commandCallsOf(client))[name] ?? 0;
 }
 
 /** States written since the last RESETSTAT (`PSETEX`, or `SET … PX`). */

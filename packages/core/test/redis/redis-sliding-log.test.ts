@@ -1,6 +1,7 @@
 import type Redis from 'ioredis';
 import { RedisStore, resolvePolicy, type Receipt } from '../../src';
 import { FAKE_EPOCH } from '../contract/fake-clock';
+import { commandCalls } from '../harness/script-calls';
 import { useRedisServer } from '../harness/redis-fixtures';
 import { logKeepMs } from './log-expiry';
 
@@ -17,14 +18,6 @@ let sequence = 0;
 beforeAll(() => {
   client = redis.client();
 });
-
-/** Calls of each command Redis ran (scripts' own calls included) since the last CONFIG RESETSTAT. */
-async function commandCalls(): Promise<Record<string, number>> {
-  const info = await client.info('commandstats');
-  const calls: Record<string, number> = {};
-  for (const [, name, n] of info.matchAll(/^cmdstat_(\w+):calls=(\d+)/gm)) calls[name as string] = Number(n);
-  return calls;
-}
 
 const WINDOW_MS = 1000;
 const policy = resolvePolicy({ algorithm: 'sliding-log', rate: { limit: 50, window: WINDOW_MS } });
@@ -43,7 +36,7 @@ describe.each([
     await store.consume({ prefix, key: 'k', policy, cost: 1, nowMs: spanStart - 10 });
     await client.config('RESETSTAT');
     await store.consume({ prefix, key: 'k', policy, cost: 1, nowMs: spanStart + 5 });
-    let calls = await commandCalls();
+    let calls = await commandCalls(client);
     expect([calls.zremrangebyscore, calls.pexpire, calls.zadd]).toEqual([1, 1, 1]);
     expect(await client.pttl(key)).toBeGreaterThan(logKeepMs(spanStart + 5, spanStart + 5, WINDOW_MS) - 100);
 
@@ -58,7 +51,7 @@ describe.each([
       });
       expect(verdict.allowed).toBe(true);
     }
-    calls = await commandCalls();
+    calls = await commandCalls(client);
     expect(calls).toMatchObject({ zrange: 20, zcount: 20, zadd: 20 });
     expect([calls.zremrangebyscore, calls.pexpire, calls.zrangebyscore]).toEqual([
       undefined,
@@ -86,7 +79,7 @@ describe.each([
       nowMs: FAKE_EPOCH + 20 + WINDOW_MS,
     });
     expect(verdict).toMatchObject({ allowed: true, remaining: policy.limit - 1 });
-    const calls = await commandCalls();
+    const calls = await commandCalls(client);
     expect(calls).toMatchObject({ zrange: 1, zremrangebyscore: 1, zadd: 1, pexpire: 1 });
     expect(calls.zcount).toBeUndefined();
     expect(await client.zrange(key, 0, -1)).toEqual([`${FAKE_EPOCH + 20 + WINDOW_MS}:0`]);
@@ -105,7 +98,7 @@ describe.each([
     expect(verdicts.every((v) => v.allowed)).toBe(true);
     const names = await client.zrange(key, 0, -1);
     expect(new Set(names)).toEqual(new Set(Array.from({ length: 64 }, (_, i) => `${FAKE_EPOCH}:${i}`)));
-    expect((await commandCalls()).zrangebyscore).toBeUndefined();
+    expect((await commandCalls(client)).zrangebyscore).toBeUndefined();
   });
 
   test('a give-back below the highest name of a millisecond: the next admissions take names not in use', async () => {
