@@ -113,9 +113,11 @@ export const slidingWindowGiveBack: GiveBack<SlidingWindowState> = (state, polic
   if (state.start === receipt.at) current = Math.max(0, current - cost);
   else if (state.start === receipt.at + windowMs) previous = Math.max(0, previous - cost);
   else return undefined;
-  // As the step's TTL: a window's count matters until two windows after its start.
-  const ttlMs = (current > 0 ? 2 * windowMs : previous > 0 ? windowMs : 0) - Math.max(0, nowMs - state.start);
-  if (ttlMs <= 0) return 'delete';
+  // As the step's TTL: a window's count matters until two windows after its start (its own
+  // start: a clock behind it keeps the state longer, not shorter).
+  const span = current > 0 ? 2 * windowMs : previous > 0 ? windowMs : 0;
+  const ttlMs = state.start + span - nowMs;
+  if (span === 0 || ttlMs <= 0) return 'delete';
   return { state: { start: state.start, previous, current }, ttlMs };
 };
 

@@ -63,6 +63,8 @@ export const slidingWindow: NumericAlgorithm<SlidingWindowState> = numericAlgori
     frame.s0 = start;
     frame.s1 = previous;
     frame.s2 = current + cost;
-    admit(frame, limit, remainingOf(used + cost * windowMs), resetMs, 0, resetMs);
+    // The state matters until two windows after its start: from a clock behind that start
+    // (stayed in its window above), longer than the reset.
+    admit(frame, limit, remainingOf(used + cost * windowMs), resetMs, 0, start + 2 * windowMs - nowMs);
   },
 );

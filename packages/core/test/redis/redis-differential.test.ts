@@ -18,7 +18,7 @@ import {
 import { policyScript, stateKindOf } from '../../src/stores/redis/scripts';
 import { FAKE_EPOCH } from '../contract/fake-clock';
 import { useRedisServer } from '../harness/redis-fixtures';
-import { LogExpiryCheck } from './log-expiry';
+import { ExpiryCheck } from './expiry-check';
 import { comparableState } from './packed-state';
 import { seededRandom, type Random } from './seeded-random';
 
@@ -26,7 +26,7 @@ import { seededRandom, type Random } from './seeded-random';
  * The Lua scripts against the TypeScript reference: seeded random sequences of (time, key, cost)
  * through `runStep` and through the script must give identical verdicts, identical stored state
  * and a TTL equal to the step's `ttlMs` (the sliding log: identical live entries, and the expiry
- * of log-expiry.ts).
+ * of expiry-check.ts; a window admitted in a window that has counted keeps the expiry it has).
  *
  * Fake time jumps by minutes while real time creeps by milliseconds, so Redis could expire a key
  * (in real time) that the reference, on fake time, still holds. Each step is therefore followed,
@@ -166,7 +166,7 @@ describe.each(ALGORITHMS.flatMap((algorithm) => SCRIPTS.map((script) => [algorit
 
         const model = new Map<string, unknown>();
         const mismatches: object[] = [];
-        const logExpiry = new LogExpiryCheck(policy.windowMs, () => tookMs);
+        const expiry = new ExpiryCheck(stateKindOf(policy), policy.windowMs, () => tookMs);
         plan.forEach((request, i) => {
           type Reply = [error: unknown, value: unknown];
           const [[scriptError, reply], [, raw], [, pttl]] = replies.slice(4 * i, 4 * i + 3) as [
@@ -179,7 +179,6 @@ describe.each(ALGORITHMS.flatMap((algorithm) => SCRIPTS.map((script) => [algorit
           if (step.state !== undefined) model.set(request.key, step.state);
           const after = model.get(request.key);
           const verdict = scriptError === null ? toVerdict(reply, policy) : String(scriptError);
-          const log = algorithm === 'sliding-log';
           const state = comparableState(stateKindOf(policy), raw, policy.windowMs);
           const ttl = pttl as number;
           // -2: no key; -1: no TTL, i.e. the previous step's PERSIST left untouched.
@@ -187,9 +186,7 @@ describe.each(ALGORITHMS.flatMap((algorithm) => SCRIPTS.map((script) => [algorit
             after === undefined
               ? ttl === -2
               : step.state !== undefined
-                ? log
-                  ? logExpiry.ok(request.key, request.nowMs, step.ttlMs, ttl)
-                  : ttl <= step.ttlMs && ttl >= Math.max(0, step.ttlMs - tookMs - 2)
+                ? expiry.ok(request.key, request.nowMs, step.ttlMs, ttl)
                 : ttl === -1;
           if (
             JSON.stringify(verdict) !== JSON.stringify(step.verdict) ||

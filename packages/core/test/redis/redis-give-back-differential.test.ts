@@ -10,7 +10,7 @@ import {
 import { stateKindOf } from '../../src/stores/redis/scripts';
 import { FAKE_EPOCH } from '../contract/fake-clock';
 import { useRedisServer } from '../harness/redis-fixtures';
-import { LogExpiryCheck } from './log-expiry';
+import { ExpiryCheck } from './expiry-check';
 import { comparableState, storedState } from './packed-state';
 import { seededRandom } from './seeded-random';
 
@@ -165,7 +165,7 @@ test.each(TAKEN_POLICIES.map((options, i) => [JSON.stringify(options), options, 
     let expiredInRealTime = 0;
     const mismatches: object[] = [];
     let tookMs = 0;
-    const logExpiry = new LogExpiryCheck(policy.windowMs, () => tookMs);
+    const expiry = new ExpiryCheck(kind, policy.windowMs, () => tookMs);
     for (let i = 0; i < TAKEN_STEPS; i++) {
       const roll = random();
       if (roll < 0.3) now += 0;
@@ -220,13 +220,7 @@ test.each(TAKEN_POLICIES.map((options, i) => [JSON.stringify(options), options, 
         continue;
       }
       const ttlOk =
-        model === undefined
-          ? ttl === -2
-          : ttlMs === -1
-            ? ttl === -1
-            : kind === 'sliding-log'
-              ? logExpiry.ok(key, now, ttlMs, ttl)
-              : ttl <= ttlMs && ttl >= Math.max(0, ttlMs - tookMs - 2);
+        model === undefined ? ttl === -2 : ttlMs === -1 ? ttl === -1 : expiry.ok(key, now, ttlMs, ttl);
       if (JSON.stringify(state) !== JSON.stringify(model) || !ttlOk)
         mismatches.push({ i, request, before, lua: { state, ttl }, ts: { state: model, ttlMs } });
     }

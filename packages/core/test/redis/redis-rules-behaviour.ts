@@ -9,7 +9,7 @@ import { fakeClock } from '../contract/fake-clock';
 import { HOSTILE_KEYS, scanKeys, storeClientOf, type RedisTarget } from './redis-store-behaviour';
 import { scriptCalls } from '../harness/script-calls';
 import { storedNumbers } from './packed-state';
-import { expectLogExpiry } from './log-expiry';
+import { expectLogExpiry } from './expiry-check';
 
 let prefixes = 0;
 

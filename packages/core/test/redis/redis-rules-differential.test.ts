@@ -4,7 +4,7 @@ import { MULTI_COMMAND_NAME, rulesArgs, toVerdicts } from '../../src/stores/redi
 import { FAKE_EPOCH } from '../contract/fake-clock';
 import { useRedisServer } from '../harness/redis-fixtures';
 import { stateKindOf } from '../../src/stores/redis/scripts';
-import { LogExpiryCheck } from './log-expiry';
+import { ExpiryCheck } from './expiry-check';
 import { comparableState } from './packed-state';
 import { seededRandom, type Random } from './seeded-random';
 
@@ -159,7 +159,9 @@ test.each(Object.entries(RULE_SETS).map(([name, rules], i) => [name, rules, 2000
     const tookMs = Date.now() - started;
 
     const states = policies.map(() => new Map<string, unknown>());
-    const logExpiries = policies.map((policy) => new LogExpiryCheck(policy.windowMs, () => tookMs));
+    const expiries = policies.map(
+      (policy) => new ExpiryCheck(stateKindOf(policy), policy.windowMs, () => tookMs),
+    );
     const mismatches: object[] = [];
     const seen = new Set<string>();
     plan.forEach((request, r) => {
@@ -185,9 +187,7 @@ test.each(Object.entries(RULE_SETS).map(([name, rules], i) => [name, rules, 2000
           after === undefined
             ? ttl === -2
             : ttlMs !== undefined
-              ? policy.algorithm === 'sliding-log'
-                ? (logExpiries[i] as LogExpiryCheck).ok(request.key, request.nowMs, ttlMs, ttl)
-                : ttl <= ttlMs && ttl >= Math.max(0, ttlMs - tookMs - 2)
+              ? (expiries[i] as ExpiryCheck).ok(request.key, request.nowMs, ttlMs, ttl)
               : ttl === -1;
         if (!ttlOk) problems.push(`ttl ${i}: ${ttl} for ${ttlMs}`);
       });

@@ -3,7 +3,7 @@ import { RedisStore, resolvePolicy, type Receipt } from '../../src';
 import { FAKE_EPOCH } from '../contract/fake-clock';
 import { commandCalls } from '../harness/script-calls';
 import { useRedisServer } from '../harness/redis-fixtures';
-import { logKeepMs } from './log-expiry';
+import { logKeepMs } from './expiry-check';
 
 /**
  * The sliding log on Redis trims and sets its expiry only at the first admission of each

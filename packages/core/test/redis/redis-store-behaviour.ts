@@ -10,7 +10,7 @@ import {
   type Verdict,
 } from '../../src';
 import { storedNumbers } from './packed-state';
-import { expectLogExpiry } from './log-expiry';
+import { expectLogExpiry } from './expiry-check';
 
 /** Where the store runs: its client (a Redis or a Cluster) and a plain client per master. */
 export interface RedisTarget {

@@ -1,4 +1,4 @@
-import { readStringLua } from './prelude.lua';
+import { KEEP_TTL, readStringLua } from './prelude.lua';
 
 /**
  * How the batch script's steps read and write string state, in place of the prelude's
@@ -24,7 +24,8 @@ import { readStringLua } from './prelude.lua';
  * read once, at its first read (`held`: the value Redis would hold, false for none); a write or
  * a deletion (a reset, a give-back back to the initial state, a key of another type found at a
  * read) only changes the view and is listed (`written_keys`, `written_ttls`: its TTL, 0 to
- * delete); after the last request `flush` sends
+ * delete; a write that keeps the key's expiry takes the TTL of the key's last write in the view
+ * that set one, as Redis has not been sent that one); after the last request `flush` sends
  * each listed key once, as its last write left it. The stored state is the last write's, as if
  * each request had written in turn; its TTL runs from the end of the batch instead of from its
  * own request (the same millisecond but for a long batch). Nothing is written before `flush`,
@@ -56,10 +57,11 @@ end
 -- instructions, a table lookup a tenth of that.
 local ttl_texts = {}
 
--- ttl_ms 0 deletes the key (a give-back back to the initial state).
+-- ttl_ms 0 deletes the key (a give-back back to the initial state), KEEP_TTL keeps its expiry.
 local function set_now(key, ttl_ms, value)
   if ttl_ms == 0 then return del_now(key) end
   if fetched[key] ~= nil then fetched[key] = nil end
+  if ttl_ms == ${KEEP_TTL} then return redis.call('SET', key, value, 'KEEPTTL') end
   local ttl = ttl_texts[ttl_ms]
   if not ttl then
     ttl = format('%d', ttl_ms)
@@ -120,8 +122,16 @@ local flushed = 0
 export const viewLua = `
 local function view_of_keys()
   local held, written_keys, written_ttls, written_values, writes = {}, {}, {}, {}, 0
+  -- The TTL of each key's last write in the view that set one: a later write that keeps the
+  -- expiry (KEEP_TTL) read a state Redis has not been sent yet, so flush sends that TTL.
+  local set_ttls = {}
 
   local function set_held(key, ttl_ms, value)
+    if ttl_ms == ${KEEP_TTL} then
+      ttl_ms = set_ttls[key] or ttl_ms
+    else
+      set_ttls[key] = ttl_ms
+    end
     held[key] = value or false
     writes = writes + 1
     written_keys[writes], written_ttls[writes], written_values[writes] = key, ttl_ms, value

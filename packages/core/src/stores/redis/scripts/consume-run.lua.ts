@@ -1,4 +1,5 @@
 import { inlineLua, type LuaBlock, type StateIo } from './lua-block';
+import { KEEP_TTL } from './prelude.lua';
 
 /**
  * How `consume_run`'s steps read and delete: the run reads the key itself (into `held`, as the
@@ -84,6 +85,8 @@ end
         set_state(key, ttl_ms, value)
       elseif ttl_ms == 0 then
         del_now(key)
+      elseif ttl_ms == ${KEEP_TTL} then
+        redis.call('SET', key, value, 'KEEPTTL')
       else
         if ttl_ms ~= ttl_last then ttl_last, ttl_text = ttl_ms, format('%d', ttl_ms) end
         redis.call('PSETEX', key, ttl_text, value)

@@ -1,5 +1,5 @@
 import { inlineLua, type LuaBlock } from './lua-block';
-import { AHEAD_MS } from './prelude.lua';
+import { AHEAD_MS, KEEP_TTL } from './prelude.lua';
 import { packStateLua, unpackStateLua, wholeLua } from './state-bytes.lua';
 
 /**
@@ -22,7 +22,7 @@ ${io.del('key')}`,
 /**
  * Fixed window, the Lua twin of `algorithms/fixed-window.ts`. State: two numbers
  * (see `state-bytes.lua.ts`): ms the window opened, and units taken in it; it expires when the window
- * closes.
+ * closes: the admission that opens a window sets that expiry, the others keep it.
  */
 export const fixedWindowLua: LuaBlock = {
   params: ['key', 'now', 'cost', 'limit', 'window'],
@@ -36,5 +36,8 @@ if cost > limit then ${ret('2, limit - count, ends_in_ms, 0')} end
 if count + cost > limit then ${ret('1, limit - count, ends_in_ms, ends_in_ms')} end
 if cost == 0 then ${ret('0, limit - count, ends_in_ms, 0')} end
 local ttl_ms = start + window - now
-${ret(`0, limit - count - cost, ttl_ms, 0, ttl_ms, ${packStateLua(['start', 'count + cost'])}`)}`,
+-- A window that has counted already has its expiry, its end: the write keeps it (see the prelude).
+local write_ttl = ttl_ms
+if count > 0 then write_ttl = ${KEEP_TTL} end
+${ret(`0, limit - count - cost, ttl_ms, 0, write_ttl, ${packStateLua(['start', 'count + cost'])}`)}`,
 };

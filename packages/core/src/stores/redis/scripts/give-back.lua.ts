@@ -104,8 +104,9 @@ local function sliding_window_back(key, now, cost, at, _, limit, window)
   elseif before > 0 then
     span = window
   end
-  local ttl_ms = span - max(0, now - opened)
-  if ttl_ms <= 0 then return 0 end
+  -- As the step's: from the window's own start, so a clock behind it keeps the state longer.
+  local ttl_ms = opened + span - now
+  if span == 0 or ttl_ms <= 0 then return 0 end
   return ttl_ms, ${packStateLua(['opened', 'before', 'taken'])}
 end
 

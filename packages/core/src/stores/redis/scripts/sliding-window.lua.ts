@@ -1,6 +1,6 @@
 import { inlineLua, type LuaBlock } from './lua-block';
 import { floorLua } from './lua-math';
-import { AHEAD_MS } from './prelude.lua';
+import { AHEAD_MS, KEEP_TTL } from './prelude.lua';
 import { packStateLua, unpackStateLua, wholeLua } from './state-bytes.lua';
 
 /**
@@ -69,9 +69,11 @@ if used + cost * window > full then
   ${ret('1, remaining, reset_ms, retry_after_ms')}
 end
 if cost == 0 then ${ret('0, remaining, reset_ms, 0')} end
--- current + cost > 0 here, so the state lives two windows from this one's start.
-local ttl_ms = 2 * window - elapsed
+-- current + cost > 0 here, so the state lives two windows from this one's start; a window that
+-- has counted already has that expiry: the write keeps it (see the prelude).
+local ttl_ms = start + 2 * window - now
+if current > 0 then ttl_ms = ${KEEP_TTL} end
 local left = ${floorLua('(full - used - cost * window) / window')}
 if not (left > 0) then left = 0 end
-${ret(`0, left, ttl_ms, 0, ttl_ms, ${packStateLua(['start', 'previous', 'current + cost'])}`)}`,
+${ret(`0, left, 2 * window - elapsed, 0, ttl_ms, ${packStateLua(['start', 'previous', 'current + cost'])}`)}`,
 };

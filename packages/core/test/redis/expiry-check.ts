@@ -23,17 +23,23 @@ export function expectLogExpiry(ttl: number, neededMs: number, windowMs: number,
   expect(Math.min(pastSpanEnd, windowMs - pastSpanEnd)).toBeLessThan(slackMs);
 }
 
+/** The kinds of state whose writes may keep the key's expiry (`SET … KEEPTTL`) instead of setting it. */
+const KEEPING = new Set(['sliding-log', 'fixed-window', 'sliding-window']);
+
 /**
- * Checks a sliding log's expiry on Redis against the reference's TTLs, write after write, in a
- * sequence whose every step is followed by a PTTL and a PERSIST (so a write that sets no expiry
- * reads -1): a write that sets one sets the end of the span after its entries' (to within the
- * real time the sequence took); one that does not relies on the last one set, which must still
- * outlive the newest entry. Times are on the requests' clock.
+ * Checks the expiry a state's key has on Redis against the reference's TTLs, write after write,
+ * in a sequence whose every step is followed by a PTTL and a PERSIST (so a write that sets no
+ * expiry reads -1). A write that sets one sets the reference's TTL (a sliding log's: the end of
+ * the span after its entries'), to within the real time the sequence took. A write that does not
+ * (a window's admission in a window that has counted, most sliding-log writes) relies on the last
+ * one set, which must still outlive what the state needs; only the kinds that may keep do.
+ * Times are on the requests' clock.
  */
-export class LogExpiryCheck {
+export class ExpiryCheck {
   private readonly expiresAt = new Map<string, number>();
 
   constructor(
+    private readonly kind: string,
     private readonly windowMs: number,
     private readonly tookMs: () => number,
   ) {}
@@ -41,13 +47,18 @@ export class LogExpiryCheck {
   /**
    * @param key - the key written
    * @param nowMs - the request's time
-   * @param neededMs - the reference's TTL: the newest entry's time + the window − `nowMs`
+   * @param neededMs - the reference's TTL (a sliding log's: the newest entry's time + the window − `nowMs`)
    * @param ttl - the key's PTTL just after the write
    */
   ok(key: string, nowMs: number, neededMs: number, ttl: number): boolean {
-    if (ttl === -1) return (this.expiresAt.get(key) ?? -Infinity) >= nowMs + neededMs;
-    const keepMs = logKeepMs(nowMs + neededMs - this.windowMs, nowMs, this.windowMs);
+    if (ttl === -1) {
+      return KEEPING.has(this.kind) && (this.expiresAt.get(key) ?? -Infinity) >= nowMs + neededMs;
+    }
+    const keepMs =
+      this.kind === 'sliding-log'
+        ? logKeepMs(nowMs + neededMs - this.windowMs, nowMs, this.windowMs)
+        : neededMs;
     this.expiresAt.set(key, nowMs + keepMs);
-    return ttl <= keepMs && ttl >= keepMs - this.tookMs() - 2;
+    return ttl <= keepMs && ttl >= Math.max(0, keepMs - this.tookMs() - 2);
   }
 }
