@@ -120,6 +120,12 @@ end
 `;
 
 /**
+ * Lua true where Redis has `SET … KEEPTTL` (6.0 and later, which have `redis.setresp`; the
+ * store supports Redis 4.0 on): read only where a step could keep an expiry.
+ */
+export const CAN_KEEP_TTL_LUA = 'redis.setresp';
+
+/**
  * The TTL a step gives a write that keeps the key's expiry (`SET … KEEPTTL`): the windows', whose
  * state needs the same expiry (the window's end) at every admission of the window, so only the
  * admission that opens a window sets it. It costs Redis about half a `PSETEX` (callgrind, Redis
