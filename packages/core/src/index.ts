@@ -12,6 +12,7 @@ export type { RuleOptions } from './limiter/rules';
 export type { LimiterInfo, LimiterMetrics, MetricsSink } from './limiter/metrics-sink';
 export type { OverrideRate, Overrides } from './limiter/overrides';
 export { SluiceConfigError } from './policy/config-error';
+export { checkOptionNames } from './policy/option-checks';
 export type { SluiceConfigErrorCode } from './policy/config-error';
 export { parseDuration } from './policy/duration';
 export { parseRate } from './policy/rate';

@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { SluiceConfigError } from '@sluice/core';
+import { checkOptionNames, SluiceConfigError } from '@sluice/core';
 import { countsOf, type SluiceMetrics } from '../counting/sluice-metrics';
 import { EventStream, eventText } from './event-stream';
 import { History, HISTORY_POINTS } from './history';
@@ -30,7 +30,7 @@ export interface Dashboard {
   close(): void;
 }
 
-const OPTION_NAMES = ['metrics', 'authorize', 'intervalMs', 'maxClients'];
+const OPTION_NAMES: ReadonlySet<string> = new Set(['metrics', 'authorize', 'intervalMs', 'maxClients']);
 
 /**
  * A live page of every limiter reporting to `metrics`: admitted / delayed / limited per second
@@ -52,15 +52,7 @@ const OPTION_NAMES = ['metrics', 'authorize', 'intervalMs', 'maxClients'];
 export function dashboard(options: DashboardOptions): Dashboard {
   if (typeof options !== 'object' || options === null)
     throw new SluiceConfigError('options', options, 'expected an object such as { metrics }');
-  for (const name of Object.keys(options)) {
-    if (!OPTION_NAMES.includes(name))
-      throw new SluiceConfigError(
-        name,
-        (options as unknown as Record<string, unknown>)[name],
-        `unknown option; accepted: ${OPTION_NAMES.join(', ')}`,
-        'SLUICE_UNKNOWN_OPTION',
-      );
-  }
+  checkOptionNames(options, OPTION_NAMES);
   const { metrics, authorize, intervalMs = 1000, maxClients = 16 } = options;
   const limiters = countsOf(metrics);
   if (limiters === undefined)

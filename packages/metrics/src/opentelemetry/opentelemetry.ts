@@ -1,4 +1,4 @@
-import { SluiceConfigError } from '@sluice/core';
+import { checkOptionNames, SluiceConfigError } from '@sluice/core';
 import { DURATION_BUCKETS, type LimiterCounts } from '../counting/limiter-counts';
 import { countsOf, SluiceMetrics, type CountingOptions } from '../counting/sluice-metrics';
 
@@ -36,7 +36,7 @@ export interface OpenTelemetryOptions extends CountingOptions {
   meter: OtelMeter;
 }
 
-const OPTION_NAMES = ['meter', 'hotKeys', 'clock'];
+const OPTION_NAMES: ReadonlySet<string> = new Set(['meter', 'hotKeys', 'clock']);
 
 /**
  * The same counts as {@link prometheus}, through OpenTelemetry metrics: observable counters
@@ -60,15 +60,7 @@ const OPTION_NAMES = ['meter', 'hotKeys', 'clock'];
 export function openTelemetry(options: OpenTelemetryOptions): SluiceMetrics {
   if (typeof options !== 'object' || options === null)
     throw new SluiceConfigError('options', options, 'expected an object such as { meter }');
-  for (const name of Object.keys(options)) {
-    if (!OPTION_NAMES.includes(name))
-      throw new SluiceConfigError(
-        name,
-        (options as unknown as Record<string, unknown>)[name],
-        `unknown option; accepted: ${OPTION_NAMES.join(', ')}`,
-        'SLUICE_UNKNOWN_OPTION',
-      );
-  }
+  checkOptionNames(options, OPTION_NAMES);
   const { meter } = options;
   const methods = [
     'createObservableCounter',

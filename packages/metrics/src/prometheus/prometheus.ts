@@ -1,4 +1,4 @@
-import { SluiceConfigError } from '@sluice/core';
+import { checkOptionNames, SluiceConfigError } from '@sluice/core';
 import { register as defaultRegistry, type Registry } from 'prom-client';
 import { countsOf, SluiceMetrics, type CountingOptions } from '../counting/sluice-metrics';
 import { METRIC_NAMES, registerCollectors } from './collectors';
@@ -9,7 +9,7 @@ export interface PrometheusOptions extends CountingOptions {
   registry?: Registry;
 }
 
-const OPTION_NAMES = ['registry', 'hotKeys', 'clock'];
+const OPTION_NAMES: ReadonlySet<string> = new Set(['registry', 'hotKeys', 'clock']);
 
 /**
  * Counts what every limiter given it as `metrics` decides, for Prometheus: the metrics below,
@@ -48,15 +48,7 @@ const OPTION_NAMES = ['registry', 'hotKeys', 'clock'];
 export function prometheus(options: PrometheusOptions = {}): SluiceMetrics {
   if (typeof options !== 'object' || options === null)
     throw new SluiceConfigError('options', options, 'expected an object such as { registry }');
-  for (const name of Object.keys(options)) {
-    if (!OPTION_NAMES.includes(name))
-      throw new SluiceConfigError(
-        name,
-        (options as Record<string, unknown>)[name],
-        `unknown option; accepted: ${OPTION_NAMES.join(', ')}`,
-        'SLUICE_UNKNOWN_OPTION',
-      );
-  }
+  checkOptionNames(options, OPTION_NAMES);
   const registry = checkRegistry(options.registry ?? defaultRegistry);
   const metrics = new SluiceMetrics(options);
   registerCollectors(registry, countsOf(metrics) as NonNullable<ReturnType<typeof countsOf>>);
