@@ -111,47 +111,57 @@ export class SluiceGuard implements CanActivate, OnModuleInit {
 
   /** The limits of a route: its own decorator's, else its controller's, else the module's. */
   #limitsOf(handler: object, controller: object): Gate | undefined {
-    // Both are functions (a method, a class): Reflector reads the metadata Nest's decorators set on them.
-    const targets = [handler, controller] as Array<Type<unknown>>;
-    const metadata = this.reflector.getAllAndOverride<RateLimitMetadata | undefined, string>(
-      RATE_LIMIT_METADATA,
-      targets,
-    );
+    const metadata = this.#metadataOf<RateLimitMetadata>(RATE_LIMIT_METADATA, handler, controller);
     if (metadata === undefined) return this.#everyRoute;
     if (metadata === false) return undefined;
-    let gate = this.#routes.get(metadata);
-    if (gate === undefined) {
-      const own =
-        this.reflector.get<RateLimitMetadata | undefined, string>(
-          RATE_LIMIT_METADATA,
-          targets[0] as Type<unknown>,
-        ) === metadata;
-      const scope = scopeOf(handler, controller, own);
-      gate = this.#gate(this.#routeOptions(metadata.limits as RouteOptions<unknown, unknown>, scope));
-      this.#routes.set(metadata, gate);
-    }
-    return gate;
+    return this.#builtOnce(this.#routes, metadata, RATE_LIMIT_METADATA, handler, controller, (scope) =>
+      this.#gate(this.#routeOptions(metadata.limits as RouteOptions<unknown, unknown>, scope)),
+    );
   }
 
   /** The concurrency limit of a route: its own `@ConcurrencyLimit`, else its controller's. */
   #concurrencyOf(handler: object, controller: object): Gate | undefined {
-    const targets = [handler, controller] as Array<Type<unknown>>;
-    const metadata = this.reflector.getAllAndOverride<ConcurrencyLimitMetadata | undefined, string>(
+    const metadata = this.#metadataOf<ConcurrencyLimitMetadata>(
       CONCURRENCY_LIMIT_METADATA,
-      targets,
+      handler,
+      controller,
     );
     if (metadata === undefined) return undefined;
-    let gate = this.#concurrency.get(metadata);
+    return this.#builtOnce(
+      this.#concurrency,
+      metadata,
+      CONCURRENCY_LIMIT_METADATA,
+      handler,
+      controller,
+      (scope) => concurrencyGate(metadata.limit as ConcurrencyOptions, scope, () => this.#platformNow()),
+    );
+  }
+
+  /** A decorator's metadata on the handler, else on its controller. */
+  #metadataOf<M>(key: string, handler: object, controller: object): M | undefined {
+    // Both are functions (a method, a class): Reflector reads the metadata Nest's decorators set on them.
+    return this.reflector.getAllAndOverride<M | undefined, string>(key, [handler, controller] as Array<
+      Type<unknown>
+    >);
+  }
+
+  /**
+   * The gate of one decorator use (`metadata`), built the first time a route asks for it, with
+   * the scope of where the decorator is: on the handler itself, or on its controller.
+   */
+  #builtOnce(
+    gates: WeakMap<object, Gate>,
+    metadata: object,
+    key: string,
+    handler: object,
+    controller: object,
+    build: (scope: string) => Gate,
+  ): Gate {
+    let gate = gates.get(metadata);
     if (gate === undefined) {
-      const own =
-        this.reflector.get<ConcurrencyLimitMetadata | undefined, string>(
-          CONCURRENCY_LIMIT_METADATA,
-          targets[0] as Type<unknown>,
-        ) === metadata;
-      gate = concurrencyGate(metadata.limit as ConcurrencyOptions, scopeOf(handler, controller, own), () =>
-        this.#platformNow(),
-      );
-      this.#concurrency.set(metadata, gate);
+      const own = this.reflector.get<unknown, string>(key, handler as Type<unknown>) === metadata;
+      gate = build(scopeOf(handler, controller, own));
+      gates.set(metadata, gate);
     }
     return gate;
   }
