@@ -139,16 +139,11 @@ export const KEEP_TTL = -1;
  * Lua writing a string state: `PSETEX` (`SET … PX` with less to parse) for `ttl`, or with
  * {@link KEEP_TTL} a `SET … KEEPTTL`.
  */
-export function writeStateLua(
-  key: string,
-  ttl: string,
-  value: string,
-  ttlText = `format('%d', ${ttl})`,
-): string {
+export function writeStateLua(key: string, ttl: string, value: string): string {
   return `if ${ttl} == ${KEEP_TTL} then
     redis.call('SET', ${key}, ${value}, 'KEEPTTL')
   else
-    redis.call('PSETEX', ${key}, ${ttlText}, ${value})
+    redis.call('PSETEX', ${key}, format('%d', ${ttl}), ${value})
   end`;
 }
 
