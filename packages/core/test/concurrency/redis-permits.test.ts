@@ -306,6 +306,24 @@ describe.each(MODES)('concurrency limits on Redis, %s', (_mode, storeOf, calls) 
     await admin.zadd(key, '+inf', 'forever');
     expect((await limiter.acquire('k')).allowed).toBe(true);
   });
+
+  test('a lease from far ahead is dropped when it would refuse, never earlier: it refuses nothing', async () => {
+    const prefix = fresh();
+    const limiter = createConcurrencyLimiter({ max: 2, store, prefix, timeoutMs: REDIS_TIMEOUT_MS });
+    const key = store.permits().keyOf({ prefix, key: 'k' });
+    await admin.zadd(key, '+inf', 'forever');
+    const first = await limiter.acquire('k');
+    expect(first.allowed).toBe(true);
+    // Under max with it: left alone, one command fewer per acquire.
+    expect(await admin.zscore(key, 'forever')).toBe('inf');
+    const second = await limiter.acquire('k');
+    expect(second.allowed).toBe(true);
+    expect(await admin.zscore(key, 'forever')).toBeNull();
+    expect((await limiter.acquire('k')).allowed).toBe(false);
+    await first.permit?.release();
+    await second.permit?.release();
+    expect((await limiter.acquire('k')).allowed).toBe(true);
+  });
 });
 
 describe.each([

@@ -12,24 +12,30 @@ import { nowLua } from './scripts/prelude.lua';
  *
  * Read defensively, as the rate-limit states are: another type at the key is no permits of ours
  * (deleted, read as none), and a lease scored further ahead than sluice ever writes (the longest
- * `leaseMs` plus an hour of clock disagreement, `+inf` included) is dropped, so bad data can
- * neither fail a request nor hold a permit forever.
+ * `leaseMs` plus an hour of clock disagreement, `+inf` included) is dropped before it could
+ * refuse anyone (an acquire that counts `max` leases, and every renewal), so bad data can neither
+ * fail a request nor hold a permit forever.
  */
 export const permitsLua = `
 local floor, format, match = math.floor, string.format, string.match
 -- Longest leaseMs (a day) + an hour of clocks disagreeing: no lease of sluice is further ahead.
 local FAR_MS = 90000000
 
--- Live leases at key once the expired ones (and those from too far ahead) are dropped.
-local function permits_live(key, now)
+-- Live leases at key once the expired ones are dropped, and those from too far ahead once
+-- check_from leases are counted: an acquire checks them only when they would refuse it, so bad
+-- data refuses nothing and the usual acquire runs one command fewer (about 3 k instructions).
+local function permits_live(key, now, check_from)
   local dropped = redis.pcall('ZREMRANGEBYSCORE', key, '-inf', format('%d', now))
   if type(dropped) == 'table' then
     if not match(dropped.err, '^WRONGTYPE') then error(dropped) end
     redis.call('DEL', key)
     return 0
   end
-  redis.call('ZREMRANGEBYSCORE', key, '(' .. format('%d', now + FAR_MS), '+inf')
-  return redis.call('ZCARD', key)
+  local held = redis.call('ZCARD', key)
+  if held >= check_from and redis.call('ZREMRANGEBYSCORE', key, '(' .. format('%d', now + FAR_MS), '+inf') > 0 then
+    held = redis.call('ZCARD', key)
+  end
+  return held
 end
 
 -- The key outlives every lease in it, and no longer than the longest.
@@ -39,7 +45,7 @@ end
 
 -- Takes lease id when fewer than max_n are live: acquired (1 or 0), live leases after.
 local function permit_acquire(key, now, max_n, lease_ms, id)
-  local held = permits_live(key, now)
+  local held = permits_live(key, now, max_n)
   if held >= max_n then return 0, held end
   redis.call('ZADD', key, format('%d', now + lease_ms), id)
   permits_keep(key, lease_ms)
@@ -58,7 +64,8 @@ end
 
 -- Renews the ids ARGV[from..to] (see RENEW_PERMITS_SCRIPT): live leases after, and the lost ids.
 local function permit_renew(key, now, max_n, lease_ms, from, to)
-  local held = permits_live(key, now)
+  -- Every renewal checks: its count decides which ids come back.
+  local held = permits_live(key, now, 0)
   local lost = {}
   local expiry = format('%d', now + lease_ms)
   for i = from, to do
