@@ -1,4 +1,4 @@
-import { KEEP_TTL, readStringLua } from './prelude.lua';
+import { KEEP_TTL, keepStateLua, readStringLua } from './prelude.lua';
 
 /**
  * How the batch script's steps read and write string state, in place of the prelude's
@@ -61,7 +61,7 @@ local ttl_texts = {}
 local function set_now(key, ttl_ms, value)
   if ttl_ms == 0 then return del_now(key) end
   if fetched[key] ~= nil then fetched[key] = nil end
-  if ttl_ms == ${KEEP_TTL} then return redis.call('SET', key, value, 'KEEPTTL') end
+  if ttl_ms == ${KEEP_TTL} then return ${keepStateLua('key', 'value')} end
   local ttl = ttl_texts[ttl_ms]
   if not ttl then
     ttl = format('%d', ttl_ms)

@@ -1,5 +1,5 @@
 import { inlineLua, type LuaBlock, type StateIo } from './lua-block';
-import { KEEP_TTL } from './prelude.lua';
+import { KEEP_TTL, keepStateLua } from './prelude.lua';
 
 /**
  * How `consume_run`'s steps read and delete: the run reads the key itself (into `held`, as the
@@ -86,7 +86,7 @@ end
       elseif ttl_ms == 0 then
         del_now(key)
       elseif ttl_ms == ${KEEP_TTL} then
-        redis.call('SET', key, value, 'KEEPTTL')
+        ${keepStateLua('key', 'value')}
       else
         if ttl_ms ~= ttl_last then ttl_last, ttl_text = ttl_ms, format('%d', ttl_ms) end
         redis.call('PSETEX', key, ttl_text, value)

@@ -135,13 +135,18 @@ export const CAN_KEEP_TTL_LUA = 'redis.setresp';
  */
 export const KEEP_TTL = -1;
 
+/** Lua writing a string state under the key's expiry as it is: a write given {@link KEEP_TTL}. */
+export function keepStateLua(key: string, value: string): string {
+  return `redis.call('SET', ${key}, ${value}, 'KEEPTTL')`;
+}
+
 /**
  * Lua writing a string state: `PSETEX` (`SET … PX` with less to parse) for `ttl`, or with
  * {@link KEEP_TTL} a `SET … KEEPTTL`.
  */
 export function writeStateLua(key: string, ttl: string, value: string): string {
   return `if ${ttl} == ${KEEP_TTL} then
-    redis.call('SET', ${key}, ${value}, 'KEEPTTL')
+    ${keepStateLua(key, value)}
   else
     redis.call('PSETEX', ${key}, format('%d', ${ttl}), ${value})
   end`;
