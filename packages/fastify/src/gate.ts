@@ -1,5 +1,6 @@
 import {
   decideAndWrite,
+  fromRequestLike,
   writeReplyOutcome,
   type AnyHttpOutcome,
   type HttpDecider,
@@ -7,7 +8,6 @@ import {
   type Pass,
 } from '@sluice/core';
 import type { FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
-import { httpRequestOf } from './http-request';
 
 /** What a rate limit or a concurrency limit decides for a Fastify request. */
 export type FastifyOutcome = AnyHttpOutcome<NodeFallback<FastifyRequest, FastifyReply>>;
@@ -18,8 +18,8 @@ export type Gate = (request: FastifyRequest, reply: FastifyReply) => Pass;
 /** The gate of a limit from core: decides, then writes the outcome on the reply. */
 export function gateOf(decider: HttpDecider<FastifyRequest, FastifyOutcome>): Gate {
   // Read once, here: a CommonJS build reads an import through getters at each use.
-  const [decide, write] = [decideAndWrite, writeReplyOutcome];
-  return (request, reply) => decide(decider, request, reply, httpRequestOf(request), reply.raw, write);
+  const [decide, write, httpOf] = [decideAndWrite, writeReplyOutcome, fromRequestLike];
+  return (request, reply) => decide(decider, request, reply, httpOf(request), reply.raw, write);
 }
 
 /**

@@ -1,6 +1,7 @@
 import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import {
+  fromRequestLike,
   SluiceConfigError,
   socketPeerAddress,
   writeReplyOutcome,
@@ -10,10 +11,11 @@ import {
   type NodeResponse,
   type Pass,
   type ReplyLike,
+  type RequestLike,
 } from '@sluice/core';
 
 // Read once: a CommonJS build reads an import through getters at each use (per request here).
-const peerAddress = socketPeerAddress;
+const [peerAddress, httpOfReply] = [socketPeerAddress, fromRequestLike];
 
 /** What `true` / `false` mean: pass the request on, or stop (the reply was sent or the client left). */
 export type Verdict = Pass;
@@ -47,14 +49,6 @@ interface ExpressRequest {
   readonly route?: { readonly path?: unknown };
 }
 
-interface FastifyRequest {
-  readonly raw: { readonly socket: Socket };
-  readonly url: string;
-  readonly headers: IncomingHttpHeaders;
-  readonly query?: unknown;
-  readonly routeOptions?: { readonly url?: string };
-}
-
 /** `@nestjs/platform-express`: Node's own response API, written by the same core code as `@sluice/express`'s. */
 const express: Platform = {
   http(request) {
@@ -79,18 +73,9 @@ const express: Platform = {
     writeResponseOutcome(request, response as ServerResponse & NodeResponse, outcome),
 };
 
-/** `@nestjs/platform-fastify`: the reply API, written by the same core code as `@sluice/fastify`'s. */
+/** `@nestjs/platform-fastify`: the request read and the reply written by the same core code as `@sluice/fastify`'s. */
 const fastify: Platform = {
-  http(request) {
-    const req = request as FastifyRequest;
-    return {
-      remoteAddress: peerAddress(req.raw.socket),
-      url: req.url,
-      headers: req.headers,
-      query: () => req.query,
-      route: () => req.routeOptions?.url,
-    };
-  },
+  http: (request) => httpOfReply(request as RequestLike),
   raw: (response) => (response as ReplyLike).raw as ServerResponse,
   apply: (request, response, outcome) => writeReplyOutcome(request, response as ReplyLike, outcome),
 };

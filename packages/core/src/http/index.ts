@@ -45,6 +45,8 @@ export type {
 } from './concurrency-options';
 export { onResponseClose } from './response-close';
 export { decideAndWrite, setHeaderList, writeReplyOutcome, writeResponseOutcome } from './write-outcome';
+export { fromRequestLike } from './request-like';
+export type { RequestLike } from './request-like';
 export type {
   AnyHttpOutcome,
   HttpDecider,
