@@ -46,6 +46,14 @@ export interface ServerSettings {
  */
 export type FallbackFailure = 'throw' | 'reject' | 'throw-after-headers' | 'throw-mid-reply';
 
+/** Express's routing settings for {@link AdapterDriver.serveRoute}. */
+export interface RouteSettings {
+  /** `case sensitive routing`: a mount path matches only as spelled. */
+  readonly caseSensitive?: boolean;
+  /** Further paths the router is mounted at, beside `prefix` (`app.use([prefix, ...], router)`). */
+  readonly alsoAt?: readonly string[];
+}
+
 /** What the contract needs from one framework major. */
 export interface AdapterDriver {
   readonly name: string;
@@ -59,9 +67,15 @@ export interface AdapterDriver {
    * Serves one GET route, `pattern` (`/sku/:id`) under `prefix` (Express router mount, Koa router
    * prefix, Fastify plugin prefix), with the limits on the route itself: Express
    * `router.get(pattern, rateLimit(…), handler)`, Koa `@koa/router` likewise, Fastify
-   * `config.rateLimit`. Other paths answer the framework's own 404.
+   * `config.rateLimit`. Other paths answer the framework's own 404. `settings`: Express only
+   * (the others ignore them).
    */
-  serveRoute(pattern: string, options: ContractOptions, prefix?: string): Promise<TestApp>;
+  serveRoute(
+    pattern: string,
+    options: ContractOptions,
+    prefix?: string,
+    settings?: RouteSettings,
+  ): Promise<TestApp>;
   /** A fallback in the framework's own terms: replies `status` with `{ handled: true, remaining }`. */
   fallbackHandler(status: number): unknown;
   /** A fallback in the framework's own terms that fails as `how` says. */
@@ -152,15 +166,17 @@ function expressDriver(name: string, express: typeof express5): AdapterDriver {
       }
       return listen(createServer(server, app), state);
     },
-    async serveRoute(pattern, options, prefix = '/') {
+    async serveRoute(pattern, options, prefix = '/', settings = {}) {
       const app = express();
+      if (settings.caseSensitive === true) app.enable('case sensitive routing');
       const state = { handled: 0 };
       const router = express.Router();
       router.get(pattern, rateLimit(options as unknown as Options), (_req: Request, res: Response) => {
         state.handled++;
         res.json(OK);
       });
-      app.use(prefix, router);
+      if (settings.alsoAt === undefined) app.use(prefix, router);
+      else app.use([prefix, ...settings.alsoAt], router);
       return listen(createServer(app), state);
     },
     fallbackHandler: (status) => (_req: Request, res: Response, d: Decision) =>

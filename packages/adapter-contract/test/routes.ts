@@ -77,6 +77,28 @@ export function describeRoutes(driver: AdapterDriver): void {
       expect(app.handled).toBe(1);
     });
 
+    if (express && !nest)
+      test('with case sensitive routing, a mount path keeps its case: /Shop and /shop are two routes', async () => {
+        // One router at two mounts that only case tells apart: two routes, two buckets (without
+        // the setting, the two are one mount path, and one bucket: see above).
+        const app = await driver.serveRoute('/sku/:id', keyed('$route'), '/Shop', {
+          caseSensitive: true,
+          alsoAt: ['/shop'],
+        });
+        apps.push(app);
+        const statuses = await statusesAfter(app, '/Shop/sku/1', [
+          '/Shop/sku/2',
+          '/shop/sku/3',
+          '/shop/sku/4',
+        ]);
+        expect(statuses).toEqual([
+          ['/Shop/sku/2', 429],
+          ['/shop/sku/3', 200],
+          ['/shop/sku/4', 429],
+        ]);
+        expect(app.handled).toBe(2);
+      });
+
     test('per route and per client: $route:$remote_addr', async () => {
       const app = await driver.serveRoute('/sku/:id', keyed('$route:$remote_addr'));
       apps.push(app);

@@ -1,5 +1,6 @@
 import {
   decideAndWrite,
+  fromNodeRequest,
   writeResponseOutcome,
   type AnyHttpOutcome,
   type HttpDecider,
@@ -7,7 +8,6 @@ import {
   type Pass,
 } from '@sluice/core';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import { httpRequestOf } from './http-request';
 
 /** What a rate limit or a concurrency limit decides for an Express request. */
 export type ExpressOutcome = AnyHttpOutcome<NodeFallback<Request, Response>>;
@@ -18,8 +18,8 @@ export type Gate = (req: Request, res: Response) => Pass;
 /** The gate of a limit from core: decides, then writes the outcome on Node's response. */
 export function gateOf(decider: HttpDecider<Request, ExpressOutcome>): Gate {
   // Read once, here: a CommonJS build reads an import through getters at each use.
-  const [decide, write] = [decideAndWrite, writeResponseOutcome];
-  return (req, res) => decide(decider, req, res, httpRequestOf(req), res, write);
+  const [decide, write, httpOf] = [decideAndWrite, writeResponseOutcome, fromNodeRequest];
+  return (req, res) => decide(decider, req, res, httpOf(req), res, write);
 }
 
 /**

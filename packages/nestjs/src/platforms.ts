@@ -1,13 +1,13 @@
-import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
-import type { Socket } from 'node:net';
+import type { ServerResponse } from 'node:http';
 import {
+  fromNodeRequest,
   fromRequestLike,
   SluiceConfigError,
-  socketPeerAddress,
   writeReplyOutcome,
   writeResponseOutcome,
   type AnyHttpOutcome,
   type HttpRequest,
+  type NodeRequestLike,
   type NodeResponse,
   type Pass,
   type ReplyLike,
@@ -15,7 +15,7 @@ import {
 } from '@sluice/core';
 
 // Read once: a CommonJS build reads an import through getters at each use (per request here).
-const [peerAddress, httpOfReply] = [socketPeerAddress, fromRequestLike];
+const [httpOfNode, httpOfReply] = [fromNodeRequest, fromRequestLike];
 
 /** What `true` / `false` mean: pass the request on, or stop (the reply was sent or the client left). */
 export type Verdict = Pass;
@@ -39,35 +39,9 @@ export interface Platform {
   apply(request: unknown, response: unknown, outcome: Outcome): Verdict;
 }
 
-interface ExpressRequest {
-  readonly socket: Socket;
-  readonly url: string;
-  readonly originalUrl?: string;
-  readonly headers: IncomingHttpHeaders;
-  readonly query?: unknown;
-  readonly baseUrl?: string;
-  readonly route?: { readonly path?: unknown };
-}
-
-/** `@nestjs/platform-express`: Node's own response API, written by the same core code as `@sluice/express`'s. */
+/** `@nestjs/platform-express`: the request read and the response written by the same core code as `@sluice/express`'s. */
 const express: Platform = {
-  http(request) {
-    const req = request as ExpressRequest;
-    // `originalUrl`: a global prefix or router mount still keys on the full path. The address
-    // is `undefined` once the client has reset (refused by an address-keyed limit), `$arg_`
-    // reads what the app reads (`req.query`), and `$route` is the route Nest registered (a
-    // guard runs after routing). Express matches a mount path ignoring case: its text is lower-cased.
-    return {
-      remoteAddress: peerAddress(req.socket),
-      url: req.originalUrl ?? req.url,
-      headers: req.headers,
-      query: () => req.query,
-      route: () => {
-        const path = req.route?.path;
-        return typeof path === 'string' ? (req.baseUrl ?? '').toLowerCase() + path : undefined;
-      },
-    };
-  },
+  http: (request) => httpOfNode(request as NodeRequestLike),
   raw: (response) => response as ServerResponse,
   apply: (request, response, outcome) =>
     writeResponseOutcome(request, response as ServerResponse & NodeResponse, outcome),
