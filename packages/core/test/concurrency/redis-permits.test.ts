@@ -13,7 +13,7 @@ import type { RedisPermits } from '../../src/stores/redis/redis-permits';
 import { inBatches } from '../redis/in-batches';
 import { fakeClock, FAKE_EPOCH } from '../contract/fake-clock';
 import { useRedisServer } from '../harness/redis-fixtures';
-import { scriptCalls } from '../harness/script-calls';
+import { commandCalls, scriptCalls } from '../harness/script-calls';
 import { seededRandom } from '../redis/seeded-random';
 import { startTcpProxy } from '../harness/tcp-proxy';
 
@@ -129,6 +129,41 @@ describe.each(MODES)('concurrency limits on Redis, %s', (_mode, storeOf, calls) 
     await decision.permit?.release();
     const prefixed = new RedisStore({ client, prefix: 'app{1}' });
     expect(prefixed.permits().keyOf({ prefix: 'p', key: '' })).toBe('app%7B1%7D:p:{%}:permits');
+  });
+
+  test("an acquire lengthens the key's expiry to leaseMs in one command, never shortens it, and gives a key without one its expiry", async () => {
+    const prefix = fresh();
+    const limiter = createConcurrencyLimiter({
+      max: 5,
+      store: storeOf(),
+      prefix,
+      leaseMs: '10s',
+      timeoutMs: REDIS_TIMEOUT_MS,
+    });
+    const key = store.permits().keyOf({ prefix, key: 'k' });
+    /** Acquires once: the PEXPIRE and PTTL calls it ran, and the key's TTL after. */
+    const acquire = async (): Promise<[number, number, number]> => {
+      await admin.config('RESETSTAT');
+      expect((await limiter.acquire('k')).allowed).toBe(true);
+      const calls = await commandCalls(admin);
+      return [calls.pexpire ?? 0, calls.pttl ?? 0, await admin.pttl(key)];
+    };
+    const inLease = (ttl: number): boolean => ttl > 9000 && ttl <= 10_000;
+
+    // A key made by the acquire, then one holding leases: one PEXPIRE each (GT on Redis 7).
+    let [pexpire, pttl, ttl] = await acquire();
+    expect([pexpire, pttl, inLease(ttl)]).toEqual([1, 0, true]);
+    await admin.pexpire(key, 5000);
+    [pexpire, pttl, ttl] = await acquire();
+    expect([pexpire, pttl, inLease(ttl)]).toEqual([1, 0, true]);
+    // Longer already (another limiter's longer leaseMs on the key): left as it is.
+    await admin.pexpire(key, 60_000);
+    [, , ttl] = await acquire();
+    expect(ttl).toBeGreaterThan(50_000);
+    // No expiry at all (someone's PERSIST): given one, so the key cannot live forever.
+    await admin.persist(key);
+    [, , ttl] = await acquire();
+    expect(inLease(ttl)).toBe(true);
   });
 
   test('a lease not renewed expires after leaseMs: the permits of a holder gone silent come back', async () => {

@@ -38,17 +38,26 @@ local function permits_live(key, now, check_from)
   return held
 end
 
--- The key outlives every lease in it, and no longer than the longest.
-local function permits_keep(key, lease_ms)
-  if redis.call('PTTL', key) < lease_ms then redis.call('PEXPIRE', key, lease_ms) end
+-- The key outlives every lease in it, and no longer than the longest: its expiry is lengthened
+-- to lease_ms, never shortened. A key the caller just made (no expiry yet) is given it at once.
+-- Redis 7 (which has REDIS_VERSION) lengthens in one command, PEXPIRE ... GT, which leaves alone
+-- a key with no expiry as if endless: only when it did nothing does PTTL tell why (a longer
+-- expiry, or none: someone else's PERSIST, which gets one here).
+local function permits_keep(key, lease_ms, made)
+  if made then
+    redis.call('PEXPIRE', key, lease_ms)
+  elseif not (redis.REDIS_VERSION and redis.call('PEXPIRE', key, lease_ms, 'GT') == 1) then
+    if redis.call('PTTL', key) < lease_ms then redis.call('PEXPIRE', key, lease_ms) end
+  end
 end
 
--- Takes lease id when fewer than max_n are live: acquired (1 or 0), live leases after.
+-- Takes lease id when fewer than max_n are live: acquired (1 or 0), live leases after. With none
+-- live the key is gone (Redis deletes an emptied set): ZADD makes it anew.
 local function permit_acquire(key, now, max_n, lease_ms, id)
   local held = permits_live(key, now, max_n)
   if held >= max_n then return 0, held end
   redis.call('ZADD', key, format('%d', now + lease_ms), id)
-  permits_keep(key, lease_ms)
+  permits_keep(key, lease_ms, held == 0)
   return 1, held + 1
 end
 
@@ -66,6 +75,8 @@ end
 local function permit_renew(key, now, max_n, lease_ms, from, to)
   -- Every renewal checks: its count decides which ids come back.
   local held = permits_live(key, now, 0)
+  -- None live: the key is gone, and a lease taken again below makes it anew.
+  local made = held == 0
   local lost = {}
   local expiry = format('%d', now + lease_ms)
   for i = from, to do
@@ -79,7 +90,7 @@ local function permit_renew(key, now, max_n, lease_ms, from, to)
       lost[#lost + 1] = id
     end
   end
-  if to >= from and held > 0 then permits_keep(key, lease_ms) end
+  if to >= from and held > 0 then permits_keep(key, lease_ms, made) end
   return held, lost
 end
 `;
