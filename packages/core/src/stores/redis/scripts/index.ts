@@ -23,8 +23,11 @@ import { warmUpLua } from './warm-up.lua';
 interface AlgorithmLua {
   /** The step, inlined in a policy's own script and the function `fn` in the others. */
   readonly step: LuaBlock;
-  /** Lua the step needs defined before it: `write` when it is not `set_state`, helpers. */
-  readonly helpers?: string;
+  /**
+   * Lua the step needs defined before it: `write` when it is not `set_state`, helpers; `memo`
+   * in the scripts that choose steps by kind, whose reads and writes are {@link callIo}'s.
+   */
+  readonly helpers?: (memo: boolean) => string;
   /** Name of the step function. */
   readonly fn: string;
   /** Name of the function that writes the step's state. */
@@ -169,7 +172,7 @@ function singleScript(
     ['code', 'remaining', 'reset_ms', 'wait_ms', 'ttl_ms', 'value'],
     inlineIo,
   );
-  return withPrelude(`${helpers ?? ''}${nowLua(`ARGV[${n + 2}]`)}
+  return withPrelude(`${helpers?.(false) ?? ''}${nowLua(`ARGV[${n + 2}]`)}
 local cost = ARGV[${n + 1}]
 cost = cost and tonumber(cost) or 1
 ${decide}
@@ -203,7 +206,7 @@ export const LUA_SCRIPTS: Readonly<Record<StateKind, string>> = Object.fromEntri
 /** A kind's helpers and its step as the function `fn` (for the scripts that choose steps by kind). */
 function stepFunctionLua(kind: StateKind): string {
   const { helpers, fn, step } = LUA[kind];
-  return `${helpers ?? ''}\n${defineLua(fn, step, callIo)}\n`;
+  return `${helpers?.(callIo.memo === true) ?? ''}\n${defineLua(fn, step, callIo)}\n`;
 }
 
 /** A Lua table of one entry per kind of state, by its number (see {@link kindNumberOf}): `local NAME = { … }`. */

@@ -24,15 +24,22 @@ export interface StateIo {
   readonly read: (target: string, key: string) => string;
   /** A statement deleting `key`. */
   readonly del: (key: string) => string;
+  /**
+   * Whether the script declares the kinds' memos of texts (see `slidingLogWriteLua`): a script
+   * that may decide many requests at one "now", where the texts repeat.
+   */
+  readonly memo?: boolean;
 }
 
 /**
  * Reads and deletes through the functions `packed` and `del` in scope: the prelude's
- * `stateAccessLua`, or the batch script's (which may be its view's).
+ * `stateAccessLua`, or the batch script's (which may be its view's); in the scripts that choose
+ * steps by kind, which declare the kinds' memos.
  */
 export const callIo: StateIo = {
   read: (target, key) => `local ${target} = packed(${key})`,
   del: (key) => `del(${key})`,
+  memo: true,
 };
 
 /**
