@@ -166,6 +166,30 @@ describe.each(MODES)('concurrency limits on Redis, %s', (_mode, storeOf, calls) 
     expect(inLease(ttl)).toBe(true);
   });
 
+  test('acquires at once on one key lengthen its expiry once per call, not once per acquire', async () => {
+    const prefix = fresh();
+    const limiter = createConcurrencyLimiter({
+      max: 100,
+      store: storeOf(),
+      prefix,
+      leaseMs: '10s',
+      timeoutMs: REDIS_TIMEOUT_MS,
+    });
+    const key = store.permits().keyOf({ prefix, key: 'hot' });
+    await (await limiter.acquire('hot')).permit?.release(); // scripts loaded on first use
+    await admin.config('RESETSTAT');
+    const decisions = await Promise.all(Array.from({ length: 50 }, () => limiter.acquire('hot')));
+    expect(decisions.every((decision) => decision.allowed)).toBe(true);
+    const stats = await commandCalls(admin);
+    const calls = (stats.evalsha ?? 0) + (stats.eval ?? 0);
+    // At most a PEXPIRE ... GT and a PTTL per call (a batch's acquires share one now).
+    expect((stats.pexpire ?? 0) + (stats.pttl ?? 0)).toBeLessThanOrEqual(2 * calls);
+    const ttl = await admin.pttl(key);
+    expect(ttl).toBeGreaterThan(9000);
+    expect(ttl).toBeLessThanOrEqual(10_000);
+    for (const decision of decisions) await decision.permit?.release();
+  });
+
   test('a lease not renewed expires after leaseMs: the permits of a holder gone silent come back', async () => {
     const prefix = fresh();
     const clock = fakeClock();

@@ -42,13 +42,19 @@ end
 -- to lease_ms, never shortened. A key the caller just made (no expiry yet) is given it at once.
 -- Redis 7 (which has REDIS_VERSION) lengthens in one command, PEXPIRE ... GT, which leaves alone
 -- a key with no expiry as if endless: only when it did nothing does PTTL tell why (a longer
--- expiry, or none: someone else's PERSIST, which gets one here).
+-- expiry, or none: someone else's PERSIST, which gets one here). Within one call (a batch is one
+-- "now"), a key given lease_ms or more already is left as it is, without a command: a batch's
+-- acquires on a hot key would each find its expiry as the first set it, which GT does not lengthen.
+local kept_key, kept_lease = false, 0
 local function permits_keep(key, lease_ms, made)
   if made then
     redis.call('PEXPIRE', key, lease_ms)
+  elseif key == kept_key and lease_ms <= kept_lease then
+    return
   elseif not (redis.REDIS_VERSION and redis.call('PEXPIRE', key, lease_ms, 'GT') == 1) then
     if redis.call('PTTL', key) < lease_ms then redis.call('PEXPIRE', key, lease_ms) end
   end
+  kept_key, kept_lease = key, lease_ms
 end
 
 -- Takes lease id when fewer than max_n are live: acquired (1 or 0), live leases after. With none
