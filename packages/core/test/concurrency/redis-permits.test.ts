@@ -464,6 +464,36 @@ describe('concurrency limits when Redis fails', () => {
   });
 });
 
+describe('permits in batches', () => {
+  test("a hot key's acquires and releases at once share their runs: each sends its key and its own arguments", async () => {
+    const prefix = fresh();
+    const limiter = createConcurrencyLimiter({ max: 100, store, prefix, timeoutMs: REDIS_TIMEOUT_MS });
+    await (await limiter.acquire('hot')).permit?.release(); // scripts loaded on first use
+    const monitor = await admin.monitor();
+    try {
+      // Values each script call sent after its SHA (or text) and key count: its keys and arguments.
+      const sent: number[] = [];
+      monitor.on('monitor', (_time: string, args: string[]) => {
+        const command = String(args[0]).toLowerCase();
+        if (command === 'evalsha' || command === 'eval') sent.push(args.length - 3);
+      });
+      const before = await scriptCalls(admin);
+      const decisions = await Promise.all(Array.from({ length: 40 }, () => limiter.acquire('hot')));
+      expect(decisions.every((decision) => decision.allowed)).toBe(true);
+      await Promise.all(decisions.map((decision) => decision.permit?.release()));
+      const calls = (await scriptCalls(admin)) - before;
+      await until(() => sent.length >= calls, 'MONITOR has shown every script call');
+      expect(sent).toHaveLength(calls);
+      // An acquire's key and 3 arguments, a release's key and id, and each call's few values
+      // around them: about 3 a operation (they were 8: each op its own run of five values).
+      const perOperation = sent.reduce((sum, n) => sum + n, 0) / 80;
+      expect(perOperation).toBeLessThan(4);
+    } finally {
+      monitor.disconnect();
+    }
+  });
+});
+
 describe('permits are never lost to a failing call', () => {
   afterEach(() => jest.useRealTimers());
 

@@ -110,6 +110,10 @@ export function runBatch(command: ScriptCommand, batch: readonly ScriptEntry[], 
   let countAt = 0;
   // Whether the run's requests are all on its first one's keys, sent once (known at its second).
   let same = false;
+  // The first request of the current run of ops with arguments of their own, and its count.
+  let ownFirst: ScriptEntry | undefined;
+  let ownCount = 0;
+  let ownCountAt = 0;
   for (const entry of batch) {
     const { own } = entry;
     if (own === undefined && previous !== undefined && alike(previous, entry)) {
@@ -126,18 +130,27 @@ export function runBatch(command: ScriptCommand, batch: readonly ScriptEntry[], 
     }
     for (const key of entry.keys) keys.push(key);
     if (own !== undefined) {
-      // A run of its own: never alike another.
+      // Alike ones in a row (a hot key's acquires, their releases) share one run's five values:
+      // each sends only its own arguments.
       previous = undefined;
-      runs.push(
-        '1',
-        String(entry.op),
-        String(entry.keys.length),
-        String(own.args.length),
-        timeText(entry.nowMs),
-      );
+      if (ownFirst !== undefined && ownAlike(ownFirst, entry)) {
+        runs[ownCountAt] = String(++ownCount);
+      } else {
+        ownFirst = entry;
+        ownCount = 1;
+        ownCountAt = runs.length;
+        runs.push(
+          '1',
+          String(entry.op),
+          String(entry.keys.length),
+          String(own.args.length),
+          timeText(entry.nowMs),
+        );
+      }
       for (const arg of own.args) runs.push(arg);
       continue;
     }
+    ownFirst = undefined;
     previous = entry;
     count = 1;
     same = false;
@@ -170,6 +183,19 @@ function sameKeys(a: ScriptEntry, b: ScriptEntry): boolean {
   if (keys.length !== b.keys.length) return false;
   for (let i = 0; i < keys.length; i++) if (keys[i] !== b.keys[i]) return false;
   return true;
+}
+
+/**
+ * Whether two requests of ops with arguments of their own are one run: the same op, number of
+ * keys and of arguments, and time (each sends its keys and arguments).
+ */
+function ownAlike(a: ScriptEntry, b: ScriptEntry): boolean {
+  return (
+    a.op === b.op &&
+    a.keys.length === b.keys.length &&
+    a.own?.args.length === b.own?.args.length &&
+    a.nowMs === b.nowMs
+  );
 }
 
 /** Whether two requests differ only in their keys: one run of the batch script's arguments. */

@@ -7,9 +7,10 @@
  * alone (`joint.lua.ts`, `give-back.lua.ts`, `concurrency-scripts.lua.ts`), by the same
  * function, so a request decides the same in a batch as alone.
  *
- * Such a request is a run of its own in the driver's arguments: `1`, `op`, `n` (its keys), `m`
- * (how many arguments of its own follow the run's five), `now` (`''` for the server's time),
- * then its `m` arguments, as its own script reads them after its `now`:
+ * Alike such requests in a row (the same op, `n`, `m` and time) are one run in the driver's
+ * arguments: `count`, `op`, `n` (keys per request), `m` (how many arguments of its own each
+ * request has), `now` (`''` for the server's time), then each request's `m` arguments in turn, as
+ * its own script reads them after its `now`:
  *
  * - joint: the number of parts, then per part `keys, cost, now, dryRun` and six values per key;
  *   replies six integers per key (as the joint script);

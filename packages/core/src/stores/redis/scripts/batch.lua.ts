@@ -46,7 +46,10 @@ export interface BatchParts {
  *   requests are all on the same keys (a flash sale's hot item) sends them once, its `count`
  *   negated: KEYS then holds the run's `n` keys once, not once per request. Ops 4 and up
  *   (joint decisions, exact give-backs, permits: see `batch-ops.lua.ts`) read arguments of their
- *   own: their run is one request, its `cost` the number of those arguments, which follow it.
+ *   own: their run is `count` alike requests (the same op, number of keys and of arguments, and
+ *   time), its `cost` the number of each one's arguments, which follow it one request after the
+ *   other (a hot key's acquires each send `max`, `leaseMs` and a lease id, its releases a lease
+ *   id, and not the run's five values each).
  *
  * Replies, per request in order: a consume on several keys, four integers per key (`code,
  * remaining, resetMs, waitMs`, as the several-rules script); a consume on one key, `remaining,
@@ -161,7 +164,7 @@ while at <= #ARGV do
   if code >= FIRST_OWN_OP then
     strings = false
     if code >= FIRST_PERMIT_OP then permits = true else generic = true end
-    at = at + 5 + tonumber(ARGV[at + 3])
+    at = at + 5 + count * tonumber(ARGV[at + 3])
   else
     if code ~= 1 or n ~= 1 or not RUNS[pol[tonumber(ARGV[at + 5]) * STRIDE - 5]] then generic = true end
     at = at + 5 + n
@@ -298,9 +301,11 @@ for _ = 1, 2 do
     if same then count = -count end
     local now = time_of(ARGV[at + 4])
     local refs, width = {}, n
-    if code >= FIRST_OWN_OP then
-      -- An op with arguments of its own (see batch-ops): cost is how many; refs, where they start.
-      refs, width = at + 5, cost
+    local own = code >= FIRST_OWN_OP
+    if own then
+      -- Ops with arguments of their own (see batch-ops): cost is how many each request has;
+      -- refs, where the first request's start (the next request's follow).
+      refs, width = at + 5, count * cost
     else
       for i = 1, n do refs[i] = tonumber(ARGV[at + 4 + i]) end
     end
@@ -325,6 +330,7 @@ for _ = 1, 2 do
           reply_error(written)
         end
         if not same then k = k + n end
+        if own then refs = refs + cost end
       end
       if same then k = k + n end
     end
