@@ -32,8 +32,6 @@ interface AlgorithmLua {
   readonly fn: string;
   /** Name of the function that writes the step's state. */
   readonly write: 'set_state' | 'log_write';
-  /** Whether the step may keep the key's expiry (see `KEEP_TTL`): the windows'. */
-  readonly keepsTtl?: true;
   /** The policy fields the step takes after `key`, `now` and `cost`, in order (`nodelay` as 1 or 0). */
   readonly params: readonly PolicyParam[];
   /**
@@ -97,7 +95,6 @@ const LUA: Readonly<Record<StateKind, AlgorithmLua>> = {
   },
   'fixed-window': {
     step: fixedWindowLua,
-    keepsTtl: true,
     fn: 'fixed_window',
     write: 'set_state',
     params: window,
@@ -107,7 +104,6 @@ const LUA: Readonly<Record<StateKind, AlgorithmLua>> = {
   },
   'sliding-window': {
     step: slidingWindowLua,
-    keepsTtl: true,
     fn: 'sliding_window',
     write: 'set_state',
     params: window,
@@ -149,7 +145,7 @@ export const MAX_PARAMS = 5;
  * window's expiry is set already (see `KEEP_TTL`).
  */
 function singleScript(
-  { step, helpers, write, keepsTtl, params, optional }: AlgorithmLua,
+  { step, helpers, write, params, optional }: AlgorithmLua,
   baked?: { readonly params: readonly string[]; readonly capacity: number },
 ): string {
   // A policy's own script has its numbers written in: ARGV holds only `cost` and `now`.
@@ -159,11 +155,9 @@ function singleScript(
     ...optional.map((_, i) => `tonumber(ARGV[${n + 3 + i}]) or 0`),
   ];
   const save =
-    write !== 'set_state'
-      ? `${write}(KEYS[1], ttl_ms, value, now, cost)`
-      : keepsTtl === true
-        ? writeStateLua('KEYS[1]', 'ttl_ms', 'value')
-        : `redis.call('PSETEX', KEYS[1], format('%d', ttl_ms), value)`;
+    write === 'set_state'
+      ? writeStateLua('KEYS[1]', 'ttl_ms', 'value')
+      : `${write}(KEYS[1], ttl_ms, value, now, cost)`;
   // The step inline (no closure made per call): its function's first parameters are named
   // `key, now, cost`, the rest are the policy's numbers.
   const decide = inlineLua(
