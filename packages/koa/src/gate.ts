@@ -1,13 +1,13 @@
 import {
   callFallback,
   decideAndWrite,
+  fromContextLike,
   setHeaderList,
   type AnyHttpOutcome,
   type HttpDecider,
   type Pass,
 } from '@sluice/core';
 import type { Context, Middleware, Next } from 'koa';
-import { httpRequestOf } from './http-request';
 
 /** A fallback handler of either limit, as Koa calls it: `(ctx, decision)`. */
 type KoaHandler = (ctx: Context, decision: never) => unknown;
@@ -53,8 +53,8 @@ function write(ctx: Context, _: Context, outcome: KoaOutcome): Pass {
 /** The gate of a limit from core: decides, then writes the outcome on the context. */
 export function gateOf(decider: HttpDecider<Context, KoaOutcome>): Gate {
   // Read once, here: a CommonJS build reads an import through getters at each use.
-  const decide = decideAndWrite;
-  return (ctx) => decide(decider, ctx, ctx, httpRequestOf(ctx), ctx.res, write);
+  const [decide, httpOf] = [decideAndWrite, fromContextLike];
+  return (ctx) => decide(decider, ctx, ctx, httpOf(ctx), ctx.res, write);
 }
 
 /**

@@ -45,6 +45,8 @@ export type {
 } from './concurrency-options';
 export { onResponseClose } from './response-close';
 export { decideAndWrite, setHeaderList, writeReplyOutcome, writeResponseOutcome } from './write-outcome';
+export { fromContextLike } from './context-like';
+export type { ContextLike } from './context-like';
 export { fromNodeRequest } from './node-request';
 export type { NodeRequestLike } from './node-request';
 export { fromRequestLike } from './request-like';

@@ -1,5 +1,6 @@
-import { socketPeerAddress, type PeerSocket } from '../keys/client-address';
+import type { PeerSocket } from '../keys/client-address';
 import type { HttpRequest } from '../keys/http-request';
+import { NeutralRequest } from './neutral-request';
 
 /**
  * The request that goes with a `NodeResponse`: Node's, with what Express adds to it, as
@@ -42,31 +43,22 @@ export function fromNodeRequest(req: NodeRequestLike): HttpRequest {
   return new FromNodeRequest(req);
 }
 
-/**
- * One object per request: `query` and `route` are its methods (core calls them on it), not two
- * closures per request.
- */
-class FromNodeRequest implements HttpRequest {
-  readonly remoteAddress: string | undefined;
-  readonly url: string;
-  readonly headers: HttpRequest['headers'];
-
-  constructor(private readonly req: NodeRequestLike) {
-    this.remoteAddress = socketPeerAddress(req.socket);
-    this.url = req.originalUrl ?? req.url ?? '/';
-    this.headers = req.headers;
+/** Node's request with Express's additions: the URL before any mount, the mount path and pattern. */
+class FromNodeRequest extends NeutralRequest<NodeRequestLike> {
+  constructor(req: NodeRequestLike) {
+    super(req, req.socket, req.originalUrl ?? req.url ?? '/', req.headers);
   }
 
   query(): unknown {
-    return this.req.query;
+    return this.source.query;
   }
 
   route(): string | undefined {
-    const { req } = this;
-    const path = req.route?.path;
+    const { source } = this;
+    const path = source.route?.path;
     if (path === undefined) return undefined;
-    const mount = req.baseUrl ?? '';
-    const base = req.app?.enabled('case sensitive routing') === true ? mount : mount.toLowerCase();
+    const mount = source.baseUrl ?? '';
+    const base = source.app?.enabled('case sensitive routing') === true ? mount : mount.toLowerCase();
     return base + String(path);
   }
 }

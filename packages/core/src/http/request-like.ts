@@ -1,5 +1,6 @@
-import { socketPeerAddress, type PeerSocket } from '../keys/client-address';
+import type { PeerSocket } from '../keys/client-address';
 import type { HttpRequest } from '../keys/http-request';
+import { NeutralRequest } from './neutral-request';
 
 /**
  * The request that goes with a `ReplyLike`: Fastify's, as its hooks and Nest on
@@ -29,26 +30,17 @@ export function fromRequestLike(request: RequestLike): HttpRequest {
   return new FromRequestLike(request);
 }
 
-/**
- * One object per request: `query` and `route` are its methods (core calls them on it), not two
- * closures per request.
- */
-class FromRequestLike implements HttpRequest {
-  readonly remoteAddress: string | undefined;
-  readonly url: string;
-  readonly headers: HttpRequest['headers'];
-
-  constructor(private readonly request: RequestLike) {
-    this.remoteAddress = socketPeerAddress(request.raw.socket);
-    this.url = request.url;
-    this.headers = request.headers;
+/** Fastify's request: the URL it routed, the route pattern it matched. */
+class FromRequestLike extends NeutralRequest<RequestLike> {
+  constructor(request: RequestLike) {
+    super(request, request.raw.socket, request.url, request.headers);
   }
 
   query(): unknown {
-    return this.request.query;
+    return this.source.query;
   }
 
   route(): string | undefined {
-    return this.request.routeOptions?.url;
+    return this.source.routeOptions?.url;
   }
 }
