@@ -1,4 +1,10 @@
-import { createHttpLimiter, namingAdapterOptions, scopedOptions, SluiceConfigError } from '@sluice/core';
+import {
+  createHttpLimiter,
+  definesLimit,
+  namingAdapterOptions,
+  scopedOptions,
+  SluiceConfigError,
+} from '@sluice/core';
 import type { Decision, PartialRateLimitOptions, RateLimitOptions } from '@sluice/core';
 import type {
   FastifyInstance,
@@ -72,10 +78,7 @@ async function sluicePlugin(fastify: FastifyInstance, options: SluicePluginOptio
       namingAdapterOptions(['hook'], 'Fastify plugin options (not per route)', () => createGate(limits)),
       'sluiceRateLimit',
     );
-  const everyRoute =
-    defaults.rate !== undefined || defaults.rules !== undefined || defaults.limiter !== undefined
-      ? gateOf(defaults as Options)
-      : undefined;
+  const everyRoute = definesLimit(defaults) ? gateOf(defaults as Options) : undefined;
 
   // Each GET route's gate by its `rateLimit` options and URL. Fastify's automatic HEAD route
   // (`exposeHeadRoutes`) is the same route: its options are a copy of the GET's, made before any

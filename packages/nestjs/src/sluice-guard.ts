@@ -2,13 +2,13 @@ import type { CanActivate, ExecutionContext, OnModuleInit, Type } from '@nestjs/
 import type { DiscoveryService, HttpAdapterHost, MetadataScanner, Reflector } from '@nestjs/core';
 import {
   createHttpLimiter,
-  decideAndWrite,
+  definesLimit,
   scopedOptions,
   SluiceConfigError,
   type ConcurrencyLimitOptions,
   type RateLimitOptions,
 } from '@sluice/core';
-import { concurrencyGate, type Gate } from './concurrency-gate';
+import { concurrencyGate, platformGate, type Gate } from './gates';
 import {
   CONCURRENCY_LIMIT_METADATA,
   RATE_LIMIT_METADATA,
@@ -20,9 +20,6 @@ import { platformOf, type Fallback, type Platform, type Verdict } from './platfo
 
 type Limits = RateLimitOptions<unknown, Fallback>;
 type ConcurrencyOptions = ConcurrencyLimitOptions<unknown, Fallback>;
-
-// Read once: a CommonJS build reads an import through getters at each use (per request here).
-const decideWrite = decideAndWrite;
 
 /**
  * The guard `SluiceModule` registers as `APP_GUARD`: on each HTTP request it finds the limits of
@@ -60,11 +57,7 @@ export class SluiceGuard implements CanActivate, OnModuleInit {
     const list = Array.isArray(options);
     this.#defaults = list ? undefined : (options as RouteOptions<unknown, unknown>);
     const defaults = this.#defaults;
-    const complete =
-      defaults === undefined ||
-      defaults.rate !== undefined ||
-      defaults.rules !== undefined ||
-      defaults.limiter !== undefined;
+    const complete = defaults === undefined || definesLimit(defaults);
     this.#everyRoute = complete ? this.#gate(options as Limits | readonly Limits[]) : undefined;
   }
 
@@ -183,11 +176,7 @@ export class SluiceGuard implements CanActivate, OnModuleInit {
   }
 
   #gate(options: Limits | readonly Limits[]): Gate {
-    const limits = createHttpLimiter<unknown, Fallback>(options);
-    return (request, response) => {
-      const on = this.#platformNow();
-      return decideWrite(limits, request, response, on.http(request), on.raw(response), on.apply);
-    };
+    return platformGate(createHttpLimiter<unknown, Fallback>(options), () => this.#platformNow());
   }
 }
 

@@ -23,6 +23,24 @@ export type PartialRateLimitOptions<
   };
 
 /**
+ * Whether options say what is limited — their own `rate`, `rules` or `limiter` — and so make a
+ * limit by themselves: shared defaults that do limit every route (a Fastify plugin's, Nest's
+ * module options), and a scope's options that replace the defaults' `limiter`.
+ *
+ * @param options - shared defaults or a scope's own options
+ * @example
+ * ```ts
+ * // A plugin's options: a limit on every route, or defaults for the routes that set their own.
+ * const everyRoute = definesLimit(defaults) ? createHttpLimiter(defaults) : undefined;
+ * ```
+ */
+export function definesLimit(
+  options: Pick<PartialRateLimitOptions<never, never>, 'rate' | 'rules' | 'limiter'>,
+): boolean {
+  return options.rate !== undefined || options.rules !== undefined || options.limiter !== undefined;
+}
+
+/**
  * One scope's options (a route's) merged over shared defaults (a plugin's), once, at route definition:
  *
  * - the scope's own options win;
@@ -51,7 +69,7 @@ export function scopedOptions<TRequest, THandler extends (...args: never[]) => u
   scope: string,
 ): RateLimitOptions<TRequest, THandler> {
   const base: Record<string, unknown> = { ...defaults };
-  if (own.limiter !== undefined || own.rate !== undefined || own.rules !== undefined) delete base.limiter;
+  if (definesLimit(own)) delete base.limiter;
   if (own.rate !== undefined) {
     delete base.rules;
     for (const name of RATE_SHAPING) delete base[name];

@@ -1,11 +1,30 @@
-import { createHttpConcurrencyLimiter, decideAndWrite, type ConcurrencyLimitOptions } from '@sluice/core';
-import type { Fallback, Platform, Verdict } from './platforms';
+import {
+  createHttpConcurrencyLimiter,
+  decideAndWrite,
+  type ConcurrencyLimitOptions,
+  type HttpDecider,
+} from '@sluice/core';
+import type { Fallback, Outcome, Platform, Verdict } from './platforms';
 
 // Read once: a CommonJS build reads an import through getters at each use (per request here).
 const decideWrite = decideAndWrite;
 
 /** Runs one limit for a request: `true` when it may go on. */
 export type Gate = (request: unknown, response: unknown) => Verdict;
+
+/**
+ * The gate of a limit from core (a rate limit or a concurrency limit) on the platform Nest runs
+ * on: decides, then writes the outcome the platform's way.
+ *
+ * @param decider - the limit
+ * @param platform - the platform, looked up at the first request if the module never started
+ */
+export function platformGate(decider: HttpDecider<unknown, Outcome>, platform: () => Platform): Gate {
+  return (request, response) => {
+    const on = platform();
+    return decideWrite(decider, request, response, on.http(request), on.raw(response), on.apply);
+  };
+}
 
 /**
  * The gate of one `@ConcurrencyLimit`: takes a permit (or waits for one), tied to the close of
@@ -23,8 +42,5 @@ export function concurrencyGate(
   // As @RateLimit's buckets: two decorators on one shared store keep their own counts.
   const own = options.limiter === undefined && options.prefix === undefined;
   const limit = createHttpConcurrencyLimiter(own ? { ...options, prefix: `sluice:${scope}` } : options);
-  return (request, response) => {
-    const on = platform();
-    return decideWrite(limit, request, response, on.http(request), on.raw(response), on.apply);
-  };
+  return platformGate(limit, platform);
 }
