@@ -13,7 +13,15 @@ import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ALGORITHMS, createLimiter, RedisStore, resolvePolicy, type AlgorithmName } from '@sluice/core';
+import {
+  ALGORITHMS,
+  createConcurrencyLimiter,
+  createLimiter,
+  RedisStore,
+  resolvePolicy,
+  type AlgorithmName,
+  type Permit,
+} from '@sluice/core';
 import Redis from 'ioredis';
 import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import { freePort } from './redis-server';
@@ -105,6 +113,69 @@ function batchCases(client: Redis, algorithm: AlgorithmName, size: number): Case
     },
     { name: `${algorithm} b${size} hot`, decide: round(() => 'hot', `bh-${algorithm}`) },
   ];
+}
+
+/**
+ * Concurrency permits in batches of `size`: a "decision" is one permit taken and given back. Each
+ * round sends `PLACES` peeks, `size` acquires (one batch), then the peeks again and the `size`
+ * releases (another); the peeks, counted apart (`permit peeks`, twice a round), are taken off.
+ */
+function permitCases(client: Redis, size: number): Case[] {
+  const store = new RedisStore({ client, batch: { maxSize: size } });
+  const limiter = createConcurrencyLimiter({
+    max: 1_000_000,
+    store,
+    leaseMs: 60_000,
+    prefix: 'permits',
+    timeoutMs: 60_000, // valgrind's Redis is slow: no decision may fall back
+  });
+  const peekPolicy = resolvePolicy({ rate: '1/1h' });
+  const peeks = (): Array<Promise<unknown>> =>
+    Array.from({ length: PLACES }, () =>
+      store.consume({ prefix: 'peek', key: 'p', policy: peekPolicy, cost: 0 }),
+    );
+  const round =
+    (keyOf: (round: number, i: number) => string, peeksOnly = false): Decide =>
+    async (key) => {
+      const r = Number(key.slice(key.indexOf(':') + 1));
+      if (peeksOnly) {
+        await Promise.all(peeks());
+        await Promise.all(peeks());
+        return true;
+      }
+      let ahead = peeks();
+      const taken = Array.from({ length: size }, (_, i) => limiter.acquire(keyOf(r, i)));
+      await Promise.all(ahead);
+      const permits = (await Promise.all(taken)).map((d) => d.permit);
+      ahead = peeks();
+      const released = permits.map((permit) => permit?.release());
+      await Promise.all([...ahead, ...released]);
+      return permits.every((permit): permit is Permit => permit !== undefined);
+    };
+  return [
+    { name: 'permit peeks', decide: round(() => '', true) },
+    { name: `permit b${size} keys`, decide: round((r, i) => `k${r}:${i}`) },
+    { name: `permit b${size} hot`, decide: round(() => 'hot') },
+  ];
+}
+
+/** A permit taken and given back, each its own call (`permit alone`: the instructions of both). */
+function lonePermitCase(client: Redis): Case {
+  const limiter = createConcurrencyLimiter({
+    max: 1_000_000,
+    store: new RedisStore({ client }),
+    leaseMs: 60_000,
+    prefix: 'permit-alone',
+    timeoutMs: 60_000,
+  });
+  return {
+    name: 'permit alone',
+    decide: async (key) => {
+      const { permit } = await limiter.acquire(key);
+      await permit?.release();
+      return permit !== undefined;
+    },
+  };
 }
 
 function rlfCases(client: Redis): Case[] {
@@ -211,8 +282,15 @@ export async function countInstructions(
     }
     const cases = (
       BATCH === undefined
-        ? [...ALGORITHMS.flatMap((algorithm) => sluiceCases(client, algorithm)), ...rlfCases(client)]
-        : ALGORITHMS.flatMap((algorithm) => batchCases(client, algorithm, BATCH))
+        ? [
+            ...ALGORITHMS.flatMap((algorithm) => sluiceCases(client, algorithm)),
+            ...rlfCases(client),
+            lonePermitCase(client),
+          ]
+        : [
+            ...ALGORITHMS.flatMap((algorithm) => batchCases(client, algorithm, BATCH)),
+            ...permitCases(client, BATCH),
+          ]
     ).filter((c) => ONLY === undefined || ONLY.some((o) => c.name.startsWith(o)));
     const rows: InstructionRow[] = [];
     // In batch mode, the round's number (a key of its own in each warm-up and counted round).
