@@ -3,6 +3,7 @@ import {
   createConcurrencyLimiter,
   MemoryStore,
   RedisStore,
+  resolvePolicy,
   type ConcurrencyDecision,
   type ConcurrencyLimiter,
   type Store,
@@ -491,6 +492,89 @@ describe('permits in batches', () => {
     } finally {
       monitor.disconnect();
     }
+  });
+});
+
+describe('permits in batches, against a model', () => {
+  /** Each key's leases after each operation, as the permit scripts define them (nothing expires here). */
+  class Model {
+    readonly #leases = new Map<string, Set<string>>();
+    holding(key: string): string[] {
+      return [...this.#of(key)];
+    }
+    acquire(key: string, max: number, id: string): { acquired: boolean; held: number } {
+      const leases = this.#of(key);
+      if (leases.size >= max) return { acquired: false, held: leases.size };
+      leases.add(id);
+      return { acquired: true, held: leases.size };
+    }
+    release(key: string, id: string): undefined {
+      this.#of(key).delete(id);
+      return undefined;
+    }
+    renew(key: string, max: number, ids: readonly string[]): { held: number; lost: string[] } {
+      const leases = this.#of(key);
+      const lost: string[] = [];
+      for (const id of ids) {
+        if (leases.has(id)) continue;
+        if (leases.size < max) leases.add(id);
+        else lost.push(id);
+      }
+      return { held: leases.size, lost };
+    }
+    #of(key: string): Set<string> {
+      let leases = this.#leases.get(key);
+      if (leases === undefined) this.#leases.set(key, (leases = new Set()));
+      return leases;
+    }
+  }
+
+  test('acquires, releases and renewals mixed in one batch answer as one by one: the count a call keeps of a key is the count Redis holds', async () => {
+    const random = seededRandom(29);
+    const prefix = fresh();
+    const permits = store.permits();
+    const model = new Model();
+    const companion = resolvePolicy({ rate: '1/1h' });
+    const leaseMs = 60_000;
+    const timeoutMs = REDIS_TIMEOUT_MS;
+    const rounds = 25;
+    let ids = 0;
+    const before = await scriptCalls(admin);
+    for (let round = 0; round < rounds; round++) {
+      // The slot's places taken first, so the 40 operations below queue and leave as one batch.
+      const ahead = Array.from({ length: MAX_IN_FLIGHT }, () =>
+        store.consume({ prefix: `${prefix}-peek`, key: 'p', policy: companion, cost: 0 }),
+      );
+      const asked: Array<Promise<unknown>> = [];
+      const expected: unknown[] = [];
+      for (let op = 0; op < 40; op++) {
+        const key = random() < 0.8 ? 'a' : 'b';
+        const max = key === 'a' ? 3 : 2;
+        const holding = model.holding(key);
+        // A lease of the key's, else any id so far (one given back already: it removes nothing).
+        const some = (): string =>
+          holding.length > 0 && random() < 0.8 ? random.pick(holding) : `t${random.int(1, ids + 1)}`;
+        const pick = random();
+        if (pick < 0.45) {
+          const id = `t${++ids}`;
+          expected.push(model.acquire(key, max, id));
+          asked.push(permits.acquire({ prefix, key, max, leaseMs, id, timeoutMs }));
+        } else if (pick < 0.9) {
+          const id = some();
+          expected.push(model.release(key, id));
+          asked.push(permits.release({ prefix, key, id, timeoutMs }));
+        } else {
+          // What the key holds and one more, which is taken again when there is room.
+          const renewed = [...new Set([...holding, some()])];
+          expected.push(model.renew(key, max, renewed));
+          asked.push(permits.renew({ prefix, key, max, leaseMs, ids: renewed, timeoutMs }));
+        }
+      }
+      await Promise.all(ahead);
+      expect({ round, answers: await Promise.all(asked) }).toEqual({ round, answers: expected });
+    }
+    // Batches, not one call per operation: the peeks and about one call a round.
+    expect((await scriptCalls(admin)) - before).toBeLessThan(rounds * (MAX_IN_FLIGHT + 3));
   });
 });
 

@@ -46,7 +46,11 @@ local function permit_acquire_op(n, m, now, k, a, reply, r)
 end
 
 local function permit_release_op(n, m, now, k, a, reply, r)
-  reply[r + 1] = permit_release(KEYS[k + 1], ARGV[a])
+  local key = KEYS[k + 1]
+  local removed = permit_release(key, ARGV[a])
+  -- A lease of the key last counted: one fewer live (see permits_live).
+  if removed == 1 and key == live_key then live_held = live_held - 1 end
+  reply[r + 1] = removed
   return 1
 end
 
