@@ -27,7 +27,12 @@ export type Op = (typeof Op)[keyof typeof Op];
  * goes alone, and how its answer is read from a batch's reply.
  */
 export interface OwnCall {
-  /** Its arguments after the run's five, as its own script reads them after its `now`. */
+  /**
+   * Values it shares with the alike requests of its op in a row (a permit's `max` and
+   * `leaseMs`): sent once for their run, ahead of each one's {@link OwnCall.args}. Absent: none.
+   */
+  readonly shared?: readonly string[];
+  /** Its own arguments, sent after the run's values and the shared ones. */
   readonly args: readonly string[];
   /** The request as its own script call (without batching, or when it finds its slot idle): its raw reply. */
   alone(): Promise<unknown>;
@@ -130,8 +135,8 @@ export function runBatch(command: ScriptCommand, batch: readonly ScriptEntry[], 
     }
     for (const key of entry.keys) keys.push(key);
     if (own !== undefined) {
-      // Alike ones in a row (a hot key's acquires, their releases) share one run's five values:
-      // each sends only its own arguments.
+      // Alike ones in a row (a hot key's acquires, their releases) share one run's six values
+      // and their shared ones: each sends only its own arguments.
       previous = undefined;
       if (ownFirst !== undefined && ownAlike(ownFirst, entry)) {
         runs[ownCountAt] = String(++ownCount);
@@ -139,13 +144,16 @@ export function runBatch(command: ScriptCommand, batch: readonly ScriptEntry[], 
         ownFirst = entry;
         ownCount = 1;
         ownCountAt = runs.length;
+        const shared = own.shared ?? NONE;
         runs.push(
           '1',
           String(entry.op),
           String(entry.keys.length),
           String(own.args.length),
           timeText(entry.nowMs),
+          String(shared.length),
         );
+        for (const value of shared) runs.push(value);
       }
       for (const arg of own.args) runs.push(arg);
       continue;
@@ -185,17 +193,20 @@ function sameKeys(a: ScriptEntry, b: ScriptEntry): boolean {
   return true;
 }
 
+const NONE: readonly string[] = [];
+
 /**
  * Whether two requests of ops with arguments of their own are one run: the same op, number of
- * keys and of arguments, and time (each sends its keys and arguments).
+ * keys and of arguments, time and shared values (each sends its keys and its own arguments).
  */
 function ownAlike(a: ScriptEntry, b: ScriptEntry): boolean {
-  return (
-    a.op === b.op &&
-    a.keys.length === b.keys.length &&
-    a.own?.args.length === b.own?.args.length &&
-    a.nowMs === b.nowMs
-  );
+  if (a.op !== b.op || a.keys.length !== b.keys.length || a.nowMs !== b.nowMs) return false;
+  const [x, y] = [a.own as OwnCall, b.own as OwnCall];
+  if (x.args.length !== y.args.length) return false;
+  const [p, q] = [x.shared ?? NONE, y.shared ?? NONE];
+  if (p.length !== q.length) return false;
+  for (let i = 0; i < p.length; i++) if (p[i] !== q[i]) return false;
+  return true;
 }
 
 /** Whether two requests differ only in their keys: one run of the batch script's arguments. */

@@ -78,14 +78,16 @@ export class RedisPermits implements PermitStore {
   #acquire(request: PermitAcquireRequest): Promise<PermitAcquireReply> {
     const { max, leaseMs, id, nowMs } = request;
     const keys = [this.keyOf(request)];
-    const args = [String(max), String(leaseMs), id];
+    const shared = [String(max), String(leaseMs)];
+    const args = [id];
     const command = this.#commands.acquire;
     return this.#send(
       Op.permitAcquire,
       keys,
       {
+        shared,
         args,
-        alone: () => command(keys, [...args, timeArg(nowMs)]),
+        alone: () => command(keys, [...shared, id, timeArg(nowMs)]),
         readAlone: acquireReply,
         read: (batch, at) => [acquireReply(batch.slice(at, at + 2)), 2],
       },
@@ -122,7 +124,8 @@ export class RedisPermits implements PermitStore {
       Op.permitRenew,
       keys,
       {
-        args: [String(max), String(leaseMs), ...ids],
+        shared: [String(max), String(leaseMs)],
+        args: ids,
         alone: () => command(keys, [String(max), String(leaseMs), timeArg(nowMs), ...ids]),
         readAlone: renewReply,
         read: (batch, at) => {

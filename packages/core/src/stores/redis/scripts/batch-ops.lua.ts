@@ -7,22 +7,24 @@
  * alone (`joint.lua.ts`, `give-back.lua.ts`, `concurrency-scripts.lua.ts`), by the same
  * function, so a request decides the same in a batch as alone.
  *
- * Alike such requests in a row (the same op, `n`, `m` and time) are one run in the driver's
- * arguments: `count`, `op`, `n` (keys per request), `m` (how many arguments of its own each
- * request has), `now` (`''` for the server's time), then each request's `m` arguments in turn, as
- * its own script reads them after its `now`:
+ * Alike such requests in a row (the same op, `n`, `m`, time and shared values) are one run in
+ * the driver's arguments: `count`, `op`, `n` (keys per request), `m` (how many arguments of its
+ * own each request has), `now` (`''` for the server's time), `s` and the `s` values the run's
+ * requests share, then each request's `m` arguments in turn:
  *
  * - joint: the number of parts, then per part `keys, cost, now, dryRun` and six values per key;
  *   replies six integers per key (as the joint script);
  * - exact give-back: `cost`, then per key eight values (kind, five numbers, `at`, `member`);
  *   replies the number of keys changed;
- * - acquire: `max`, `leaseMs`, the lease id; replies `acquired` (1 or 0) and the live leases;
+ * - acquire: shared `max` and `leaseMs`, then the lease id; replies `acquired` (1 or 0) and the
+ *   live leases;
  * - release: the lease id; replies 1 when the lease was there, else 0;
- * - renew: `max`, `leaseMs`, then the ids; replies the live leases, how many ids were lost,
- *   then those ids.
+ * - renew: shared `max` and `leaseMs`, then the ids; replies the live leases, how many ids were
+ *   lost, then those ids.
  *
- * Each op is called `(n, m, now, k, a, reply, r)`: its keys follow `KEYS[k]`, its arguments
- * start at `ARGV[a]`; it writes its answer after `reply[r]` and returns how many values it wrote.
+ * Each op is called `(n, m, now, k, a, reply, r, s)`: its keys follow `KEYS[k]`, its arguments
+ * start at `ARGV[a]` and its run's shared values at `ARGV[s]`; it writes its answer after
+ * `reply[r]` and returns how many values it wrote.
  */
 export const genericOpsLua = `
 local function joint_op(n, m, now, k, a, reply, r)
@@ -39,9 +41,16 @@ OPS[4], OPS[5] = joint_op, give_back_taken_op
 
 /** The permits' ops (6 to 8), after their functions (see {@link genericOpsLua}). */
 export const permitOpsLua = `
-local function permit_acquire_op(n, m, now, k, a, reply, r)
-  reply[r + 1], reply[r + 2] =
-    permit_acquire(KEYS[k + 1], now, tonumber(ARGV[a]), tonumber(ARGV[a + 1]), ARGV[a + 2])
+-- A run's max and leaseMs, read once per run (s: where its shared values start).
+local run_s, run_max, run_lease = false, 0, 0
+local function run_limits(s)
+  if s ~= run_s then run_s, run_max, run_lease = s, tonumber(ARGV[s]), tonumber(ARGV[s + 1]) end
+  return run_max, run_lease
+end
+
+local function permit_acquire_op(n, m, now, k, a, reply, r, s)
+  local max_n, lease_ms = run_limits(s)
+  reply[r + 1], reply[r + 2] = permit_acquire(KEYS[k + 1], now, max_n, lease_ms, ARGV[a])
   return 2
 end
 
@@ -54,8 +63,9 @@ local function permit_release_op(n, m, now, k, a, reply, r)
   return 1
 end
 
-local function permit_renew_op(n, m, now, k, a, reply, r)
-  local held, lost = permit_renew(KEYS[k + 1], now, tonumber(ARGV[a]), tonumber(ARGV[a + 1]), a + 2, a + m - 1)
+local function permit_renew_op(n, m, now, k, a, reply, r, s)
+  local max_n, lease_ms = run_limits(s)
+  local held, lost = permit_renew(KEYS[k + 1], now, max_n, lease_ms, a, a + m - 1)
   reply[r + 1], reply[r + 2] = held, #lost
   for i = 1, #lost do reply[r + 2 + i] = lost[i] end
   return 2 + #lost

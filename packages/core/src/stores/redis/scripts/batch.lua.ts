@@ -46,10 +46,11 @@ export interface BatchParts {
  *   requests are all on the same keys (a flash sale's hot item) sends them once, its `count`
  *   negated: KEYS then holds the run's `n` keys once, not once per request. Ops 4 and up
  *   (joint decisions, exact give-backs, permits: see `batch-ops.lua.ts`) read arguments of their
- *   own: their run is `count` alike requests (the same op, number of keys and of arguments, and
- *   time), its `cost` the number of each one's arguments, which follow it one request after the
- *   other (a hot key's acquires each send `max`, `leaseMs` and a lease id, its releases a lease
- *   id, and not the run's five values each).
+ *   own: their run is `count` alike requests (the same op, number of keys and of arguments, time
+ *   and shared values), its `cost` the number of each one's arguments, then `s` and the `s`
+ *   values its requests share, then each one's arguments one request after the other (a hot
+ *   key's acquires send `max` and `leaseMs` once, then a lease id each; its releases a lease id
+ *   each).
  *
  * Replies, per request in order: a consume on several keys, four integers per key (`code,
  * remaining, resetMs, waitMs`, as the several-rules script); a consume on one key, `remaining,
@@ -164,7 +165,7 @@ while at <= #ARGV do
   if code >= FIRST_OWN_OP then
     strings = false
     if code >= FIRST_PERMIT_OP then permits = true else generic = true end
-    at = at + 5 + count * tonumber(ARGV[at + 3])
+    at = at + 6 + tonumber(ARGV[at + 5]) + count * tonumber(ARGV[at + 3])
   else
     if code ~= 1 or n ~= 1 or not RUNS[pol[tonumber(ARGV[at + 5]) * STRIDE - 5]] then generic = true end
     at = at + 5 + n
@@ -300,12 +301,14 @@ for _ = 1, 2 do
     local same = count < 0
     if same then count = -count end
     local now = time_of(ARGV[at + 4])
-    local refs, width = {}, n
+    local refs, width, shared = {}, n, nil
     local own = code >= FIRST_OWN_OP
     if own then
-      -- Ops with arguments of their own (see batch-ops): cost is how many each request has;
-      -- refs, where the first request's start (the next request's follow).
-      refs, width = at + 5, count * cost
+      -- Ops with arguments of their own (see batch-ops): cost is how many each request has,
+      -- after the run's shared values (their count, then them); refs, where the first request's
+      -- start (the next request's follow).
+      local s = tonumber(ARGV[at + 5])
+      shared, refs, width = at + 6, at + 6 + s, 1 + s + count * cost
     else
       for i = 1, n do refs[i] = tonumber(ARGV[at + 4 + i]) end
     end
@@ -322,7 +325,7 @@ for _ = 1, 2 do
     else
       local op = OPS[code]
       for _ = 1, count do
-        local ok, written = pcall(op, n, cost, now, k, refs, reply, r)
+        local ok, written = pcall(op, n, cost, now, k, refs, reply, r, shared)
         if ok then
           r = r + written
         else
