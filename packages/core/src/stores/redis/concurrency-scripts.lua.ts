@@ -10,8 +10,9 @@ local FAR_MS = 90000000
 /**
  * Counting a key's live leases and keeping its expiry (`permits_live`, `permits_keep`): what the
  * acquire and renew scripts need. With `memo` (the batch script, which decides many requests in
- * one call), the last count is kept (see there); a lone call would only pay for it (about 4.4 k
- * instructions a lone acquire, callgrind).
+ * one call), the last key counted and its count are kept through the call (see the Lua's
+ * `live_key`); a lone call would only pay for them (about 4.4 k instructions a lone acquire,
+ * callgrind).
  */
 const permitsCountLua = (memo: boolean): string => `
 ${
@@ -149,8 +150,8 @@ end
  * fail a request nor hold a permit forever.
  *
  * The batch script holds every function (see `batch-ops.lua.ts`); each operation's own script
- * only those it runs: Redis makes a script's functions anew at each call, and a release that
- * made the acquire's and renewal's too cost it about 6 k instructions more.
+ * only those it runs, as Redis makes a script's functions anew at each call (callgrind, a permit
+ * taken and given back alone: 98.6 k instructions with every function in both scripts, 94.0 k).
  */
 export const permitsLua = [
   permitsHeadLua,
