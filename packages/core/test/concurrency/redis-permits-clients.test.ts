@@ -1,5 +1,6 @@
 import { createConcurrencyLimiter, RedisStore } from '../../src';
 import { useRedisServer } from '../harness/redis-fixtures';
+import { scriptCalls } from '../harness/script-calls';
 import { OTHER_CLIENT_KINDS, openClient, type OpenClient } from '../harness/store-clients';
 
 /**
@@ -32,5 +33,28 @@ describe.each(OTHER_CLIENT_KINDS)('concurrency permits on %s', (kind) => {
     await second.permit?.release();
     await fourth.permit?.release();
     expect(await redis.client().zcard(`${prefix}:{k}:permits`)).toBe(0);
+  });
+
+  test('acquires and releases at once, batched: exactly max pass, and every permit comes back', async () => {
+    const store = new RedisStore({ client: open.client });
+    const prefix = `conc-clients-batch-${kind.replace(/\W/g, '')}`;
+    const [a, b] = [3, 5].map((max) => createConcurrencyLimiter({ max, store, prefix, timeoutMs: 5000 }));
+    // Two limiters on one key with their own max, their acquires interleaved: runs split where
+    // max changes, and each acquire counts the leases the ones before it took in the same call.
+    await (await a!.acquire('warm')).permit?.release(); // scripts loaded on first use
+    const before = await scriptCalls(redis.client());
+    const decisions = await Promise.all(
+      Array.from({ length: 40 }, (_, i) => (i % 2 === 0 ? a! : b!).acquire('hot')),
+    );
+    expect((await scriptCalls(redis.client())) - before).toBeLessThan(10); // batches, not 40 calls
+    expect(decisions.every((d) => d.degraded === undefined)).toBe(true);
+    const held = decisions.map((d) => d.inFlight);
+    const admitted = decisions.filter((d) => d.allowed);
+    // b (max 5) is admitted up to 5 in all; a (max 3) only while fewer than 3 are held.
+    expect(admitted).toHaveLength(5);
+    expect(Math.max(...held)).toBe(5);
+    expect(await a!.inFlight('hot')).toBe(5);
+    await Promise.all(admitted.map((d) => d.permit?.release()));
+    expect(await redis.client().zcard(`${prefix}:{hot}:permits`)).toBe(0);
   });
 });

@@ -30,3 +30,25 @@ test('on Redis Cluster each key is counted on the master of its escaped hash tag
   await Promise.all(held.map((d) => d.permit?.release()));
   for (const key of keys) expect(await limiter.inFlight(key)).toBe(0);
 });
+
+test('acquires at once on keys of every master: exactly max per key, in arrival order per slot, and every permit comes back', async () => {
+  const limiter = createConcurrencyLimiter({ max: 4, store, prefix: 'conc-cluster-batch', timeoutMs: 5000 });
+  const keys = [...HOSTILE_KEYS, ...Array.from({ length: 30 }, (_, i) => `user:${i}`)];
+  // Six acquires per key, all at once: past the slot's places in flight, each slot's queue and
+  // go out together (the batch script, which counts the leases taken before in the same call),
+  // never with another slot's.
+  const decisions = await Promise.all(
+    keys.flatMap((key) => Array.from({ length: 6 }, () => limiter.acquire(key))),
+  );
+  expect(decisions.every((d) => d.degraded === undefined)).toBe(true);
+  for (const [i, key] of keys.entries()) {
+    const mine = decisions.slice(6 * i, 6 * i + 6);
+    expect({ key, allowed: mine.map((d) => d.allowed), held: mine.map((d) => d.inFlight) }).toEqual({
+      key,
+      allowed: [true, true, true, true, false, false],
+      held: [1, 2, 3, 4, 4, 4],
+    });
+  }
+  await Promise.all(decisions.map((d) => d.permit?.release()));
+  for (const key of keys) expect(await limiter.inFlight(key)).toBe(0);
+});
