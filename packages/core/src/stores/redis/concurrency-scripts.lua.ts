@@ -89,8 +89,13 @@ local function permit_acquire(key, now, max_n, lease_ms, id)
   local held = permits_live(key, now, max_n)
   if held >= max_n then return 0, held end
   redis.call('ZADD', key, expiry_of(now, lease_ms), id)
+  ${
+    memo
+      ? `-- Counted as soon as it is in: whatever fails after, the kept count is the set's.
+  live_held = held + 1`
+      : ''
+  }
   permits_keep(key, lease_ms, held == 0)
-  ${memo ? 'live_held = held + 1' : ''}
   return 1, held + 1
 end
 `;
@@ -112,6 +117,12 @@ const permitRenewLua = (memo: boolean): string => `
 local function permit_renew(key, now, max_n, lease_ms, from, to)
   -- Every renewal checks: its count decides which ids come back.
   local held = permits_live(key, now, 0)
+  ${
+    memo
+      ? `-- Not kept while the leases change below: a renewal that fails midway leaves no count.
+  live_key = false`
+      : ''
+  }
   -- None live: the key is gone, and a lease taken again below makes it anew.
   local made = held == 0
   local lost = {}
@@ -128,7 +139,7 @@ local function permit_renew(key, now, max_n, lease_ms, from, to)
     end
   end
   if to >= from and held > 0 then permits_keep(key, lease_ms, made) end
-  ${memo ? 'live_held = held' : ''}
+  ${memo ? 'live_key, live_held = key, held' : ''}
   return held, lost
 end
 `;
