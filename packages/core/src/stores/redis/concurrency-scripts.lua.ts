@@ -1,3 +1,4 @@
+import { intTextLua } from './scripts/int-text.lua';
 import { nowLua } from './scripts/prelude.lua';
 
 /** The locals every permit script starts with. */
@@ -21,33 +22,19 @@ ${
 -- acquires in a batch drop and count its leases once, not each: the key, the time it was counted
 -- at, and its live leases then, kept up to date by the acquires, releases and renewals on it
 -- that follow (nothing else writes the key, and no lease expires within a call). The texts of
--- the last times sent are kept too (a format costs Redis about 1.5 k instructions, a comparison
--- a few dozen).
+-- the last times sent are kept too (see intTextLua).
 local live_key, live_now, live_held = false, 0, 0
-local cut_ms, cut_text, expiry_ms, expiry_text = false, '', false, ''
-
--- The text of the time leases expire at when taken or renewed at now.
-local function expiry_of(now, lease_ms)
-  local ms = now + lease_ms
-  if ms ~= expiry_ms then expiry_ms, expiry_text = ms, format('%d', ms) end
-  return expiry_text
-end`
-    : `local function expiry_of(now, lease_ms)
-  return format('%d', now + lease_ms)
-end`
+local permit_cut_ms, permit_cut_text, permit_expiry_ms, permit_expiry_text`
+    : ''
 }
 
 -- Live leases at key once the expired ones are dropped, and those from too far ahead once
 -- check_from leases are counted: an acquire checks them only when they would refuse it, so bad
 -- data refuses nothing and the usual acquire runs one command fewer (about 3 k instructions).
 local function permits_live(key, now, check_from)
-  ${
-    memo
-      ? `if key == live_key and now == live_now and live_held < check_from then return live_held end
-  if now ~= cut_ms then cut_ms, cut_text = now, format('%d', now) end
-  local dropped = redis.pcall('ZREMRANGEBYSCORE', key, '-inf', cut_text)`
-      : `local dropped = redis.pcall('ZREMRANGEBYSCORE', key, '-inf', format('%d', now))`
-  }
+  ${memo ? 'if key == live_key and now == live_now and live_held < check_from then return live_held end' : ''}
+  ${intTextLua('cut_text', 'now', 'permit_cut', memo)}
+  local dropped = redis.pcall('ZREMRANGEBYSCORE', key, '-inf', cut_text)
   local held = 0
   if type(dropped) == 'table' then
     if not match(dropped.err, '^WRONGTYPE') then error(dropped) end
@@ -88,7 +75,9 @@ const permitAcquireLua = (memo: boolean): string => `
 local function permit_acquire(key, now, max_n, lease_ms, id)
   local held = permits_live(key, now, max_n)
   if held >= max_n then return 0, held end
-  redis.call('ZADD', key, expiry_of(now, lease_ms), id)
+  local expiry_ms = now + lease_ms
+  ${intTextLua('expiry', 'expiry_ms', 'permit_expiry', memo)}
+  redis.call('ZADD', key, expiry, id)
   ${
     memo
       ? `-- Counted as soon as it is in: whatever fails after, the kept count is the set's.
@@ -126,7 +115,8 @@ local function permit_renew(key, now, max_n, lease_ms, from, to)
   -- None live: the key is gone, and a lease taken again below makes it anew.
   local made = held == 0
   local lost = {}
-  local expiry = expiry_of(now, lease_ms)
+  local expiry_ms = now + lease_ms
+  ${intTextLua('expiry', 'expiry_ms', 'permit_expiry', memo)}
   for i = from, to do
     local id = ARGV[i]
     if redis.call('ZSCORE', key, id) then

@@ -1,4 +1,5 @@
 import { inlineLua, type LuaBlock } from './lua-block';
+import { intTextLua } from './int-text.lua';
 import { AHEAD_MS } from './prelude.lua';
 
 /**
@@ -89,22 +90,6 @@ else
 end
 ${ret('0, limit - live - cost, ttl_ms, 0, keep, at')}`,
 };
-
-/**
- * Lua declaring local `target`, the text of the whole number `n` (a local): `format('%d', n)`,
- * or with `memoized` the text last made through the memo `<memo>_ms`, `<memo>_text` (locals of
- * {@link slidingLogWriteLua}) when `n` is the same number, else made and kept there, then
- * `remade` run.
- */
-function intTextLua(target: string, n: string, memo: string, memoized: boolean, remade = ''): string {
-  if (!memoized) return `local ${target} = format('%d', ${n})`;
-  return `local ${target} = ${memo}_text
-    if ${n} ~= ${memo}_ms then
-      ${target} = format('%d', ${n})
-      ${memo}_ms, ${memo}_text = ${n}, ${target}
-      ${remade}
-    end`;
-}
 
 /**
  * The sliding log's write, `log_write`, and the table `log_mode` its step sets: the functions
