@@ -204,6 +204,7 @@ function ownAlike(a: ScriptEntry, b: ScriptEntry): boolean {
   const [x, y] = [a.own as OwnCall, b.own as OwnCall];
   if (x.args.length !== y.args.length) return false;
   const [p, q] = [x.shared ?? NONE, y.shared ?? NONE];
+  if (p === q) return true; // one limiter's requests: the same array
   if (p.length !== q.length) return false;
   for (let i = 0; i < p.length; i++) if (p[i] !== q[i]) return false;
   return true;

@@ -50,6 +50,8 @@ export class RedisPermits implements PermitStore {
   readonly #send: SendOwn;
   /** Each limiter prefix's escaped namespace, built once: a request escapes only its key. */
   readonly #namespaces = new Map<string, string>();
+  /** The last `max` and `leaseMs` sent, as text: a limiter's requests reuse one array. */
+  #shared: { max: number; leaseMs: number; text: readonly string[] } = { max: 0, leaseMs: 0, text: [] };
 
   /**
    * @param client - the store's client, adapted
@@ -78,7 +80,7 @@ export class RedisPermits implements PermitStore {
   #acquire(request: PermitAcquireRequest): Promise<PermitAcquireReply> {
     const { max, leaseMs, id, nowMs } = request;
     const keys = [this.keyOf(request)];
-    const shared = [String(max), String(leaseMs)];
+    const shared = this.#sharedOf(max, leaseMs);
     const args = [id];
     const command = this.#commands.acquire;
     return this.#send(
@@ -124,7 +126,7 @@ export class RedisPermits implements PermitStore {
       Op.permitRenew,
       keys,
       {
-        shared: [String(max), String(leaseMs)],
+        shared: this.#sharedOf(max, leaseMs),
         args: ids,
         alone: () => command(keys, [String(max), String(leaseMs), timeArg(nowMs), ...ids]),
         readAlone: renewReply,
@@ -139,6 +141,14 @@ export class RedisPermits implements PermitStore {
       request.timeoutMs,
     );
     return reply as PermitRenewReply;
+  }
+
+  /** `max` and `leaseMs` as the batch script's shared values of a run (see `OwnCall.shared`). */
+  #sharedOf(max: number, leaseMs: number): readonly string[] {
+    const last = this.#shared;
+    if (last.max === max && last.leaseMs === leaseMs) return last.text;
+    this.#shared = { max, leaseMs, text: [String(max), String(leaseMs)] };
+    return this.#shared.text;
   }
 
   /**
