@@ -74,8 +74,7 @@ export function guardedCall<R extends { readonly key: string }, T>(
   fallback: (request: R) => Promise<T>,
 ): Promise<T> {
   const pending = new GuardedCall(outcomes, request, fallback);
-  capturing = pending;
-  const promise = new Promise<T>(capture);
+  const promise = promiseOf<T>(pending);
   outcomes.deadlines.add(pending);
   try {
     send(request, pending);
@@ -93,6 +92,18 @@ const ignore = (): void => undefined;
  * would hold it (`new Promise` runs its executor at once, so nothing else can come between).
  */
 let capturing: { resolve: (value: never) => void; reject: (error: unknown) => void } | undefined;
+
+/**
+ * A new promise whose `resolve` and `reject` are set on `call`: a guarded call settles its caller's
+ * promise itself, without a closure per call to hold it.
+ */
+export function promiseOf<T>(call: {
+  resolve: (value: T) => void;
+  reject: (error: unknown) => void;
+}): Promise<T> {
+  capturing = call as NonNullable<typeof capturing>;
+  return new Promise<T>(capture);
+}
 
 function capture(resolve: (value: never) => void, reject: (error: unknown) => void): void {
   const call = capturing as NonNullable<typeof capturing>;

@@ -1,16 +1,8 @@
 import type { Verdict } from '../types';
+import type { Outcome } from './outcome';
 import type { Store, StoreRequest } from './store';
 
-/** Who is told how a store call ended: its answer, or its failure; one of the two, once. */
-export interface Outcome<T> {
-  answered(value: T): void;
-  failed(error: unknown): void;
-  /**
-   * `performance.now()` when the caller asked, when it keeps one (a guarded call: its deadline
-   * starts there); the store then reads no clock of its own for the request's deadline.
-   */
-  readonly startedAt?: number;
-}
+export type { Outcome } from './outcome';
 
 /**
  * `consume` that tells its outcome to `to` instead of returning a promise. sluice's own remote

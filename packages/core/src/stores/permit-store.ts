@@ -1,3 +1,5 @@
+import type { Outcome } from './outcome';
+
 /**
  * Where a shared store keeps the permits of concurrency limits (`createConcurrencyLimiter`):
  * per key, a set of leases, each with an expiry. A lease is taken when a request is admitted,
@@ -68,4 +70,28 @@ export interface PermitRenewReply {
   readonly held: number;
   /** The ids that had expired and could not be taken again (the key was full). */
   readonly lost: readonly string[];
+}
+
+/**
+ * `acquire` and `release` that tell their outcome to `to` instead of returning a promise, as
+ * `CONSUME_TO` does for a consume (see `consume-to.ts`). `RedisStore`'s permits have them, for
+ * the concurrency limiter's guarded calls: an admitted request's two store calls then make no
+ * promise, closure or reaction of their own between the store's reply and the limiter.
+ * Internal: a symbol, not part of the {@link PermitStore} interface.
+ */
+export const PERMITS_TO: unique symbol = Symbol('sluice.permitsTo');
+
+/** The operations of {@link PERMITS_TO}. */
+export interface PermitsTo {
+  acquire(request: PermitAcquireRequest, to: Outcome<PermitAcquireReply>): void;
+  release(request: PermitReleaseRequest, to: Outcome<unknown>): void;
+}
+
+/** A permit store with {@link PERMITS_TO}. */
+export interface TellsPermits {
+  readonly [PERMITS_TO]: PermitsTo;
+}
+
+export function tellsPermits(store: PermitStore): store is PermitStore & TellsPermits {
+  return typeof (store as Partial<TellsPermits>)[PERMITS_TO] === 'object';
 }

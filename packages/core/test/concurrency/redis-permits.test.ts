@@ -613,6 +613,46 @@ describe('permits are never lost to a failing call', () => {
     }
   });
 
+  test('a metrics sink that throws: the acquire is decided by onStoreError and the lease Redis took goes back', async () => {
+    const prefix = fresh();
+    let throwing = false;
+    const metrics = {
+      limiter: () => ({
+        decided: () => undefined,
+        storeCall: () => {
+          if (throwing) throw new Error('sink down');
+        },
+        storeError: () => undefined,
+        storeUp: () => undefined,
+        blockCacheHit: () => undefined,
+        leaseCall: () => undefined,
+      }),
+    };
+    const limiter = createConcurrencyLimiter({
+      max: 1,
+      store,
+      prefix,
+      timeoutMs: REDIS_TIMEOUT_MS,
+      metrics,
+    });
+    throwing = true;
+    const decision = await limiter.acquire('k');
+    expect(decision).toMatchObject({ allowed: true, degraded: 'insurance' });
+    const key = store.permits().keyOf({ prefix, key: 'k' });
+    await until(async () => (await admin.exists(key)) === 0, 'the lease Redis took is given back');
+    throwing = false;
+    await decision.permit?.release();
+    // The store's permit is free for the next request: nothing was left behind.
+    const next = await limiter.acquire('k');
+    expect(next).toMatchObject({ allowed: true, inFlight: 1 });
+    expect(next.degraded).toBeUndefined();
+    // A release whose report throws settles, and is retried: the lease does not stay.
+    throwing = true;
+    await next.permit?.release();
+    throwing = false;
+    expect(await admin.zcard(key)).toBe(0);
+  });
+
   test('a release that fails is retried at the next renewal, not left to hold the permit', async () => {
     const flaky = new Redis({ host: '127.0.0.1', port: redis.server().port });
     await flaky.ping();

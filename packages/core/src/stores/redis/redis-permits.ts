@@ -6,13 +6,17 @@ import type {
   PermitRenewReply,
   PermitRenewRequest,
   PermitStore,
+  PermitsTo,
+  TellsPermits,
 } from '../permit-store';
+import { PERMITS_TO } from '../permit-store';
 import {
   ACQUIRE_PERMIT_SCRIPT,
   RELEASE_PERMIT_SCRIPT,
   RENEW_PERMITS_SCRIPT,
 } from './concurrency-scripts.lua';
 import { Op, type OwnCall } from './batch-call';
+import type { Outcome } from '../consume-to';
 import { luaScript } from './client-adapters';
 import type { ScriptClient, ScriptCommand } from './redis-client';
 import { escapeKeyText } from './redis-keys';
@@ -26,9 +30,9 @@ const SCRIPTS = {
 type Operation = keyof typeof SCRIPTS;
 
 /**
- * How the store sends a request of an op with arguments of its own: alone without batching (or
- * when its slot is idle), else through the batch queue of its key's slot, in arrival order; not
- * sent once `timeoutMs` has passed.
+ * How the store sends a request of an op with arguments of its own, its outcome told to `to`:
+ * alone without batching (or when its slot is idle), else through the batch queue of its key's
+ * slot, in arrival order; not sent once `timeoutMs` has passed.
  */
 export type SendOwn = (
   op: Op,
@@ -36,7 +40,8 @@ export type SendOwn = (
   own: OwnCall,
   nowMs: number | undefined,
   timeoutMs: number | undefined,
-) => Promise<unknown>;
+  to: Outcome<unknown>,
+) => void;
 
 /**
  * The permits of concurrency limits in Redis (see `concurrency-scripts.lua.ts`): each operation
@@ -44,7 +49,7 @@ export type SendOwn = (
  * other requests of its slot (or one `EVALSHA` of its own script, as without batching), through
  * the same client interface, NOSCRIPT handling and key escaping, on every client the store accepts.
  */
-export class RedisPermits implements PermitStore {
+export class RedisPermits implements PermitStore, TellsPermits {
   readonly #storePrefix: string | undefined;
   readonly #commands: Record<Operation, ScriptCommand>;
   readonly #send: SendOwn;
@@ -52,6 +57,12 @@ export class RedisPermits implements PermitStore {
   readonly #namespaces = new Map<string, string>();
   /** The last `max` and `leaseMs` sent, as text: a limiter's requests reuse one array. */
   #shared: { max: number; leaseMs: number; text: readonly string[] } = { max: 0, leaseMs: 0, text: [] };
+
+  /** Acquire and release told to their caller (internal: see `PERMITS_TO`). */
+  readonly [PERMITS_TO]: PermitsTo = {
+    acquire: (request, to) => this.#acquire(request, to),
+    release: (request, to) => this.#release(request, to),
+  };
 
   /**
    * @param client - the store's client, adapted
@@ -68,82 +79,47 @@ export class RedisPermits implements PermitStore {
     };
   }
 
-  // Not async: the store's promise is the caller's (a throw made a rejection, as async would).
   acquire(request: PermitAcquireRequest): Promise<PermitAcquireReply> {
-    try {
-      return this.#acquire(request);
-    } catch (error) {
-      return Promise.reject(error);
-    }
+    return promised((to) => this.#acquire(request, to));
   }
 
-  #acquire(request: PermitAcquireRequest): Promise<PermitAcquireReply> {
-    const { max, leaseMs, id, nowMs } = request;
-    const keys = [this.keyOf(request)];
-    const shared = this.#sharedOf(max, leaseMs);
-    const args = [id];
-    const command = this.#commands.acquire;
-    return this.#send(
-      Op.permitAcquire,
-      keys,
-      {
-        shared,
-        args,
-        alone: () => command(keys, [...shared, id, timeArg(nowMs)]),
-        readAlone: acquireReply,
-        read: (batch, at) => [acquireReply(batch.slice(at, at + 2)), 2],
-      },
-      nowMs,
-      request.timeoutMs,
-    ) as Promise<PermitAcquireReply>;
+  release(request: PermitReleaseRequest): Promise<void> {
+    return promised<unknown>((to) => this.#release(request, to)).then(nothing);
   }
 
-  async release(request: PermitReleaseRequest): Promise<void> {
-    const keys = [this.keyOf(request)];
-    const args = [request.id];
-    const command = this.#commands.release;
-    await this.#send(
-      Op.permitRelease,
-      keys,
-      {
-        args,
-        alone: () => command(keys, args),
-        read: (batch, at) => {
-          if (!isCount(batch[at])) throw unexpected(batch);
-          return [undefined, 1];
-        },
-      },
-      undefined,
-      request.timeoutMs,
-    );
-  }
-
-  async renew(request: PermitRenewRequest): Promise<PermitRenewReply> {
+  renew(request: PermitRenewRequest): Promise<PermitRenewReply> {
     const { max, leaseMs, ids, nowMs } = request;
     const keys = [this.keyOf(request)];
     const command = this.#commands.renew;
-    const reply = await this.#send(
-      Op.permitRenew,
-      keys,
-      {
-        shared: this.#sharedOf(max, leaseMs),
-        args: ids,
-        alone: () => command(keys, [String(max), String(leaseMs), timeArg(nowMs), ...ids]),
-        readAlone: renewReply,
-        read: (batch, at) => {
-          // In a batch: the live leases, how many ids were lost, then those ids.
-          const lost = batch[at + 1];
-          if (!isCount(lost)) throw unexpected(batch);
-          return [renewReply([batch[at], ...batch.slice(at + 2, at + 2 + lost)]), 2 + lost];
-        },
+    const own: OwnCall = {
+      shared: this.#sharedOf(max, leaseMs),
+      args: ids,
+      alone: () => command(keys, [String(max), String(leaseMs), timeArg(nowMs), ...ids]),
+      readAlone: renewReply,
+      read: (batch, at) => {
+        // In a batch: the live leases, how many ids were lost, then those ids.
+        const lost = batch[at + 1];
+        if (!isCount(lost)) throw unexpected(batch);
+        return [renewReply([batch[at], ...batch.slice(at + 2, at + 2 + lost)]), 2 + lost];
       },
-      nowMs,
-      request.timeoutMs,
-    );
-    return reply as PermitRenewReply;
+    };
+    return promised((to) => this.#send(Op.permitRenew, keys, own, nowMs, request.timeoutMs, to));
   }
 
-  /** `max` and `leaseMs` as the batch script's shared values of a run (see `OwnCall.shared`). */
+  #acquire(request: PermitAcquireRequest, to: Outcome<PermitAcquireReply>): void {
+    const { max, leaseMs, nowMs } = request;
+    const keys = [this.keyOf(request)];
+    const own = new AcquireCall(this.#commands.acquire, keys, this.#sharedOf(max, leaseMs), request.id, nowMs);
+    this.#send(Op.permitAcquire, keys, own, nowMs, request.timeoutMs, to as Outcome<unknown>);
+  }
+
+  #release(request: PermitReleaseRequest, to: Outcome<unknown>): void {
+    const keys = [this.keyOf(request)];
+    const own = new ReleaseCall(this.#commands.release, keys, [request.id]);
+    this.#send(Op.permitRelease, keys, own, undefined, request.timeoutMs, to);
+  }
+
+/** `max` and `leaseMs` as the batch script's shared values of a run (see `OwnCall.shared`). */
   #sharedOf(max: number, leaseMs: number): readonly string[] {
     const last = this.#shared;
     if (last.max === max && last.leaseMs === leaseMs) return last.text;
@@ -169,15 +145,81 @@ export class RedisPermits implements PermitStore {
   }
 }
 
+/**
+ * An acquire as the batch script sends it: its lease id its own argument, `max` and `leaseMs`
+ * shared with the run. One object with its methods on its prototype: no closures per request.
+ */
+class AcquireCall implements OwnCall {
+  readonly args: readonly string[];
+
+  constructor(
+    private readonly command: ScriptCommand,
+    private readonly keys: readonly string[],
+    readonly shared: readonly string[],
+    id: string,
+    private readonly nowMs: number | undefined,
+  ) {
+    this.args = [id];
+  }
+
+  alone(): Promise<unknown> {
+    return this.command(this.keys, [...this.shared, this.args[0] as string, timeArg(this.nowMs)]);
+  }
+
+  readAlone(reply: unknown): PermitAcquireReply {
+    if (!Array.isArray(reply) || reply.length !== 2) throw unexpected(reply);
+    return acquireReply(reply[0], reply[1], reply);
+  }
+
+  read(batch: readonly unknown[], at: number): readonly [PermitAcquireReply, number] {
+    return [acquireReply(batch[at], batch[at + 1], batch), 2];
+  }
+}
+
+/** What a release reads from a batch reply: nothing, in one element (one tuple for all). */
+const RELEASED = [undefined, 1] as const;
+
+/** A release as the batch script sends it: its lease id its own argument. */
+class ReleaseCall implements OwnCall {
+  constructor(
+    private readonly command: ScriptCommand,
+    private readonly keys: readonly string[],
+    readonly args: readonly string[],
+  ) {}
+
+  alone(): Promise<unknown> {
+    return this.command(this.keys, this.args);
+  }
+
+  read(batch: readonly unknown[], at: number): typeof RELEASED {
+    if (!isCount(batch[at])) throw unexpected(batch);
+    return RELEASED;
+  }
+}
+
+/** A call told to an outcome, as a promise (the public methods: one closure per call is fine there). */
+function promised<T>(run: (to: Outcome<T>) => void): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    try {
+      run({ answered: resolve, failed: reject });
+    } catch (error) {
+      reject(error);
+    }
+  });
+}
+
+function nothing(): void {
+  // A release resolves to nothing.
+}
+
 function timeArg(nowMs: number | undefined): string {
   return nowMs === undefined ? '' : String(nowMs);
 }
 
-/** `{ acquired (1 or 0), live leases }`, as the acquire script replies. */
-function acquireReply(reply: unknown): PermitAcquireReply {
-  if (!Array.isArray(reply) || reply.length !== 2 || (reply[0] !== 0 && reply[0] !== 1) || !isCount(reply[1]))
-    throw unexpected(reply);
-  return { acquired: reply[0] === 1, held: reply[1] };
+/** `{ acquired (1 or 0), live leases }`, as the acquire script replies (`reply`: for the error). */
+function acquireReply(acquired: unknown, held: unknown, reply: unknown): PermitAcquireReply {
+  if ((acquired !== 0 && acquired !== 1) || !isCount(held)) throw unexpected(reply);
+  return { acquired: acquired === 1, held };
 }
 
 /** `{ live leases, lost ids... }`, as the renew script replies. */
