@@ -9,7 +9,8 @@
 //   a batched EVAL without a limiter (round-trip.ts); PROBE_HTTP=1: through
 //   createHttpLimiter as the adapters call it; PROBE_JOINT=1: consumeAll of two limiters (per
 //   address, per SKU) as the flash sale asks; PROBE_CONCURRENCY=1: a concurrency limit's
-//   acquire and release; PROBE_HEAP=<bytes>: bytes by allocation site
+//   acquire and release (with PROBE_HTTP=1: through createHttpConcurrencyLimiter, released
+//   by a stand-in response's close); PROBE_HEAP=<bytes>: bytes by allocation site
 //   instead (run with node --no-turbo-inlining --import tsx to see inlined functions apart)
 import { GCProfiler } from 'node:v8';
 import { resolve } from 'node:path';
@@ -140,6 +141,28 @@ async function main(): Promise<void> {
           store,
           timeoutMs: 1000,
         });
+        if (process.env.PROBE_HTTP) {
+          // The HTTP layer's share, as the adapters call it, on a stand-in response whose
+          // `close` (the end of the request) gives the permit back.
+          const http = core.createHttpConcurrencyLimiter({ limiter: limit } as never) as unknown as {
+            decide(r: unknown, h: unknown, response: unknown): Promise<{ kind: string }>;
+          };
+          return [
+            name,
+            async (key: string) => {
+              const request = { remoteAddress: key, url: '/', headers: {} };
+              let close: (() => void) | undefined;
+              const response = {
+                socket: {},
+                req: { socket: { destroyed: false } },
+                on: (_event: 'close', listener: () => void) => (close = listener),
+              };
+              const outcome = await http.decide(request, request, response);
+              if (outcome.kind !== 'next') throw new Error(`${name}: ${outcome.kind}, not admitted`);
+              close?.();
+            },
+          ];
+        }
         return [
           name,
           async (key: string) => {

@@ -97,50 +97,81 @@ export function createHttpConcurrencyLimiter<TRequest, THandler extends (...args
     return decision;
   };
 
+  /** The key when the fast paths can decide: nginx variables, no `skip`, a client still there, a key. */
+  const fastKeyOf = (http: HttpRequest, view: RequestView): string | undefined => {
+    if (!syncable) return undefined;
+    // A client that is gone: refused on the general path.
+    if (http.remoteAddress === undefined && limit.readsAddress) return undefined;
+    const key = (template as (view: RequestView) => string)(view);
+    return key === '' && limit.onMissingKey !== 'shared' ? undefined : key; // rare: the general path
+  };
+
   return {
     limiter,
     decideSync(request, http, response) {
       if (!syncable) return undefined;
-      // A client that is gone: refused on the general path.
-      if (http.remoteAddress === undefined && limit.readsAddress) return undefined;
       const view = new RequestView(http);
-      const key = (template as (view: RequestView) => string)(view);
-      if (key === '' && limit.onMissingKey !== 'shared') return undefined; // rare: the general path
+      const key = fastKeyOf(http, view);
+      if (key === undefined) return undefined;
       const decision = limiter.acquireSync(key);
       if (decision === undefined) return undefined;
       if (decision.allowed) return admit(response, decision.permit as Permit);
       return refusal(limit, request, view, decision);
     },
-    async decide(request, http, response) {
+    decide(request, http, response) {
+      // A shared store without a queue: its key as decideSync takes it, without the general
+      // path's awaits (one reaction per request).
+      if (!syncable || limiter.queued) return decideAny(request, http, response);
       const view = new RequestView(http);
-      if (limit.skip !== undefined && (await skipOf(limit, request))) return NEXT;
-      // The connection is gone, so the client's address is unknown: keyed by it, the request would
-      // have the empty key and pass (or share one count). Refused, whatever onMissingKey says.
-      const gone = http.remoteAddress === undefined && limit.readsAddress;
-      const key = gone ? '' : await keyOf(limit, request, view);
-      const missing = gone ? 'reject' : key === '' ? limit.onMissingKey : undefined;
-      if (missing === 'skip') return NEXT;
-      if (missing === 'reject') {
-        if (limit.dryRun) return DRY_RUN_NEXT;
-        // As rateLimit: a missing key is the client's error (400); a client that is gone gets the
-        // limit's own refusal.
-        const { type, body } = rejectionBody(undefined, view.header('accept'));
-        return { kind: 'reply', headers: [], status: gone ? limit.status : MISSING_KEY_STATUS, type, body };
+      const key = fastKeyOf(http, view);
+      if (key === undefined) return decideAny(request, http, response);
+      let decided: Promise<ConcurrencyDecision>;
+      try {
+        decided = limiter.acquire(key);
+      } catch (error) {
+        return Promise.reject(error);
       }
-      if (limiter.queued) {
-        const now = limiter.acquireSync(key);
-        if (now !== undefined)
-          return now.allowed ? admit(response, now.permit as Permit) : refusal(limit, request, view, now);
-        const decision = await waitFor(key, response);
-        if (decision === undefined) return GONE;
-        // A waited-for permit is tied to the response by waitFor's watch already.
-        return decision.allowed ? NEXT : refusal(limit, request, view, decision);
-      }
-      const decision = await limiter.acquire(key);
-      if (decision.allowed) return admit(response, decision.permit as Permit);
-      return refusal(limit, request, view, decision);
+      return decided.then((decision) =>
+        decision.allowed
+          ? admit(response, decision.permit as Permit)
+          : refusal(limit, request, view, decision),
+      );
     },
   };
+
+  async function decideAny(
+    request: TRequest,
+    http: HttpRequest,
+    response: ListenableResponse,
+  ): Promise<ConcurrencyOutcome<THandler>> {
+    const view = new RequestView(http);
+    if (limit.skip !== undefined && (await skipOf(limit, request))) return NEXT;
+    // The connection is gone, so the client's address is unknown: keyed by it, the request would
+    // have the empty key and pass (or share one count). Refused, whatever onMissingKey says.
+    const gone = http.remoteAddress === undefined && limit.readsAddress;
+    const key = gone ? '' : await keyOf(limit, request, view);
+    const missing = gone ? 'reject' : key === '' ? limit.onMissingKey : undefined;
+    if (missing === 'skip') return NEXT;
+    if (missing === 'reject') {
+      if (limit.dryRun) return DRY_RUN_NEXT;
+      // As rateLimit: a missing key is the client's error (400); a client that is gone gets the
+      // limit's own refusal.
+      const { type, body } = rejectionBody(undefined, view.header('accept'));
+      return { kind: 'reply', headers: [], status: gone ? limit.status : MISSING_KEY_STATUS, type, body };
+    }
+    if (limiter.queued) {
+      const now = limiter.acquireSync(key);
+      if (now !== undefined)
+        return now.allowed ? admit(response, now.permit as Permit) : refusal(limit, request, view, now);
+      const decision = await waitFor(key, response);
+      if (decision === undefined) return GONE;
+      // A waited-for permit is tied to the response by waitFor's watch already.
+      return decision.allowed ? NEXT : refusal(limit, request, view, decision);
+    }
+    const decision = await limiter.acquire(key);
+    if (decision.allowed) return admit(response, decision.permit as Permit);
+    return refusal(limit, request, view, decision);
+  }
 }
 
 /** Ties the permit's release to the response. */

@@ -109,7 +109,13 @@ export class RedisPermits implements PermitStore, TellsPermits {
   #acquire(request: PermitAcquireRequest, to: Outcome<PermitAcquireReply>): void {
     const { max, leaseMs, nowMs } = request;
     const keys = [this.keyOf(request)];
-    const own = new AcquireCall(this.#commands.acquire, keys, this.#sharedOf(max, leaseMs), request.id, nowMs);
+    const own = new AcquireCall(
+      this.#commands.acquire,
+      keys,
+      this.#sharedOf(max, leaseMs),
+      request.id,
+      nowMs,
+    );
     this.#send(Op.permitAcquire, keys, own, nowMs, request.timeoutMs, to as Outcome<unknown>);
   }
 
@@ -119,7 +125,7 @@ export class RedisPermits implements PermitStore, TellsPermits {
     this.#send(Op.permitRelease, keys, own, undefined, request.timeoutMs, to);
   }
 
-/** `max` and `leaseMs` as the batch script's shared values of a run (see `OwnCall.shared`). */
+  /** `max` and `leaseMs` as the batch script's shared values of a run (see `OwnCall.shared`). */
   #sharedOf(max: number, leaseMs: number): readonly string[] {
     const last = this.#shared;
     if (last.max === max && last.leaseMs === leaseMs) return last.text;

@@ -324,8 +324,11 @@ export class RedisStore implements Store {
    * `…:{<key>}:permits`, each operation a request of this store, batched with the others of its slot.
    */
   permits(): RedisPermits {
-    return (this.#permits ??= new RedisPermits(this.#client, this.prefix, (op, keys, own, nowMs, timeoutMs, to) =>
-      this.#runTo(op, keys, NO_POLICIES, { cost: 0, nowMs, timeoutMs }, to, false, own),
+    return (this.#permits ??= new RedisPermits(
+      this.#client,
+      this.prefix,
+      (op, keys, own, nowMs, timeoutMs, to) =>
+        this.#runTo(op, keys, NO_POLICIES, { cost: 0, nowMs, timeoutMs }, to, false, own),
     ));
   }
 
