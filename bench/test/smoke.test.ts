@@ -76,7 +76,7 @@ describe('bench smoke (tiny sizes, no thresholds)', () => {
   // timeout sends them to its insurance store), which the full run reports as invalid.
   it('loads every HTTP variant and gets mostly the status of its path', () => {
     expect(results.http?.bare.map((row) => row.framework)).toEqual(['express', 'koa', 'fastify']);
-    expect(results.http?.rows.length).toBe(30);
+    expect(results.http?.rows.length).toBe(33);
     for (const row of results.http?.rows ?? []) {
       expect(row.rps).toBeGreaterThan(0);
       expect(row.statuses[row.path === 'admitted' ? '200' : '429']).toBeGreaterThan(0);

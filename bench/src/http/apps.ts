@@ -24,6 +24,9 @@ export type Framework = (typeof FRAMEWORKS)[number];
 /** How the report names sluice's concurrency limit. */
 export const CONCURRENCY_LIMITER = 'sluice concurrencyLimit';
 
+/** How the report names the calibration variant: a middleware that only passes the request on. */
+export const NOOP_LIMITER = 'no-op middleware';
+
 /** The limiter each framework's users reach for, named in the report. */
 export const USUAL_LIMITER: Record<Framework, { memory: string; redis: string }> = {
   express: { memory: 'express-rate-limit', redis: 'express-rate-limit + rate-limit-redis' },
@@ -35,9 +38,11 @@ export const USUAL_LIMITER: Record<Framework, { memory: string; redis: string }>
 export interface Variant {
   /**
    * sluice's `rateLimit`, the framework's usual limiter, or sluice's `concurrencyLimit`;
-   * `sluice-metrics`: sluice reporting to `prometheus()` (the metrics section's comparison).
+   * `sluice-metrics`: sluice reporting to `prometheus()` (the metrics section's comparison);
+   * `noop`: a middleware (Fastify: an `onRequest` hook) that only passes the request on, no limiter.
    */
-  readonly limiter: 'sluice' | 'sluice-metrics' | 'usual' | 'concurrency' | 'floor-get' | 'floor-batch';
+  readonly limiter:
+    'sluice' | 'sluice-metrics' | 'usual' | 'concurrency' | 'noop' | 'floor-get' | 'floor-batch';
   readonly store: 'memory' | 'redis';
   /** `admitted`: the limit is never reached; `429`: the only client is over its limit. */
   readonly path: 'admitted' | '429';
@@ -47,6 +52,9 @@ export interface Variant {
 export type VariantId = 'bare' | `${Variant['limiter']}:${Variant['store']}:${Variant['path']}`;
 
 export const VARIANTS: readonly Variant[] = [
+  // The calibration: what one more layer costs the framework, and how far a ratio that should be
+  // 1 strays on this machine (every limiter's ratio includes both).
+  { limiter: 'noop', store: 'memory', path: 'admitted' },
   ...(['sluice', 'usual'] as const).flatMap((limiter) =>
     (['memory', 'redis'] as const).flatMap((store) =>
       (['admitted', '429'] as const).map((path) => ({ limiter, store, path })),
@@ -135,6 +143,7 @@ function sluiceLimiter(variant: Variant, context: Context): ReturnType<typeof co
 }
 
 function expressMiddleware(variant: Variant, context: Context): RequestHandler {
+  if (variant.limiter === 'noop') return (_req, _res, next) => next();
   if (variant.limiter === 'floor-get' || variant.limiter === 'floor-batch') {
     const call = floorCall(variant, context);
     return (_req, _res, next) => {
@@ -169,6 +178,7 @@ function floorCall(variant: Variant, context: Context): () => Promise<unknown> {
 }
 
 function koaMiddleware(variant: Variant, context: Context): Middleware {
+  if (variant.limiter === 'noop') return (_ctx, next) => next();
   if (variant.limiter === 'floor-get' || variant.limiter === 'floor-batch') {
     const call = floorCall(variant, context);
     return async (_ctx, next) => {
@@ -214,7 +224,10 @@ export async function startApp(
   if (framework === 'fastify') {
     const app = Fastify();
     if (variant !== 'bare') {
-      if (variant.limiter === 'floor-get' || variant.limiter === 'floor-batch') {
+      if (variant.limiter === 'noop') {
+        // As sluice's plugin and concurrencyLimit: a callback-style onRequest hook.
+        app.addHook('onRequest', (_request, _reply, done) => done());
+      } else if (variant.limiter === 'floor-get' || variant.limiter === 'floor-batch') {
         const call = floorCall(variant, context);
         app.addHook('onRequest', async () => {
           await call();

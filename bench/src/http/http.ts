@@ -5,6 +5,7 @@ import type { Settings } from '../settings';
 import { SHARED_STORE_TIMEOUT_MS, supportsBlockCache } from '../sluice-limiter';
 import {
   CONCURRENCY_LIMITER,
+  NOOP_LIMITER,
   FRAMEWORKS,
   USUAL_LIMITER,
   VARIANTS,
@@ -226,7 +227,9 @@ export async function runFramework(
             ? USUAL_LIMITER[framework][variant.store]
             : variant.limiter === 'concurrency'
               ? CONCURRENCY_LIMITER
-              : variant.limiter,
+              : variant.limiter === 'noop'
+                ? NOOP_LIMITER
+                : variant.limiter,
         ratio: round(median(ratios), 3),
         cpuRatio: round(median(mine.map(({ run, bareCpu }) => bareCpu / (run.serverCpu / run.rps))), 3),
         cpuUs: round(median(mine.map(({ run }) => (1e6 * run.serverCpu) / run.rps)), 2),
@@ -290,6 +293,7 @@ export async function runHttp(settings: Settings, redisPort: number, pinned: boo
         ? 'server pinned to cpu 0, autocannon and redis-server to cpu 1 (taskset)'
         : 'not pinned (taskset missing or fewer than 2 cores): server and load share the cores',
       'admitted: limit 100 000 000 per minute; 429: 1 per minute (the only client is over it); every limiter keys on the client address with its defaults otherwise',
+      `${NOOP_LIMITER}: a middleware (Fastify: an onRequest hook) that only passes the request on, no limiter: what one more layer costs, and how far a ratio that should be 1 strays in this run`,
       `${CONCURRENCY_LIMITER}: max 1 000 000 requests in flight per client address (never reached): a permit taken per request and given back when its response closes`,
       `sluice: a MemoryStore() or RedisStore on one shared ioredis client${blockCache ? `, blockCache: true and timeoutMs: ${SHARED_STORE_TIMEOUT_MS} with Redis (the peers wait for Redis without a bound)` : ' (this core has no blockCache option yet)'}`,
     ],
