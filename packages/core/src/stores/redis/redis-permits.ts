@@ -16,7 +16,7 @@ import {
   RENEW_PERMITS_SCRIPT,
 } from './concurrency-scripts.lua';
 import { Op, type OwnCall } from './batch-call';
-import type { Outcome } from '../consume-to';
+import type { Outcome } from '../outcome';
 import { luaScript } from './client-adapters';
 import type { ScriptClient, ScriptCommand } from './redis-client';
 import { escapeKeyText } from './redis-keys';
@@ -88,6 +88,17 @@ export class RedisPermits implements PermitStore, TellsPermits {
   }
 
   renew(request: PermitRenewRequest): Promise<PermitRenewReply> {
+    return promised((to) => this.#renew(request, to));
+  }
+
+  #acquire(request: PermitAcquireRequest, to: Outcome<PermitAcquireReply>): void {
+    const { max, leaseMs, nowMs } = request;
+    const keys = [this.keyOf(request)];
+    const own = new AcquireOp(this.#commands.acquire, keys, this.#sharedOf(max, leaseMs), request.id, nowMs);
+    this.#send(Op.permitAcquire, keys, own, nowMs, request.timeoutMs, to as Outcome<unknown>);
+  }
+
+  #renew(request: PermitRenewRequest, to: Outcome<PermitRenewReply>): void {
     const { max, leaseMs, ids, nowMs } = request;
     const keys = [this.keyOf(request)];
     const command = this.#commands.renew;
@@ -103,25 +114,12 @@ export class RedisPermits implements PermitStore, TellsPermits {
         return [renewReply([batch[at], ...batch.slice(at + 2, at + 2 + lost)]), 2 + lost];
       },
     };
-    return promised((to) => this.#send(Op.permitRenew, keys, own, nowMs, request.timeoutMs, to));
-  }
-
-  #acquire(request: PermitAcquireRequest, to: Outcome<PermitAcquireReply>): void {
-    const { max, leaseMs, nowMs } = request;
-    const keys = [this.keyOf(request)];
-    const own = new AcquireCall(
-      this.#commands.acquire,
-      keys,
-      this.#sharedOf(max, leaseMs),
-      request.id,
-      nowMs,
-    );
-    this.#send(Op.permitAcquire, keys, own, nowMs, request.timeoutMs, to as Outcome<unknown>);
+    this.#send(Op.permitRenew, keys, own, nowMs, request.timeoutMs, to as Outcome<unknown>);
   }
 
   #release(request: PermitReleaseRequest, to: Outcome<unknown>): void {
     const keys = [this.keyOf(request)];
-    const own = new ReleaseCall(this.#commands.release, keys, [request.id]);
+    const own = new ReleaseOp(this.#commands.release, keys, [request.id]);
     this.#send(Op.permitRelease, keys, own, undefined, request.timeoutMs, to);
   }
 
@@ -155,7 +153,7 @@ export class RedisPermits implements PermitStore, TellsPermits {
  * An acquire as the batch script sends it: its lease id its own argument, `max` and `leaseMs`
  * shared with the run. One object with its methods on its prototype: no closures per request.
  */
-class AcquireCall implements OwnCall {
+class AcquireOp implements OwnCall {
   readonly args: readonly string[];
 
   constructor(
@@ -186,7 +184,7 @@ class AcquireCall implements OwnCall {
 const RELEASED = [undefined, 1] as const;
 
 /** A release as the batch script sends it: its lease id its own argument. */
-class ReleaseCall implements OwnCall {
+class ReleaseOp implements OwnCall {
   constructor(
     private readonly command: ScriptCommand,
     private readonly keys: readonly string[],
