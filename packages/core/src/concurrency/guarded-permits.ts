@@ -1,11 +1,11 @@
 import { SluiceConfigError } from '../policy/config-error';
 import { CircuitBreaker } from '../resilience/circuit-breaker';
 import type { DegradedMode } from '../resilience/events';
-import { Deadline, DeadlineList } from '../resilience/deadline-list';
-import { promiseOf } from '../resilience/guarded-call';
+import { DeadlineList } from '../resilience/deadline-list';
+import { GuardedOutcome, promiseOf } from '../resilience/guarded-call';
 import { asError, StoreTimeoutError, storeErrorScope } from '../resilience/store-errors';
 import { COOLDOWN_MS, FAIL_CLOSED_RETRY_MS, FAILURE_THRESHOLD } from '../resilience/store-guard';
-import type { Outcome } from '../stores/consume-to';
+import type { Outcome } from '../stores/outcome';
 import {
   PERMITS_TO,
   tellsPermits,
@@ -309,21 +309,17 @@ interface PermitGuard {
  * and a bounding promise, this made an admitted request's acquire and release allocate about
  * 40 % less (bench/src/http/alloc-probe.ts, `PROBE_CONCURRENCY=1`).
  */
-class AcquireCall extends Deadline implements Outcome<PermitAcquireReply> {
-  /** Its caller's promise's, set by `promiseOf`. */
-  resolve: (answer: RemoteAnswer) => void = ignore;
-  reject: (error: unknown) => void = ignore;
-
+class AcquireCall extends GuardedOutcome<PermitAcquireReply, RemoteAnswer> {
   constructor(
     private readonly guard: PermitGuard,
     private readonly request: PermitAcquireRequest,
   ) {
-    super();
+    super(guard.deadlines);
   }
 
   answered(reply: PermitAcquireReply): void {
     const { guard, request } = this;
-    if (!guard.deadlines.settle(this)) {
+    if (!this.deadlines.settle(this)) {
       if (reply.acquired) guard.giveBack(request.key, request.id);
       return;
     }
@@ -332,24 +328,14 @@ class AcquireCall extends Deadline implements Outcome<PermitAcquireReply> {
     } catch (error) {
       // A sink or listener that throws fails the call: decided without the store, whose lease goes back.
       if (reply.acquired) guard.giveBack(request.key, request.id);
-      return this.#fallBack(error);
+      return this.fallBack(error);
     }
     if (!reply.acquired) return this.resolve({ grant: undefined, held: reply.held, reason: 'limited' });
     guard.track(request.key, request.id);
     this.resolve({ grant: request.id, held: reply.held });
   }
 
-  failed(error: unknown): void {
-    // Past its time, its own verdict is due this turn: the store's queue giving up on it too need not speak.
-    if (this.state === 'late' && error instanceof StoreTimeoutError) return;
-    if (this.guard.deadlines.settle(this)) this.#fallBack(error);
-  }
-
-  timedOut(error: StoreTimeoutError): void {
-    this.#fallBack(error);
-  }
-
-  #fallBack(error: unknown): void {
+  protected fallBack(error: unknown): void {
     const { key } = this.request;
     try {
       this.guard.report(key, error, this.startedAt);
@@ -369,38 +355,26 @@ class AcquireCall extends Deadline implements Outcome<PermitAcquireReply> {
  * One guarded release, as one object (see {@link AcquireCall}). Resolves once the store was told,
  * or when it could not be: the release is then retried until the lease expires. Never rejects.
  */
-class ReleaseCall extends Deadline implements Outcome<unknown> {
-  resolve: (value: void) => void = ignore;
-  reject: (error: unknown) => void = ignore;
-
+class ReleaseCall extends GuardedOutcome<unknown, void> {
   constructor(
     private readonly guard: PermitGuard,
     private readonly key: string,
     private readonly id: string,
   ) {
-    super();
+    super(guard.deadlines);
   }
 
   answered(): void {
-    if (!this.guard.deadlines.settle(this)) return;
+    if (!this.deadlines.settle(this)) return;
     try {
       this.guard.succeeded(this.startedAt);
     } catch (error) {
-      return this.#fallBack(error);
+      return this.fallBack(error);
     }
     this.resolve();
   }
 
-  failed(error: unknown): void {
-    if (this.state === 'late' && error instanceof StoreTimeoutError) return;
-    if (this.guard.deadlines.settle(this)) this.#fallBack(error);
-  }
-
-  timedOut(error: StoreTimeoutError): void {
-    this.#fallBack(error);
-  }
-
-  #fallBack(error: unknown): void {
+  protected fallBack(error: unknown): void {
     try {
       this.guard.report(this.key, error, this.startedAt);
     } catch {

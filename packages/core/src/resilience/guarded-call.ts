@@ -1,5 +1,5 @@
 import { Deadline, type DeadlineList } from './deadline-list';
-import type { Outcome } from '../stores/consume-to';
+import type { Outcome } from '../stores/outcome';
 import { StoreTimeoutError } from './store-errors';
 
 /** What a guard does with the outcome of one of its calls. */
@@ -12,46 +12,61 @@ export interface CallOutcomes {
 }
 
 /**
- * One guarded store call, as one object: its place on the guard's deadline list, and how it
- * settles its caller's promise, with the store's answer or, when the store fails or is too slow,
- * with the fallback's.
+ * A store call on a guard's deadline list whose outcome the store tells (an `Outcome`): a failure,
+ * or no answer in time, reaches {@link GuardedOutcome.fallBack} once. Its caller's promise's
+ * `resolve` and `reject` are set on it by {@link promiseOf}.
  */
-class GuardedCall<R extends { readonly key: string }, T> extends Deadline implements Outcome<T> {
-  constructor(
-    private readonly outcomes: CallOutcomes,
-    private readonly request: R,
-    private readonly fallback: (request: R) => Promise<T>,
-  ) {
+export abstract class GuardedOutcome<T, R> extends Deadline implements Outcome<T> {
+  resolve: (value: R) => void = ignore;
+  reject: (error: unknown) => void = ignore;
+
+  constructor(protected readonly deadlines: DeadlineList) {
     super();
   }
 
-  /** Its caller's promise's, set by {@link capture} when the promise is made. */
-  resolve: (value: T | Promise<T>) => void = ignore;
-  reject: (error: unknown) => void = ignore;
-
-  answered(value: T): void {
-    if (!this.outcomes.deadlines.settle(this)) return;
-    try {
-      this.outcomes.answered(this.startedAt);
-    } catch (error) {
-      this.#fallBack(error);
-      return;
-    }
-    this.resolve(value);
-  }
+  abstract answered(value: T): void;
 
   failed(error: unknown): void {
     // Past its time, its own verdict (which knows how late the loop was) is due this turn: a
     // store's queue that gave up on the request at the same time (see `timedOut`) need not speak.
     if (this.state === 'late' && error instanceof StoreTimeoutError) return;
-    if (this.outcomes.deadlines.settle(this)) this.#fallBack(error);
+    if (this.deadlines.settle(this)) this.fallBack(error);
   }
 
   timedOut(error: StoreTimeoutError): void {
-    this.#fallBack(error);
+    this.fallBack(error);
   }
 
-  #fallBack(error: unknown): void {
+  /** The store failed the call, or did not answer in time (reported and settled here). */
+  protected abstract fallBack(error: unknown): void;
+}
+
+/**
+ * One guarded store call, as one object: its place on the guard's deadline list, and how it
+ * settles its caller's promise, with the store's answer or, when the store fails or is too slow,
+ * with the fallback's.
+ */
+class GuardedCall<R extends { readonly key: string }, T> extends GuardedOutcome<T, T | Promise<T>> {
+  constructor(
+    private readonly outcomes: CallOutcomes,
+    private readonly request: R,
+    private readonly fallback: (request: R) => Promise<T>,
+  ) {
+    super(outcomes.deadlines);
+  }
+
+  answered(value: T): void {
+    if (!this.deadlines.settle(this)) return;
+    try {
+      this.outcomes.answered(this.startedAt);
+    } catch (error) {
+      this.fallBack(error);
+      return;
+    }
+    this.resolve(value);
+  }
+
+  protected fallBack(error: unknown): void {
     try {
       this.outcomes.failed(this.request.key, error, this.startedAt);
       this.resolve(this.fallback(this.request));
