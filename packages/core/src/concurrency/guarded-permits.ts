@@ -307,7 +307,7 @@ interface PermitGuard {
  * not answer in time, is decided by `onStoreError`; if the store took the lease after all, it is
  * given back when the answer comes. Where the guard's calls were async functions with closures
  * and a bounding promise, this made an admitted request's acquire and release allocate about
- * 40 % less (bench/src/http/alloc-probe.ts, `PROBE_CONCURRENCY=1`).
+ * 46 % less: 8.6 → 4.6 kB at 1 000 in flight (bench/src/http/alloc-probe.ts, `PROBE_CONCURRENCY=1`).
  */
 class AcquireCall extends GuardedOutcome<PermitAcquireReply, RemoteAnswer> {
   constructor(
