@@ -12,7 +12,7 @@ import { toSeconds } from './rate-limit-headers';
 import { MISSING_KEY_STATUS } from './http-limiter';
 import { JSON_TYPE, prefersJson, rejectionBody, TEXT_TYPE } from './reply-body';
 import { onResponseClose, releaseOnClose, type ListenableResponse } from './response-close';
-import { keyOf, notify, reportFailure, skipOf } from './user-callbacks';
+import { keyOf, notify, reportFailure, skipOf, templateKeyOf } from './user-callbacks';
 
 /** One concurrency limit on a route, resolved once; adapters call `decide` per request. */
 export interface HttpConcurrencyLimiter<TRequest, THandler> {
@@ -98,13 +98,8 @@ export function createHttpConcurrencyLimiter<TRequest, THandler extends (...args
   };
 
   /** The key when the fast paths can decide: nginx variables, no `skip`, a client still there, a key. */
-  const fastKeyOf = (http: HttpRequest, view: RequestView): string | undefined => {
-    if (!syncable) return undefined;
-    // A client that is gone: refused on the general path.
-    if (http.remoteAddress === undefined && limit.readsAddress) return undefined;
-    const key = (template as (view: RequestView) => string)(view);
-    return key === '' && limit.onMissingKey !== 'shared' ? undefined : key; // rare: the general path
-  };
+  const fastKeyOf = (http: HttpRequest, view: RequestView): string | undefined =>
+    syncable ? templateKeyOf(limit, http, view) : undefined;
 
   return {
     limiter,

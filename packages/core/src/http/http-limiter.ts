@@ -9,7 +9,7 @@ import { retryAfterSeconds } from './rate-limit-headers';
 import { rejectionBody } from './reply-body';
 import { ReplyCache, withRetryAfter } from './reply-cache';
 import { resolveHttpLimit, type ResolvedLimit } from './resolve-http-options';
-import { costOf, keyOf, notify, reportFailure, skipOf } from './user-callbacks';
+import { costOf, keyOf, notify, reportFailure, skipOf, templateKeyOf } from './user-callbacks';
 
 /** Status of a request refused by `onMissingKey: 'reject'`: Bad Request, whatever `status` says. */
 export const MISSING_KEY_STATUS = 400;
@@ -138,21 +138,12 @@ export function createHttpLimiter<TRequest, THandler extends (...args: never[]) 
     return outcomeOf(request, view, [{ entry, decision }], false);
   };
 
-  /** The key of the one limit, when it takes the fast paths: `undefined` when the general path must decide. */
-  const keyOfOne = (limit: ResolvedLimit<TRequest, THandler>, http: HttpRequest, view: RequestView) => {
-    // A client that is gone: refused on the general path.
-    if (http.remoteAddress === undefined && limit.readsAddress) return undefined;
-    const key = (limit.template as (view: RequestView) => string)(view);
-    // A missing key (rare) takes the general path; the template is pure, so reading it twice is fine.
-    return key === '' && limit.onMissingKey !== 'shared' ? undefined : key;
-  };
-
   return {
     limiters: limits.map((limit) => limit.limiter),
     decideSync(request, http) {
       if (local === undefined) return undefined;
       const view = new RequestView(http);
-      const key = keyOfOne(local, http, view);
+      const key = templateKeyOf(local, http, view);
       if (key === undefined) return undefined;
       let decision: Decision | undefined;
       if (withRequest === undefined) {
@@ -173,7 +164,7 @@ export function createHttpLimiter<TRequest, THandler extends (...args: never[]) 
     decide(request, http) {
       if (remote === undefined) return decideAny(request, http);
       const view = new RequestView(http);
-      const key = keyOfOne(remote, http, view);
+      const key = templateKeyOf(remote, http, view);
       if (key === undefined) return decideAny(request, http);
       let decided: Promise<Decision>;
       try {

@@ -1,4 +1,4 @@
-import type { RequestView } from '../keys/http-request';
+import type { HttpRequest, RequestView } from '../keys/http-request';
 import { SluiceConfigError } from '../policy/config-error';
 import { MAX_LIMIT } from '../policy/rate';
 import type { CallbackErrorEvent, CallbackSource, MaybePromise } from './http-options';
@@ -135,6 +135,27 @@ export async function keyOf<TRequest>(
   // An object or array would become '[object Object]' or 'a,b': one bucket for unrelated requests.
   reportFailure(limit, request, 'key', { returned: value });
   return '';
+}
+
+/**
+ * The key of a limit keyed by nginx variables, as the fast paths read it (at once, no promise):
+ * `undefined` when the general path must decide — a client that is gone while the key reads its
+ * address (refused there), or a missing key that is not shared (rare). The template is pure, so
+ * the general path reading it again is fine.
+ */
+export function templateKeyOf(
+  limit: {
+    readonly template: ((view: RequestView) => string) | undefined;
+    readonly readsAddress: boolean;
+    readonly onMissingKey: string;
+  },
+  http: HttpRequest,
+  view: RequestView,
+): string | undefined {
+  if (limit.template === undefined) return undefined;
+  if (http.remoteAddress === undefined && limit.readsAddress) return undefined;
+  const key = limit.template(view);
+  return key === '' && limit.onMissingKey !== 'shared' ? undefined : key;
 }
 
 /**
