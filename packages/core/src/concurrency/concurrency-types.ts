@@ -124,7 +124,10 @@ export interface ConcurrencyLimiter {
    * free permit or no queue. `undefined` otherwise (nothing was taken): call `acquire`.
    */
   acquireSync(key: string): ConcurrencyDecision | undefined;
-  /** Permits of `key` in use now in the store, every holder's (Redis: live leases). */
+  /**
+   * Permits of `key` in use now in the store, every holder's (Redis: live leases). Rejects when
+   * the store fails or does not answer within `timeoutMs`, or the `clock` breaks.
+   */
   inFlight(key: string): Promise<number>;
   /** This process's counts: permits held and requests waiting. */
   stats(): ConcurrencyStats;

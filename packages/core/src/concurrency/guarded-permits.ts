@@ -175,15 +175,7 @@ export function guardPermits(
   };
   const tick = (): void => {
     if (!circuit.allow()) return; // the store is away: the leases wait; renewal takes lapsed ones again
-    for (const [key, ids] of held) {
-      const request = { prefix, key, max, leaseMs, ids: [...ids], nowMs: nowMs(), timeoutMs };
-      guarded(key, () => store.renew(request)).then(({ lost }) => {
-        for (const id of lost) {
-          untrack(key, id);
-          if (events.has('leaseLost')) events.emit('leaseLost', { key });
-        }
-      }, ignore);
-    }
+    renewHeld();
     const expiredBefore = performance.now() - leaseMs;
     for (const [id, { key, failedAt }] of retries) {
       if (failedAt < expiredBefore) retries.delete(id);
@@ -194,6 +186,29 @@ export function guardPermits(
         }, ignore);
     }
     idle();
+  };
+
+  /**
+   * Renews every lease held here, at one "now". A `clock` that broke renews none: its error is
+   * the acquires' to tell (they reject, naming it), never thrown from this timer, which would end
+   * the process. The leases then lapse after `leaseMs` unless it mends.
+   */
+  const renewHeld = (): void => {
+    let now: number | undefined;
+    try {
+      now = nowMs();
+    } catch {
+      return;
+    }
+    for (const [key, ids] of held) {
+      const request = { prefix, key, max, leaseMs, ids: [...ids], nowMs: now, timeoutMs };
+      guarded(key, () => store.renew(request)).then(({ lost }) => {
+        for (const id of lost) {
+          untrack(key, id);
+          if (events.has('leaseLost')) events.emit('leaseLost', { key });
+        }
+      }, ignore);
+    }
   };
 
   /** A failed release, retried at each tick until it succeeds or its lease has expired. */
@@ -251,9 +266,13 @@ export function guardPermits(
       return done;
     },
     inFlight(key) {
-      return deadlines
-        .bound(store.renew({ prefix, key, max, leaseMs, ids: [], nowMs: nowMs(), timeoutMs }))
-        .then((reply) => reply.held);
+      let request: Parameters<typeof store.renew>[0];
+      try {
+        request = { prefix, key, max, leaseMs, ids: [], nowMs: nowMs(), timeoutMs };
+      } catch (error) {
+        return Promise.reject(error); // a broken clock: rejected, as acquire does
+      }
+      return deadlines.bound(store.renew(request)).then((reply) => reply.held);
     },
   };
 }

@@ -258,6 +258,35 @@ describe.each(MODES)('concurrency limits on Redis, %s', (_mode, storeOf, calls) 
     expect((await other.acquire('k')).allowed).toBe(true);
   });
 
+  test('a clock that breaks while a lease is held: no timer throws, acquires reject naming it, the release still goes', async () => {
+    const prefix = fresh();
+    const clock = fakeClock();
+    let broken = false;
+    jest.useFakeTimers({
+      doNotFake: ['nextTick', 'setImmediate', 'queueMicrotask', 'Date', 'hrtime', 'performance'],
+    });
+    const holder = createConcurrencyLimiter({
+      max: 1,
+      store,
+      prefix,
+      leaseMs: 3000,
+      clock: () => (broken ? Number.NaN : clock()),
+      timeoutMs: REDIS_TIMEOUT_MS,
+    });
+    const held = await holder.acquire('k');
+    expect(held.allowed).toBe(true);
+    broken = true;
+    // The renewal's tick reads the clock: it must not throw out of its timer (an uncaught
+    // exception would end the process).
+    expect(() => jest.advanceTimersByTime(1000)).not.toThrow();
+    await expect(holder.acquire('k')).rejects.toThrow(/clock/);
+    await held.permit?.release();
+    expect(await holder.inFlight('k').catch(() => -1)).toBe(-1); // inFlight reads the clock too
+    broken = false;
+    expect(await holder.inFlight('k')).toBe(0);
+    expect(jest.getTimerCount()).toBe(0);
+  });
+
   test('memory and Redis give the same decisions for the same sequence of acquires and releases', async () => {
     const random = seededRandom(17);
     const prefix = fresh();
