@@ -38,11 +38,18 @@ export function cancelling(options: CancelOptions): (decision: Decision, cost: n
     // A decision by other policies than the limiter's own was by a per-key override.
     const scope = policies[0] === own[0] ? undefined : scopeOf(policies);
     const { key } = decision;
-    const request = { prefix, key, cost, nowMs: now(), scope, timeoutMs };
-    const given =
-      policies.length > 1
-        ? store.giveBackRules?.({ ...request, policies })
-        : store.giveBack?.({ ...request, policy: policies[0] as Policy });
+    let given: Promise<unknown> | undefined;
+    try {
+      const request = { prefix, key, cost, nowMs: now(), scope, timeoutMs };
+      given =
+        policies.length > 1
+          ? store.giveBackRules?.({ ...request, policies })
+          : store.giveBack?.({ ...request, policy: policies[0] as Policy });
+    } catch {
+      // A `clock` that broke, or a store that throws instead of rejecting: the turn stays taken.
+      // Never thrown: cancel runs in a response's `close` listener, where a throw ends the process.
+      return NOTHING;
+    }
     if (given === undefined) return NOTHING;
     forget(key);
     return (bound === undefined ? given : bound(given)).then(

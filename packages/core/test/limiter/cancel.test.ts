@@ -71,6 +71,19 @@ describe.each(STORES)('%s', (_name, storeOf) => {
     expect(delays(await burst(limiter, 2))).toEqual([2000, -1]);
   });
 
+  test('a clock that broke after the decision: cancel resolves false and the turn stays taken, never throws', async () => {
+    const limiter = limiterOf({ algorithm: 'leaky-bucket', rate: '1r/s', burst: 2 });
+    const first = await burst(limiter, 3);
+    expect(delays(first)).toEqual([0, 1000, 2000]);
+    now = Number.NaN;
+    // Called from a response's close listener: a throw there would end the process.
+    let cancelled: Promise<boolean> | undefined;
+    expect(() => (cancelled = limiter.cancel(first[2] as Decision))).not.toThrow();
+    await expect(cancelled).resolves.toBe(false);
+    now = FAKE_EPOCH;
+    expect(delays(await burst(limiter, 1))).toEqual([-1]);
+  });
+
   test('warm-up: a cancelled turn moves the next free time back', async () => {
     const limiter = limiterOf({ rate: '2r/s', warmup: '4s', queue: { maxWaitMs: '1m' } });
     const first = await burst(limiter, 2);
