@@ -144,6 +144,12 @@ async function load(
   };
 }
 
+/** One run in a line: requests/s, server CPU per request, and how busy each core was. */
+function traceOf(run: Run): string {
+  const us = (1e6 * run.serverCpu) / run.rps;
+  return `${Math.round(run.rps)} req/s, ${us.toFixed(1)} µs/request, server ${run.serverCpu.toFixed(2)}, load ${run.loadCpu.toFixed(2)} cores`;
+}
+
 /**
  * Runs the bare app and `variants` of one framework: warm-up, then `settings.httpRounds` rounds
  * of B L₁ B L₂ … B. Without a `redisPort`, only memory variants can run.
@@ -184,8 +190,12 @@ export async function runFramework(
         `${order.length} runs × ${settings.httpSeconds} s`,
       );
       const round: Run[] = [];
-      for (const id of order)
-        round.push(await load(loadgen, server, id, ports[id], settings.httpSeconds, settings));
+      for (const id of order) {
+        const run = await load(loadgen, server, id, ports[id], settings.httpSeconds, settings);
+        // BENCH_HTTP_TRACE=1: every run as measured, in order (what the medians hide).
+        if (process.env.BENCH_HTTP_TRACE === '1') progress('http', framework, id, traceOf(run));
+        round.push(run);
+      }
       runs.push(round);
     }
 
