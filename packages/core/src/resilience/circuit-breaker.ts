@@ -16,16 +16,36 @@ export class CircuitBreaker {
   #probing = false;
   #firstFailureAt = 0;
 
+  readonly #clock: () => number;
+
+  /**
+   * @param now - the limiter's clock (its `clock` option, or `Date.now`). One that throws or
+   *   returns no finite number is read as `Date.now()` here: the circuit is asked from timers and
+   *   close listeners (renewals, releases), where a throw would end the process; the requests
+   *   themselves reject, naming the `clock`.
+   */
   constructor(
     private readonly threshold: number,
     private readonly cooldownMs: number,
-    private readonly now: () => number,
-  ) {}
+    now: () => number,
+  ) {
+    this.#clock = now;
+  }
+
+  #now(): number {
+    try {
+      const ms = this.#clock();
+      if (Number.isFinite(ms)) return ms;
+    } catch {
+      // Below: the process's own clock.
+    }
+    return Date.now();
+  }
 
   /** Whether the next request may go to the store; when half-open, only the first caller gets true. */
   allow(): boolean {
     if (this.#failures < this.threshold) return true;
-    if (this.#probing || this.now() < this.#openUntil) return false;
+    if (this.#probing || this.#now() < this.#openUntil) return false;
     this.#probing = true;
     return true;
   }
@@ -37,7 +57,7 @@ export class CircuitBreaker {
 
   /** Ms until the store will be tried again (0 when closed). */
   retryInMs(): number {
-    return this.#failures < this.threshold ? 0 : Math.max(0, this.#openUntil - this.now());
+    return this.#failures < this.threshold ? 0 : Math.max(0, this.#openUntil - this.#now());
   }
 
   /** Records a success; returns the outage it ends, if any. */
@@ -45,13 +65,13 @@ export class CircuitBreaker {
     const failures = this.#failures;
     this.#failures = 0;
     this.#probing = false;
-    return failures === 0 ? undefined : { downMs: Math.max(0, this.now() - this.#firstFailureAt), failures };
+    return failures === 0 ? undefined : { downMs: Math.max(0, this.#now() - this.#firstFailureAt), failures };
   }
 
   failed(): void {
-    if (this.#failures === 0) this.#firstFailureAt = this.now();
+    if (this.#failures === 0) this.#firstFailureAt = this.#now();
     this.#failures++;
     this.#probing = false;
-    if (this.#failures >= this.threshold) this.#openUntil = this.now() + this.cooldownMs;
+    if (this.#failures >= this.threshold) this.#openUntil = this.#now() + this.cooldownMs;
   }
 }

@@ -10,6 +10,7 @@ import {
 } from '../../src';
 import type { PermitStore } from '../../src/stores/permit-store';
 import { MAX_IN_FLIGHT } from '../../src/stores/redis/batch-queue';
+import { FAILURE_THRESHOLD } from '../../src/resilience/store-guard';
 import type { RedisPermits } from '../../src/stores/redis/redis-permits';
 import { inBatches } from '../redis/in-batches';
 import { fakeClock, FAKE_EPOCH } from '../contract/fake-clock';
@@ -680,6 +681,45 @@ describe('permits are never lost to a failing call', () => {
     await next.permit?.release();
     throwing = false;
     expect(await admin.zcard(key)).toBe(0);
+  });
+
+  test('a clock that throws while the circuit is open: no timer throws, nor does a release', async () => {
+    const flaky = new Redis({ host: '127.0.0.1', port: redis.server().port });
+    await flaky.ping();
+    const prefix = fresh();
+    const clock = fakeClock();
+    let throwing = false;
+    jest.useFakeTimers({
+      doNotFake: ['nextTick', 'setImmediate', 'queueMicrotask', 'Date', 'hrtime', 'performance'],
+    });
+    const limiter = createConcurrencyLimiter({
+      max: 5,
+      store: new RedisStore({ client: flaky }),
+      prefix,
+      leaseMs: 3000,
+      clock: () => {
+        if (throwing) throw new Error('clock down');
+        return clock();
+      },
+      timeoutMs: REDIS_TIMEOUT_MS,
+    });
+    const held = await limiter.acquire('k');
+    flaky.disconnect();
+    // Each fails (the connection is closed) and is decided by onStoreError; three open the circuit,
+    // which from then on reads the clock.
+    const insured = [];
+    for (let i = 0; i < FAILURE_THRESHOLD; i++) insured.push(await limiter.acquire('k'));
+    expect(insured.map((d) => d.degraded)).toEqual(Array(FAILURE_THRESHOLD).fill('insurance'));
+    throwing = true;
+    // The renewal's tick asks the circuit first: a throw out of the timer would end the process.
+    expect(() => jest.advanceTimersByTime(1000)).not.toThrow();
+    // Released from a response's close listener: no throw there either.
+    let released: Promise<void> | undefined;
+    expect(() => (released = held.permit?.release())).not.toThrow();
+    await released;
+    for (const decision of insured) await decision.permit?.release();
+    throwing = false;
+    expect(limiter.stats().inFlight).toBe(0);
   });
 
   test('a release that fails is retried at the next renewal, not left to hold the permit', async () => {

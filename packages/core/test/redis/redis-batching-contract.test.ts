@@ -44,6 +44,36 @@ test('inBatches really decides in a batch: two peeks alone, then one call of the
   batchScript.mockRestore();
 });
 
+test('a client whose batch method throws instead of rejecting: every request of the batch fails with its error, none hangs', async () => {
+  const store = new RedisStore({ client });
+  const policy = resolvePolicy({ rate: '5/1s' });
+  await store.consume({ prefix: 'warm', key: 'k', policy, cost: 1 }); // scripts defined
+  const batchScript = jest
+    .spyOn(client as unknown as Record<string, () => Promise<unknown>>, BATCH_COMMAND_NAME)
+    .mockImplementation(() => {
+      throw new Error('client closed');
+    });
+  try {
+    // The first MAX_IN_FLIGHT go alone; the rest wait and leave as one batch call when one lands
+    // (in a promise reaction: a throw there was an unhandled rejection, its requests never settled).
+    const settled = await Promise.allSettled(
+      Array.from({ length: 8 }, (_, i) =>
+        store.consume({ prefix: 'throws', key: `k${i % 2}`, policy, cost: 1 }),
+      ),
+    );
+    expect(batchScript).toHaveBeenCalled();
+    const failed = settled.filter((s) => s.status === 'rejected');
+    expect(failed.length).toBeGreaterThan(0);
+    for (const s of failed) expect((s as PromiseRejectedResult).reason).toEqual(new Error('client closed'));
+  } finally {
+    batchScript.mockRestore();
+  }
+  // The queue gave every place back: the store decides again.
+  expect(await store.consume({ prefix: 'throws', key: 'k0', policy, cost: 0 })).toMatchObject({
+    allowed: true,
+  });
+});
+
 describeStoreContract('RedisStore, batch: false', () => unbatched);
 describeStoreContract('RedisStore, every call in a batch', () => batched);
 describeRulesContract('RedisStore, batch: false', () => unbatched);

@@ -173,7 +173,16 @@ export function runBatch(command: ScriptCommand, batch: readonly ScriptEntry[], 
       runs.push(String(ref));
     }
   }
-  command(keys, [String(refs.size), ...table, ...runs]).then(
+  let reply: Promise<unknown>;
+  try {
+    reply = command(keys, [String(refs.size), ...table, ...runs]);
+  } catch (error) {
+    // A client that throws instead of rejecting (closed, a wrapper): the batch fails as a rejected
+    // call would. Thrown from here (a reply's reaction or the queue's timer, where it sends the
+    // next batch), it would be uncaught and the batch's requests never settled.
+    reply = Promise.reject(error);
+  }
+  reply.then(
     (reply) => {
       landed();
       settle(reply, batch);
