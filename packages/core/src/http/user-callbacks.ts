@@ -2,6 +2,7 @@ import type { HttpRequest, RequestView } from '../keys/http-request';
 import { SluiceConfigError } from '../policy/config-error';
 import { MAX_LIMIT } from '../policy/rate';
 import type { CallbackErrorEvent, CallbackSource, MaybePromise } from './http-options';
+import { isThenable } from '../limiter/thenable';
 
 // The user's key, cost, skip and fallback functions never fail a request: each failure is
 // reported and has one documented outcome (see CallbackErrorEvent), so a bug or a hostile request
@@ -20,6 +21,7 @@ const INSTEAD: Record<CallbackSource, string> = {
 const EXPECTED: Partial<Record<CallbackSource, string>> = {
   key: 'a string, or undefined when the request has no key',
   cost: `a whole number from 0 to ${MAX_LIMIT}`,
+  overrides: 'a rate, a list of rates or undefined, at once (not a promise)',
 };
 
 /**
@@ -207,12 +209,22 @@ export function requestOverrides(
   onCallbackError: ((event: CallbackErrorEvent<unknown>) => void) | undefined,
 ): (key: string, context?: unknown) => unknown {
   return function sluiceOverrides(key: string, context?: unknown): unknown {
+    let value: unknown;
     try {
-      return overrides(key, context);
+      value = overrides(key, context);
     } catch (threw) {
       if (context !== undefined) reportFailure({ onCallbackError }, context, 'overrides', { threw }, key);
       return undefined;
     }
+    if (!isThenable(value)) return value;
+    // An async function: the limit's own rate, reported; and what it rejects with, reported too
+    // (unhandled, a rejection ends the process: a client could make it reject on purpose).
+    const report = (failure: CallbackFailure): void => {
+      if (context !== undefined) reportFailure({ onCallbackError }, context, 'overrides', failure, key);
+    };
+    value.then(undefined, (threw: unknown) => report({ threw }));
+    report({ returned: value });
+    return undefined;
   };
 }
 

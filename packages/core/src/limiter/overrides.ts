@@ -2,6 +2,7 @@ import { describeValue, SluiceConfigError } from '../policy/config-error';
 import type { RateInput } from '../policy/rate';
 import { resolvePolicy, type PolicyOptions } from '../policy/resolve-policy';
 import type { Policy } from '../types';
+import { isThenable } from './thenable';
 
 /** What an override gives a key: a rate, or several (each a limit of its own, all must admit). */
 export type OverrideRate = RateInput | readonly RateInput[];
@@ -10,6 +11,8 @@ export type OverrideRate = RateInput | readonly RateInput[];
  * Per-key limits. An object or `Map` from key to rate, read on every request, so changing an
  * entry takes effect on the key's next request; or a function of the key (and, from the HTTP
  * layer, of the request as `context`) returning a rate, or `undefined` for the limiter's own.
+ * The function answers at once: a promise (an `async` function) gets the limiter's own rate and
+ * is reported (`overrideError`, and from the HTTP layer `onCallbackError`).
  */
 export type Overrides =
   | Readonly<Record<string, OverrideRate | undefined>>
@@ -107,7 +110,12 @@ export function createOverrides(
 
   if (typeof overrides === 'function') {
     const lookup = overrides as (key: string, context?: unknown) => OverrideRate | null | undefined;
-    return (key, context) => resolve(key, lookup(key, context));
+    return (key, context) => {
+      const value: unknown = lookup(key, context);
+      return isThenable(value)
+        ? promised(key, value)
+        : resolve(key, value as OverrideRate | null | undefined);
+    };
   }
   if (overrides instanceof Map) {
     const map = overrides as ReadonlyMap<string, OverrideRate | undefined>;
@@ -127,6 +135,21 @@ export function createOverrides(
   // the faster table: an object is looked up by a string built per request.)
   return (key) => resolve(key, Object.hasOwn(table, key) ? table[key] : undefined);
 
+  /**
+   * An async function's answer: the limiter's own rate, reported through `onError`. What the
+   * promise rejects with is dropped here: unhandled, a rejection ends the process.
+   */
+  function promised(key: string, value: PromiseLike<unknown>): undefined {
+    value.then(undefined, ignore);
+    const error = new SluiceConfigError(
+      'overrides',
+      value,
+      'the function returned a promise: it must return a rate, a list of rates or undefined at once (look slow data up before, e.g. in a middleware)',
+    );
+    onError(named(error, key), key, value);
+    return undefined;
+  }
+
   function checkNow(key: string, value: OverrideRate | undefined): void {
     if (value === undefined || value === null) return;
     const target = parse(value);
@@ -141,4 +164,8 @@ function isObject(value: unknown): value is object {
 /** `rate "6r/x": …` → `overrides["sku:1"] "6r/x": …`. */
 function named(error: SluiceConfigError, key: string): SluiceConfigError {
   return error.renamed(`overrides[${describeValue(key)}]`);
+}
+
+function ignore(): void {
+  // Reported as the function's error already: a promise is no rate.
 }

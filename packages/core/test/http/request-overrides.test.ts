@@ -123,6 +123,40 @@ describe('overrides: the request is the function’s second argument', () => {
     expect(await kinds(limits, {}, 1)).toEqual(['next']);
   });
 
+  test('an async one (a client can make it reject): the own rate, both reported, no unhandled rejection', async () => {
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown): void => void unhandled.push(reason);
+    process.on('unhandledRejection', onUnhandled);
+    try {
+      const events: Array<CallbackErrorEvent<Req>> = [];
+      const limits = createHttpLimiter<Req, Handler>({
+        rate: '1/1m',
+        clock,
+        overrides: (async (_key: string, req: Req) => {
+          if (req.tier === undefined)
+            throw new TypeError("Cannot read properties of undefined (reading 'plan')");
+          return '3/1m';
+        }) as unknown as (key: string, req: Req) => string,
+        onCallbackError: (event) => events.push(event),
+      });
+      expect(await kinds(limits, {}, 2)).toEqual(['next', 'reply']);
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(unhandled).toEqual([]);
+      // Per request: the promise returned, then what it rejected with.
+      expect(events.map((e) => e.error.message)).toEqual([
+        expect.stringMatching(
+          /^overrides .*the function returned it, expected a rate, a list of rates or undefined, at once \(not a promise\); the key is limited by the limit's own rate$/,
+        ),
+        expect.stringMatching(/^overrides .*the function returned it/),
+        `overrides "TypeError: Cannot read properties of undefined (reading 'plan')": the function threw; the key is limited by the limit's own rate`,
+        `overrides "TypeError: Cannot read properties of undefined (reading 'plan')": the function threw; the key is limited by the limit's own rate`,
+      ]);
+      expect(events[0]).toMatchObject({ request: {}, source: 'overrides', key: '203.0.113.9' });
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+    }
+  });
+
   test('rules type-check and decide as createLimiter’s', async () => {
     const options: Options = {
       rules: [{ rate: '2/1s' }, { algorithm: 'fixed-window', rate: '3/1h' }],

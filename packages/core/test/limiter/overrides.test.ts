@@ -65,6 +65,33 @@ describe('per-key overrides: options', () => {
     expect(errors).toBe(2000);
   });
 
+  test('an async function: the own rate, reported as returning a promise; its rejection is handled (no crash)', async () => {
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown): void => void unhandled.push(reason);
+    process.on('unhandledRejection', onUnhandled);
+    try {
+      const limiter = createLimiter({
+        rate: '1/1m',
+        overrides: (async (key: string) => {
+          if (key === 'bad') throw new Error('plan lookup failed');
+          return '10/1m';
+        }) as unknown as (key: string) => string,
+        clock: fakeClock(),
+      });
+      const errors: string[] = [];
+      limiter.on('overrideError', (event) => errors.push(`${event.key}: ${event.error.message}`));
+      expect((await limiter.consume('bad')).policy).toBe(limiter.policy);
+      expect((await limiter.consume('good')).policy).toBe(limiter.policy);
+      expect((await limiter.consume('good')).allowed).toBe(false); // the own rate: 1 a minute
+      expect(errors).toHaveLength(3);
+      expect(errors[0]).toMatch(/^bad: overrides\["bad"\] .*the function returned a promise/);
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+    }
+  });
+
   test('a throwing function is a programming error: it throws at the call', () => {
     const limiter = createLimiter({
       rate: '1r/s',
