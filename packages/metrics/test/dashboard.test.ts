@@ -142,6 +142,51 @@ describe('dashboard()', () => {
     }
   });
 
+  test('a client gone while an async authorize decided takes no stream place (none left to leak)', async () => {
+    const { createServer } = await import('node:http');
+    const { connect } = await import('node:net');
+    // authorize answers when the test says: after the client has gone.
+    const pending: Array<(ok: boolean) => void> = [];
+    const board = dashboard({
+      metrics,
+      maxClients: 2,
+      intervalMs: 100,
+      authorize: () => new Promise<boolean>((resolve) => pending.push(resolve)),
+    });
+    const server = createServer(board).listen(0, '127.0.0.1');
+    await new Promise((resolve) => server.once('listening', resolve));
+    const { port } = server.address() as { port: number };
+    const closed: Array<Promise<unknown>> = [];
+    server.on('connection', (socket) => closed.push(new Promise((resolve) => socket.once('close', resolve))));
+    const readers: EventReader[] = [];
+    try {
+      for (let i = 0; i < 3; i++) {
+        const socket = connect(port, '127.0.0.1');
+        await new Promise((resolve) => socket.once('connect', resolve));
+        socket.write('GET /events HTTP/1.1\r\nHost: x\r\n\r\n');
+        while (pending.length <= i) await new Promise((resolve) => setImmediate(resolve));
+        socket.destroy();
+      }
+      await Promise.all(closed); // the server saw every one of them leave
+      for (const resolve of pending.splice(0)) resolve(true);
+      await new Promise((resolve) => setImmediate(resolve));
+      // Both places are still free for pages that stay.
+      const answer = async (): Promise<EventReader> => {
+        const reading = readEvents(`http://127.0.0.1:${port}/events`);
+        while (pending.length === 0) await new Promise((resolve) => setImmediate(resolve));
+        pending.shift()?.(true);
+        return reading;
+      };
+      readers.push(await answer(), await answer());
+      expect(readers.map((r) => r.response.statusCode)).toEqual([200, 200]);
+    } finally {
+      for (const reader of readers) reader.close();
+      board.close();
+      server.closeAllConnections();
+      server.close();
+    }
+  });
+
   test('the history is fixed in size whatever the uptime', async () => {
     const { History, HISTORY_POINTS } = await import('../src/dashboard/history');
     const { countsOf } = await import('../src/counting/sluice-metrics');

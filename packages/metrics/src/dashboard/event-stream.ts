@@ -22,6 +22,9 @@ export class EventStream {
    * page draws from). When `maxClients` are connected, answers 503 with `Retry-After` instead.
    */
   open(req: IncomingMessage, res: ServerResponse, first: () => string): void {
+    // Gone already (it left while an async `authorize` or middleware decided): its `close` has
+    // been emitted, so kept, it would hold a place for good, until every page got 503.
+    if (res.destroyed || res.closed || req.socket.destroyed) return;
     if (this.#clients.size >= this.maxClients) {
       res.writeHead(503, {
         'Content-Type': 'text/plain; charset=utf-8',
@@ -56,7 +59,7 @@ export class EventStream {
   send(event: string, data: string): void {
     const message = eventText(event, data);
     for (const res of this.#clients) {
-      if (res.writableLength > MAX_BUFFERED_BYTES) {
+      if (res.destroyed || res.writableLength > MAX_BUFFERED_BYTES) {
         this.#clients.delete(res);
         res.destroy();
         continue;
