@@ -202,8 +202,12 @@ export function guardPermits(
     }
     for (const [key, ids] of held) {
       const request = { prefix, key, max, leaseMs, ids: [...ids], nowMs: now, timeoutMs };
-      guarded(key, () => store.renew(request)).then(({ lost }) => {
-        for (const id of lost) {
+      guarded(key, () => store.renew(request)).then((reply) => {
+        // A store of the user's own answering without `lost`: none lost (a throw here would be
+        // an unhandled rejection).
+        const lost: unknown = reply?.lost;
+        if (!Array.isArray(lost)) return;
+        for (const id of lost as readonly string[]) {
           untrack(key, id);
           if (events.has('leaseLost')) events.emit('leaseLost', { key });
         }
@@ -225,8 +229,15 @@ export function guardPermits(
     degrade,
     track,
     retry,
-    // Too late is not never: a lease the store took after all is given back.
-    giveBack: (key, id) => void store.release({ prefix, key, id }).catch(ignore),
+    // Too late is not never: a lease the store took after all is given back. Called from the
+    // store's answer: a store that throws instead of rejecting must not throw there.
+    giveBack: (key, id) => {
+      try {
+        void store.release({ prefix, key, id }).catch(ignore);
+      } catch {
+        // Its lease expires after leaseMs.
+      }
+    },
   };
 
   return {

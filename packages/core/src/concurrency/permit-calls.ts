@@ -1,3 +1,4 @@
+import { describeValue } from '../policy/config-error';
 import type { DegradedMode } from '../resilience/events';
 import { GuardedOutcome } from '../resilience/guarded-call';
 import type { DeadlineList } from '../resilience/deadline-list';
@@ -144,7 +145,9 @@ export function tellingPermits(store: PermitStore): PermitsTo {
   return {
     acquire: (request: PermitAcquireRequest, to: Outcome<PermitAcquireReply>) =>
       void store.acquire(request).then(
-        (reply) => to.answered(reply),
+        // A reply of another shape fails the call (its limiter's onStoreError decides): read as
+        // one, it threw where nothing catches, and the acquire waited for ever.
+        (reply) => (isAcquireReply(reply) ? to.answered(reply) : to.failed(notAnAcquireReply(reply))),
         (error: unknown) => to.failed(error),
       ),
     release: (request: PermitReleaseRequest, to: Outcome<unknown>) =>
@@ -153,4 +156,19 @@ export function tellingPermits(store: PermitStore): PermitsTo {
         (error: unknown) => to.failed(error),
       ),
   };
+}
+
+function isAcquireReply(reply: unknown): reply is PermitAcquireReply {
+  return (
+    typeof reply === 'object' &&
+    reply !== null &&
+    typeof (reply as PermitAcquireReply).acquired === 'boolean' &&
+    typeof (reply as PermitAcquireReply).held === 'number'
+  );
+}
+
+function notAnAcquireReply(reply: unknown): TypeError {
+  return new TypeError(
+    `the permit store's acquire answered ${describeValue(reply)}: expected { acquired, held }`,
+  );
 }
