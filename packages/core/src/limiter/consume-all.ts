@@ -201,6 +201,8 @@ async function takeOne({ sides, parts, targets, requests }: Joint, i: number): P
   };
 }
 
+const DONE = Promise.resolve();
+
 /**
  * The parts in order: when an enforcing part refuses, the later ones are not asked and what the
  * earlier ones took is given back, before the decisions resolve.
@@ -217,8 +219,9 @@ async function inTurn(
     if (decision.allowed) {
       if (giveBack !== undefined) refunds.push(giveBack);
     } else if ((parts[i] as JointPart).dryRun !== true) {
-      // A refund never fails the request: a store that fails it has reported it.
-      await Promise.all(refunds.map((refund) => refund().catch(() => undefined)));
+      // A refund never fails the request: a store that fails it has reported it. Each in its own
+      // reaction, so that one whose store throws instead of rejecting cannot skip the others.
+      await Promise.all(refunds.map((refund) => DONE.then(refund).catch(() => undefined)));
       break;
     }
   }

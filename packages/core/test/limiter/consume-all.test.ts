@@ -113,3 +113,47 @@ describe.each(stores)('consumeAll on %s', (_name, storeOf) => {
     expect((await ip.peek('ip')).remaining).toBe(100);
   });
 });
+
+test('a refund whose store throws instead of rejecting fails neither the request nor the other refunds', async () => {
+  const redisStore = new RedisStore({ client: redis.client() });
+  const given: string[] = [];
+  // Parts taken in turn (no joint call), on a store whose give-back of one key throws.
+  const store: Store = {
+    consume: (request) => redisStore.consume(request),
+    consumeRules: (request) => redisStore.consumeRules(request),
+    reset: (request) => redisStore.reset(request),
+    giveBackTaken: (part, receipts) => {
+      if (part.key === 'broken') throw new Error('giveBackTaken is broken');
+      given.push(part.key);
+      return redisStore.giveBackTaken(part, receipts);
+    },
+    canJoin: () => false,
+    consumeAll: (parts) => redisStore.consumeAll(parts),
+  };
+  const open = (prefix: string) =>
+    createLimiter({
+      rate: '10/1h',
+      store,
+      prefix: `refund-${prefix}`,
+      clock: fakeClock(),
+      timeoutMs: 10_000,
+    });
+  const [a, b] = [open('a'), open('b')];
+  const shut = createLimiter({
+    rate: '1/1h',
+    store,
+    prefix: 'refund-shut',
+    clock: fakeClock(),
+    timeoutMs: 10_000,
+  });
+  await shut.consume('s');
+  const decisions = await consumeAll([
+    { limiter: a, key: 'broken' },
+    { limiter: b, key: 'fine' },
+    { limiter: shut, key: 's' },
+  ]);
+  expect(decisions.map((d) => d?.allowed)).toEqual([true, true, false]);
+  // The second refund ran though the first threw: its unit is back.
+  expect(given).toEqual(['fine']);
+  expect((await b.peek('fine')).remaining).toBe(10);
+});
