@@ -158,7 +158,9 @@ function resolveLimiter(
     typeof limiter !== 'object' ||
     limiter === null ||
     typeof (limiter as Limiter).consume !== 'function' ||
-    typeof (limiter as Limiter).peek !== 'function'
+    typeof (limiter as Limiter).peek !== 'function' ||
+    // Called from a response's close listener when a held client leaves: checked here, not there.
+    typeof (limiter as Limiter).cancel !== 'function'
   ) {
     throw new SluiceConfigError('limiter', limiter, 'expected a limiter from createLimiter()');
   }

@@ -247,6 +247,8 @@ describe('options', () => {
     ['rate', { rate: '6r/x' }],
     ['rate', { rate: undefined }],
     ['limiter', { rate: undefined, limiter: {} }],
+    // Without cancel, a held client that leaves would throw in the response's close listener.
+    ['limiter', { rate: undefined, limiter: { consume: () => undefined, peek: () => undefined } }],
   ])('invalid %s throws SluiceConfigError naming it', (option, extra) => {
     const attempt = () => createHttpLimiter({ rate: '6r/m', ...extra } as Options);
     expect(attempt).toThrow(SluiceConfigError);
