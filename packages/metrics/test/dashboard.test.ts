@@ -187,6 +187,42 @@ describe('dashboard()', () => {
     }
   });
 
+  test('a metrics clock that throws skips an update: nothing thrown from the timer, updates resume', async () => {
+    const { createServer } = await import('node:http');
+    let broken = false;
+    let asked = 0;
+    const withClock = prometheus({
+      registry: new Registry(),
+      clock: () => {
+        asked++;
+        if (broken) throw new Error('clock down');
+        return Date.now();
+      },
+    });
+    const limiter = createLimiter({ rate: '10/1m', metrics: withClock, name: 'orders' });
+    await limiter.consume('ann');
+    const board = dashboard({ metrics: withClock, intervalMs: 100 });
+    const server = createServer(board).listen(0, '127.0.0.1');
+    await new Promise((resolve) => server.once('listening', resolve));
+    const { port } = server.address() as { port: number };
+    const reader = await readEvents(`http://127.0.0.1:${port}/events`);
+    try {
+      await reader.next((e) => e.event === 'tick');
+      broken = true;
+      const before = asked;
+      // The next updates read the clock (for the hot keys) and skip; none throws out of the timer.
+      while (asked < before + 2) await new Promise((resolve) => setTimeout(resolve, 10));
+      broken = false;
+      const tick = await reader.next((e) => e.event === 'tick');
+      expect(framesOf(tick).map((f) => f.name)).toEqual(['orders']);
+    } finally {
+      reader.close();
+      board.close();
+      server.closeAllConnections();
+      server.close();
+    }
+  });
+
   test('the history is fixed in size whatever the uptime', async () => {
     const { History, HISTORY_POINTS } = await import('../src/dashboard/history');
     const { countsOf } = await import('../src/counting/sluice-metrics');

@@ -80,9 +80,14 @@ export function dashboard(options: DashboardOptions): Dashboard {
       JSON.stringify({ intervalMs, capacity: HISTORY_POINTS, limiters: history.series() }),
     ) + (history.sampled ? eventText('tick', tick()) : '');
   const timer = setInterval(() => {
-    history.sample();
-    // Nobody watching: the history is kept, nothing is built for the page.
-    if (stream.size > 0) stream.send('tick', tick());
+    try {
+      history.sample();
+      // Nobody watching: the history is kept, nothing is built for the page.
+      if (stream.size > 0) stream.send('tick', tick());
+    } catch {
+      // A `clock` given to prometheus() that throws: this update is skipped. Thrown from the
+      // timer, it would end the process.
+    }
   }, intervalMs);
   timer.unref();
 
