@@ -12,7 +12,7 @@ export type OverrideRate = RateInput | readonly RateInput[];
  * entry takes effect on the key's next request; or a function of the key (and, from the HTTP
  * layer, of the request as `context`) returning a rate, or `undefined` for the limiter's own.
  * The function answers at once: a promise (an `async` function) gets the limiter's own rate and
- * is reported (`overrideError`, and from the HTTP layer `onCallbackError`).
+ * is reported (`overrideError`; from the HTTP layer `onCallbackError`, with what it rejected with).
  */
 export type Overrides =
   | Readonly<Record<string, OverrideRate | undefined>>
