@@ -1,6 +1,7 @@
 import { createConcurrencyLimiter, RedisStore, type Store } from '../../src';
 import type { PermitStore } from '../../src/stores/permit-store';
 import { useRedisServer } from '../harness/redis-fixtures';
+import { fakeTimersOnly } from '../harness/fake-timers';
 
 /**
  * A shared store of the user's own (`permits()`), on a real Redis, that breaks its interface one
@@ -88,9 +89,7 @@ test('an acquire answered too late, whose release throws instead of rejecting: n
 });
 
 test('a renewal answered without lost leases: the lease stays renewed, nothing let loose', async () => {
-  jest.useFakeTimers({
-    doNotFake: ['nextTick', 'setImmediate', 'queueMicrotask', 'Date', 'hrtime', 'performance'],
-  });
+  fakeTimersOnly();
   try {
     let renewed = 0;
     const unhandled = await unhandledDuring(async () => {

@@ -15,6 +15,7 @@ import type { RedisPermits } from '../../src/stores/redis/redis-permits';
 import { inBatches } from '../redis/in-batches';
 import { fakeClock, FAKE_EPOCH } from '../contract/fake-clock';
 import { useRedisServer } from '../harness/redis-fixtures';
+import { fakeTimersOnly } from '../harness/fake-timers';
 import { commandCalls, scriptCalls } from '../harness/script-calls';
 import { seededRandom } from '../redis/seeded-random';
 import { startTcpProxy } from '../harness/tcp-proxy';
@@ -226,9 +227,7 @@ describe.each(MODES)('concurrency limits on Redis, %s', (_mode, storeOf, calls) 
   test('a held lease is renewed every third of leaseMs, and stops being renewed once released', async () => {
     const prefix = fresh();
     const clock = fakeClock();
-    jest.useFakeTimers({
-      doNotFake: ['nextTick', 'setImmediate', 'queueMicrotask', 'Date', 'hrtime', 'performance'],
-    });
+    fakeTimersOnly();
     const holder = createConcurrencyLimiter({
       max: 1,
       store,
@@ -263,9 +262,7 @@ describe.each(MODES)('concurrency limits on Redis, %s', (_mode, storeOf, calls) 
     const prefix = fresh();
     const clock = fakeClock();
     let broken = false;
-    jest.useFakeTimers({
-      doNotFake: ['nextTick', 'setImmediate', 'queueMicrotask', 'Date', 'hrtime', 'performance'],
-    });
+    fakeTimersOnly();
     const holder = createConcurrencyLimiter({
       max: 1,
       store,
@@ -689,9 +686,7 @@ describe('permits are never lost to a failing call', () => {
     const prefix = fresh();
     const clock = fakeClock();
     let throwing = false;
-    jest.useFakeTimers({
-      doNotFake: ['nextTick', 'setImmediate', 'queueMicrotask', 'Date', 'hrtime', 'performance'],
-    });
+    fakeTimersOnly();
     const limiter = createConcurrencyLimiter({
       max: 5,
       store: new RedisStore({ client: flaky }),
@@ -726,9 +721,7 @@ describe('permits are never lost to a failing call', () => {
     const flaky = new Redis({ host: '127.0.0.1', port: redis.server().port });
     await flaky.ping();
     const prefix = fresh();
-    jest.useFakeTimers({
-      doNotFake: ['nextTick', 'setImmediate', 'queueMicrotask', 'Date', 'hrtime', 'performance'],
-    });
+    fakeTimersOnly();
     const limiter = createConcurrencyLimiter({
       max: 1,
       store: new RedisStore({ client: flaky }),
