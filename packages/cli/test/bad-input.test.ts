@@ -115,4 +115,30 @@ describe('bad input: a clear message, and a non-zero exit when nothing could be 
     expect(run.code).toBe(EXIT.usage);
     expect(run.stderr).toMatch(/cannot read .*access\.log\.gz: incorrect header check/);
   });
+
+  test('times no date can hold, huge or deeply nested time values: each line counted as bad, the rest replayed', async () => {
+    const good = '{"time": 1714564800, "remote_addr": "192.0.2.1"}';
+    const deep = `${'['.repeat(100_000)}1${']'.repeat(100_000)}`;
+    const lines = [
+      good,
+      '{"time": "9999999999999999", "remote_addr": "192.0.2.1"}', // past the last date (8.64e15 ms)
+      '{"time": 1e308, "remote_addr": "192.0.2.1"}',
+      `{"time": "${'9'.repeat(1_000_000)}", "remote_addr": "192.0.2.1"}`,
+      `{"time": ${deep}, "remote_addr": "192.0.2.1"}`,
+    ];
+    for (const out of [[], ['--out', join(dir, 'times.html')]]) {
+      const run = await runCli(
+        ['replay', file('times.log', `${lines.join('\n')}\n`), ...POLICY, ...out],
+        dir,
+      );
+      expect(run.stderr).toBe(out.length === 0 ? '' : `wrote ${join(dir, 'times.html')}\n`);
+      expect(run.code).toBe(EXIT.ok);
+      expect(run.stdout).toContain('line 2: time "9999999999999999" is not a time');
+      expect(run.stdout).toContain('line 3: time 1e+308 is not a time');
+      // The value is shortened in the report, as the lines are: never a copy of a megabyte.
+      expect(run.stdout).toMatch(/line 4: time "9{10,80}\.\.\." is not a time/);
+      expect(run.stdout).toContain('line 5: time [an array] is not a time');
+      expect(run.stdout.length).toBeLessThan(10_000);
+    }
+  });
 });

@@ -73,7 +73,7 @@ function combinedParser(key: KeyChoice): LineParser {
     const parsed = parseCombinedLine(line);
     if (parsed === undefined) return 'not a combined or common log line';
     const time = timeOf(parsed.time);
-    if (time === undefined) return `time [${parsed.time}] is not a time`;
+    if (time === undefined) return `time [${shortened(parsed.time)}] is not a time`;
     return { time, key: key.read(new RequestView(parsed.request)) };
   };
 }
@@ -92,7 +92,7 @@ function recordEntry(
       : `no "${options.timeField}" field`;
   }
   const time = timeOf(value);
-  if (time === undefined) return `${timeName} ${JSON.stringify(value)} is not a time`;
+  if (time === undefined) return `${timeName} ${shownTime(value)} is not a time`;
   const { key } = options;
   return {
     time,
@@ -140,4 +140,21 @@ function csvTimeColumn(header: readonly string[], timeField: string | undefined)
   return timeField === undefined
     ? names.findIndex((name) => TIME_FIELDS.includes(name))
     : names.indexOf(timeField);
+}
+
+/** At most 80 characters of `text`, as the report lists a bad line. */
+function shortened(text: string): string {
+  return text.length > 80 ? `${text.slice(0, 77)}...` : text;
+}
+
+/**
+ * A time field that is no time, as the report names it: a string or number as written (a string
+ * shortened), anything else by its kind. Never the whole value: one line may hold megabytes, or
+ * an array nested deeper than `JSON.stringify` can go.
+ */
+function shownTime(value: unknown): string {
+  if (typeof value === 'string') return JSON.stringify(shortened(value));
+  if (typeof value === 'number' || typeof value === 'boolean') return String(value);
+  if (value === null) return 'null';
+  return Array.isArray(value) ? '[an array]' : `[an ${typeof value}]`;
 }

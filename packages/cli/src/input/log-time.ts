@@ -29,6 +29,13 @@ const ISO = /^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\
 const EPOCH = /^\d{9,16}(\.\d{1,9})?$/;
 /** Below this an epoch number is in seconds (year 5138 in seconds; 1973 in milliseconds). */
 const SECONDS_BELOW = 1e11;
+/** The last time a JavaScript `Date` holds (year 275760): past it, no report could print it. */
+const LAST_MS = 8.64e15;
+
+/** `{ ms, wholeSeconds }` for a time a date can hold, else `undefined`. */
+function timeOf(ms: number, wholeSeconds: boolean): LogTime | undefined {
+  return Number.isFinite(ms) && Math.abs(ms) <= LAST_MS ? { ms, wholeSeconds } : undefined;
+}
 
 /**
  * Parses the time of a log line, in the forms logs write it:
@@ -60,7 +67,7 @@ export function parseLogTime(value: unknown): LogTime | undefined {
     const ms = Date.parse(
       `${text.slice(0, text.length - (iso[2]?.length ?? 0)).replace(/[ t]/, 'T')}${zone}`,
     );
-    return Number.isFinite(ms) ? { ms, wholeSeconds: iso[1] === undefined } : undefined;
+    return timeOf(ms, iso[1] === undefined);
   }
   if (EPOCH.test(text)) return fromEpoch(Number(text), text.includes('.'));
   return undefined;
@@ -68,8 +75,8 @@ export function parseLogTime(value: unknown): LogTime | undefined {
 
 function fromEpoch(value: number, fraction: boolean): LogTime | undefined {
   if (!Number.isFinite(value) || value <= 0) return undefined;
-  if (value < SECONDS_BELOW) return { ms: Math.floor(value * 1000), wholeSeconds: !fraction };
-  return { ms: Math.floor(value), wholeSeconds: false };
+  if (value < SECONDS_BELOW) return timeOf(Math.floor(value * 1000), !fraction);
+  return timeOf(Math.floor(value), false);
 }
 
 function fromTimeLocal(match: RegExpExecArray): LogTime | undefined {
@@ -79,7 +86,7 @@ function fromTimeLocal(match: RegExpExecArray): LogTime | undefined {
   const utc = Date.UTC(Number(year), month, Number(day), Number(hour), Number(minute), Number(second));
   const offsetMs = (Number(offsetHours) * 60 + Number(offsetMinutes)) * 60_000 * (sign === '-' ? -1 : 1);
   const ms = utc - offsetMs + (fraction === undefined ? 0 : Math.floor(Number(`0.${fraction}`) * 1000));
-  return Number.isFinite(ms) ? { ms, wholeSeconds: fraction === undefined } : undefined;
+  return timeOf(ms, fraction === undefined);
 }
 
 /**
