@@ -141,4 +141,40 @@ describe('bad input: a clear message, and a non-zero exit when nothing could be 
       expect(run.stdout.length).toBeLessThan(10_000);
     }
   });
+
+  test('a pattern too big to generate is refused at once, naming what to lower', async () => {
+    const huge = await runCli(
+      [
+        'replay',
+        '--pattern',
+        'steady',
+        '--rps',
+        '1000000',
+        '--keys',
+        '100000',
+        '--duration',
+        '365d',
+        ...POLICY,
+      ],
+      dir,
+    );
+    expect(huge.code).toBe(EXIT.usage);
+    expect(huge.stderr).toBe(
+      'sluice: --pattern steady: 100000 keys × 1000000 r/s × 31536000 s come to about 3.15e+18 requests; at most 50,000,000 are generated: lower --duration, --rps or --keys\n',
+    );
+    const windows = await runCli(
+      ['replay', '--pattern', 'boundary', '--window', '1ms', '--duration', '1d', '--rps', '0.001', ...POLICY],
+      dir,
+    );
+    expect(windows.code).toBe(EXIT.usage);
+    expect(windows.stderr).toBe(
+      'sluice: --pattern boundary: 86400 s are 8.64e+7 windows of 1 ms; at most 1,000,000: lower --duration or raise --window\n',
+    );
+    // Under the bounds it runs.
+    const fits = await runCli(
+      ['replay', '--pattern', 'steady', '--rps', '100', '--duration', '10s', ...POLICY],
+      dir,
+    );
+    expect(fits.code).toBe(EXIT.ok);
+  });
 });

@@ -1,3 +1,4 @@
+import { ReplayInputError } from '../errors';
 import type { RequestSink } from '../input/sequencer';
 import { arrivals, seededRandom, type Segment } from './arrivals';
 
@@ -105,6 +106,33 @@ interface Head {
   at: number;
   readonly key: string;
   readonly next: Iterator<number, void>;
+}
+
+/** Most requests a pattern may come to (mean rate × keys × duration): about half a minute of replay. */
+export const MAX_PATTERN_REQUESTS = 50_000_000;
+/** Most windows `boundary` may attack (each is a segment of every key's arrivals). */
+export const MAX_PATTERN_WINDOWS = 1_000_000;
+
+/**
+ * Refuses a pattern too big to generate in reasonable time and memory, naming what to lower:
+ * `--rps 1000000 --keys 100000 --duration 365d` would be 3e18 requests, `--pattern boundary
+ * --window 1ms --duration 1d` 86 million windows.
+ *
+ * @throws {@link ReplayInputError} naming the options
+ */
+export function checkPatternSize({ name, durationMs, rps, keys, windowMs }: PatternOptions): void {
+  const requests = (rps * keys * durationMs) / 1000;
+  if (requests > MAX_PATTERN_REQUESTS) {
+    throw new ReplayInputError(
+      `--pattern ${name}: ${keys} key${keys === 1 ? '' : 's'} × ${rps} r/s × ${durationMs / 1000} s come to about ${requests.toPrecision(3)} requests; at most ${MAX_PATTERN_REQUESTS.toLocaleString('en-US')} are generated: lower --duration, --rps or --keys`,
+    );
+  }
+  const windows = durationMs / windowMs;
+  if (name === 'boundary' && windows > MAX_PATTERN_WINDOWS) {
+    throw new ReplayInputError(
+      `--pattern boundary: ${durationMs / 1000} s are ${windows.toPrecision(3)} windows of ${windowMs} ms; at most ${MAX_PATTERN_WINDOWS.toLocaleString('en-US')}: lower --duration or raise --window`,
+    );
+  }
 }
 
 /** The key text of generated key `index` (from 0). */

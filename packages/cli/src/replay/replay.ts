@@ -2,7 +2,12 @@ import type { Policy } from '@sluice/core';
 import { ReplayInputError } from '../errors';
 import type { LogFormat } from '../input/log-formats';
 import { readLog, type LineError, type LogInput, type LogRead } from '../input/read-log';
-import { generatePattern, type PatternName, type PatternOptions } from '../patterns/patterns';
+import {
+  checkPatternSize,
+  generatePattern,
+  type PatternName,
+  type PatternOptions,
+} from '../patterns/patterns';
 import { createCandidate } from './policy-spec';
 import type { WorstSecond } from './policy-tally';
 import { Replayer, type ReplayClock } from './replayer';
@@ -117,6 +122,7 @@ export async function replay(options: ReplayOptions): Promise<ReplayResult> {
       windowMs: input.windowMs ?? (candidates[0]?.limiter.policy.windowMs as number),
       seed: input.seed ?? 1,
     };
+    checkPatternSize(pattern);
     generatePattern(pattern, replayer);
     read = {
       source: describePattern(pattern),
