@@ -51,6 +51,19 @@ describe('generated patterns', () => {
     expect(requests.filter(([t]) => t % 10_000 >= 1000)).toEqual([]);
   });
 
+  test('burst at a low rate keeps the mean: a request in every tenth burst at 0.01 r/s, not one in each', () => {
+    for (const [rps, expected] of [
+      [0.01, 10],
+      [0.1, 100],
+    ] as const) {
+      const requests = collect({ ...base, name: 'burst', durationMs: 1_000_000, rps });
+      expect([rps, requests.length]).toEqual([rps, expected]);
+    }
+    // One request's worth in all: the first at once, a second only if rounding brings it in.
+    const one = collect({ ...base, name: 'burst', durationMs: 1_000_000, rps: 0.001 }).length;
+    expect(one === 1 || one === 2).toBe(true);
+  });
+
   test('boundary: the fixed window admits twice its limit around the attacked edge, the sliding log never more than its limit per window', async () => {
     const result = await replay({
       input: { kind: 'pattern', name: 'boundary', durationMs: 40_000, rps: 10, windowMs: 10_000 },

@@ -11,9 +11,11 @@ export interface Segment {
  * The arrival times (ms from the start, fractional, increasing) of one key sending at the rates
  * of `segments`, in order.
  *
- * - Without `random`, each stretch is on its own: requests evenly spaced from its start, offset
- *   by `phase` of a gap, so a stretch of `n` requests' worth sends exactly `n` (a 1 s stretch at
- *   100 r/s: 100 requests, at 0, 10, 20 … ms).
+ * - Without `random`, requests evenly spaced from each stretch's start, the first offset by
+ *   `phase` of a gap, so a stretch of `n` requests' worth sends exactly `n` (a 1 s stretch at
+ *   100 r/s: 100 requests, at 0, 10, 20 … ms). A part of a request left at a stretch's end is
+ *   carried into the next: stretches of a tenth of a request's worth send one request in ten,
+ *   never one each.
  * - With `random`, a Poisson process: gaps drawn from an exponential, the rate changing from one
  *   stretch to the next.
  *
@@ -29,10 +31,9 @@ export function* arrivals(
   { scale = 1, random }: { scale?: number; random?: () => number } = {},
 ): Generator<number, void, undefined> {
   const gap = (): number => (random === undefined ? 1 : -Math.log(1 - random()));
-  let needed = gap();
+  let needed = random === undefined ? phase : gap();
   for (const { startMs, endMs, rps } of segments) {
     if (rps * scale <= 0 || endMs <= startMs) continue;
-    if (random === undefined) needed = phase;
     const perMs = (rps * scale) / 1000;
     const available = (endMs - startMs) * perMs;
     // Each arrival is placed from the stretch's start, not from the previous one: no rounding
