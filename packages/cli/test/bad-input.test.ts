@@ -98,6 +98,16 @@ describe('bad input: a clear message, and a non-zero exit when nothing could be 
     expect(key.stderr).toContain('--key: key "$remote_adr": unknown variable $remote_adr');
   });
 
+  test('an option of one value given twice is refused, naming both values; --policy repeats', async () => {
+    const twice = await runCli(['replay', 'access.log', '--format', 'json', '--format', 'csv', ...POLICY]);
+    expect(twice.code).toBe(EXIT.usage);
+    expect(twice.stderr).toBe('sluice: --format given twice ("json", "csv"): give it once\n');
+    const flag = await runCli(['replay', 'access.log', '--json', '--json', ...POLICY]);
+    expect(flag.stderr).toBe('sluice: --json given twice: give it once\n');
+    const policies = await runCli(['replay', 'access.log', ...POLICY, '--policy', 'fixed-window 600/1m']);
+    expect(policies.code).toBe(EXIT.ok);
+  });
+
   test('nothing replayed: every line bad, or every key empty, or an empty log: exit 1', async () => {
     const bad = await runCli(['replay', 'access.log', '--format', 'json', ...POLICY]);
     expect(bad.code).toBe(EXIT.nothingReplayed);

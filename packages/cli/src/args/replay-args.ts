@@ -42,6 +42,27 @@ const OPTIONS = {
   version: { type: 'boolean' },
 } as const;
 
+/**
+ * An option that takes one value given twice: `parseArgs` keeps the last without a word, and a
+ * later error would then speak of the value the user did not mean (`--format json --format csv`).
+ */
+function refuseRepeated(
+  tokens: ReadonlyArray<{ kind: string; name?: string; value?: string | undefined }>,
+): void {
+  const seen = new Map<string, string | undefined>();
+  for (const token of tokens) {
+    if (token.kind !== 'option' || token.name === undefined) continue;
+    const { name } = token;
+    if ((OPTIONS as Record<string, { multiple?: boolean }>)[name]?.multiple === true) continue;
+    if (seen.has(name)) {
+      const values = [seen.get(name), token.value].filter((v) => v !== undefined);
+      const shown = values.length === 0 ? '' : ` (${values.map((v) => JSON.stringify(v)).join(', ')})`;
+      throw new ReplayInputError(`--${name} given twice${shown}: give it once`);
+    }
+    seen.set(name, token.value);
+  }
+}
+
 /** The parsed command line: a command to run, or a request for help or the version. */
 export type ParsedArgs =
   | { readonly kind: 'help' }
@@ -57,12 +78,19 @@ export type ParsedArgs =
 export function parseCommandLine(argv: readonly string[]): ParsedArgs {
   let parsed;
   try {
-    parsed = parseArgs({ args: [...argv], options: OPTIONS, allowPositionals: true, strict: true });
+    parsed = parseArgs({
+      args: [...argv],
+      options: OPTIONS,
+      allowPositionals: true,
+      strict: true,
+      tokens: true,
+    });
   } catch (error) {
     throw new ReplayInputError(
       `${(error as Error).message.split('\n')[0] ?? ''} (sluice --help lists the options)`,
     );
   }
+  refuseRepeated(parsed.tokens);
   const { values, positionals } = parsed;
   if (values.help === true) return { kind: 'help' };
   if (values.version === true) return { kind: 'version' };
