@@ -118,8 +118,12 @@ export function writeResponseOutcome<TRequest, TResponse extends NodeResponse>(
 /** A reply with Fastify's API (`@sluice/fastify`, Nest's Fastify platform): what {@link writeReplyOutcome} uses. */
 export interface ReplyLike {
   readonly raw: NodeResponse;
+  /** Whether a reply was sent or hijacked (Fastify 4 and 5). */
+  readonly sent?: boolean;
   header(name: string, value: string): unknown;
   code(status: number): { type(contentType: string): { send(body: string): unknown } };
+  /** Sends a payload, serialized as the framework serializes a handler's return value. */
+  send(payload?: unknown): unknown;
   /** Takes the response out of the framework's hands: nothing more runs for it. */
   hijack(): unknown;
 }
@@ -165,8 +169,33 @@ export function writeReplyOutcome<TRequest, TReply extends ReplyLike>(
       reply.code(outcome.status).type(outcome.type).send(outcome.body);
       return false;
     case 'handler':
-      return callFallback(outcome, [request, reply, outcome.decision as never], reply.raw, () =>
-        reply.hijack(),
+      return callFallback(
+        { ...outcome, handler: sendingReturned(outcome.handler, reply) },
+        [request, reply, outcome.decision as never],
+        reply.raw,
+        () => reply.hijack(),
       ).then(() => false);
   }
+}
+
+/**
+ * A Fastify fallback handler as a route handler is: what it returns is sent when it sent nothing
+ * itself (`reply` returned: it sends later, as Fastify's own rule is). Nothing sent and nothing
+ * returned is a failed fallback (the default refusal goes out, reported): taken for sent, the
+ * request waited for ever.
+ */
+function sendingReturned<THandler extends (...args: never[]) => unknown>(
+  handler: THandler,
+  reply: ReplyLike,
+): THandler {
+  return (async (...args: Parameters<THandler>) => {
+    const returned = await handler(...args);
+    const { raw } = reply;
+    if (returned === reply || reply.sent === true || raw.headersSent || raw.writableEnded) return;
+    if (returned === undefined)
+      throw new Error(
+        'the fallback sent no reply and returned nothing to send: return the body, or call reply.send()',
+      );
+    reply.send(returned);
+  }) as THandler;
 }

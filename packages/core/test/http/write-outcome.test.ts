@@ -114,6 +114,7 @@ describe('writeReplyOutcome', () => {
           },
         };
       },
+      send: (payload?: unknown) => calls.push(`send ${JSON.stringify(payload)}`),
       hijack: () => calls.push('hijack'),
     };
     return self;
