@@ -35,7 +35,12 @@ function write(ctx: Context, _: Context, outcome: KoaOutcome): Pass {
     case 'next':
       return true;
     case 'delay':
-      return outcome.hold(res);
+      // A client that left while held gets nothing: Koa must not answer it (a 404, for middleware
+      // around this one to log).
+      return outcome.hold(res).then((held) => {
+        if (!held) ctx.respond = false;
+        return held;
+      });
     case 'reply':
       ctx.status = outcome.status;
       // Before the body: Koa infers no type from a body once Content-Type is set.
