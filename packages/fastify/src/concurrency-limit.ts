@@ -25,7 +25,9 @@ export type ConcurrencyLimitOptions = CoreOptions<FastifyRequest, FastifyConcurr
  * permit is taken before the handler and given back exactly once when the response finishes or
  * its connection closes — also when the handler throws, never answers, or the client leaves.
  * Add it as an `onRequest` hook (or `preHandler`, when the key needs what auth hooks set), for
- * the whole app or one route; beside the sluice plugin's `rateLimit`, it runs after it.
+ * the whole app or one route. Beside the sluice plugin's rate limits (decided at `onRequest` by
+ * default), add it at `preHandler`: it then runs after them, so a request they delay or refuse
+ * holds no permit meanwhile (at `onRequest` it would run first).
  *
  * @param options - `max` and the rest (validated once, here)
  * @throws `SluiceConfigError` naming the first invalid option
@@ -33,8 +35,8 @@ export type ConcurrencyLimitOptions = CoreOptions<FastifyRequest, FastifyConcurr
  * ```ts
  * import { concurrencyLimit } from '@sluice/fastify';
  *
- * app.addHook('onRequest', concurrencyLimit({ key: 'all', max: 500, queue: { maxWaitMs: 2000 } }));
- * app.post('/checkout', { onRequest: concurrencyLimit({ key: '$http_user_id', max: 1 }) }, checkout);
+ * app.addHook('preHandler', concurrencyLimit({ key: 'all', max: 500, queue: { maxWaitMs: 2000 } }));
+ * app.post('/checkout', { preHandler: concurrencyLimit({ key: '$http_user_id', max: 1 }) }, checkout);
  * ```
  */
 export function concurrencyLimit(options: ConcurrencyLimitOptions): onRequestHookHandler {
