@@ -1,3 +1,4 @@
+import { heldKey, ownedKeyText } from '../stores/key-digest';
 import type { Store } from '../stores/store';
 
 /**
@@ -25,22 +26,28 @@ export class PermitTable {
   /** Called with the key of each permit given back: limiters with requests waiting on this table. */
   readonly #watchers = new Set<(key: string) => void>();
 
-  /** Takes a permit when fewer than `max` are taken: the count after, or -1 when full. */
+  /**
+   * Takes a permit when fewer than `max` are taken: the count after, or -1 when full. A key is
+   * held as the memory store holds it (`heldKey`, a copy of its own text): a 15 kB key, or one
+   * sliced out of a 15 kB header, costs an idle entry what a short one does.
+   */
   take(key: string, max: number): number {
-    const known = this.#counts.get(key);
+    const held = heldKey(key);
+    const known = this.#counts.get(held);
     const taken = known ?? 0;
     if (taken >= max) return -1;
     if (known === 0) this.#idle--;
-    this.#counts.set(key, taken + 1);
+    this.#counts.set(known === undefined ? ownedKeyText(held) : held, taken + 1);
     return taken + 1;
   }
 
   /** Gives one permit of `key` back, then tells the watchers (who may take it at once). */
   give(key: string): void {
-    const taken = this.#counts.get(key) ?? 0;
-    if (taken > 1) this.#counts.set(key, taken - 1);
+    const held = heldKey(key);
+    const taken = this.#counts.get(held) ?? 0;
+    if (taken > 1) this.#counts.set(held, taken - 1);
     else if (taken === 1) {
-      this.#counts.set(key, 0);
+      this.#counts.set(held, 0);
       if (++this.#idle > IDLE_KEPT && this.#idle * 2 > this.#counts.size) this.#sweep();
     }
     if (this.#watchers.size > 0) for (const watcher of this.#watchers) watcher(key);
@@ -48,7 +55,7 @@ export class PermitTable {
 
   /** Permits of `key` taken now. */
   count(key: string): number {
-    return this.#counts.get(key) ?? 0;
+    return this.#counts.get(heldKey(key)) ?? 0;
   }
 
   /** Keys with permits taken now. */

@@ -1,4 +1,5 @@
 import { PermitTable } from '../../src/concurrency/permit-table';
+import { heapUsed, longKey, MB, slicedKey } from '../harness/heap';
 
 describe('PermitTable', () => {
   test('a key back at 0 counts 0 and takes up to max again', () => {
@@ -30,5 +31,23 @@ describe('PermitTable', () => {
     // At most 1024 idle keys, or as many as in flight, are kept between sweeps.
     expect(table.held).toBeLessThanOrEqual(100 + 1025);
     for (let i = 0; i < 100; i++) expect(table.count(`held-${i}`)).toBe(1);
+  });
+
+  test('hostile keys cost what short ones do: 15 kB keys and keys sliced out of 15 kB headers', () => {
+    for (const keyOf of [longKey, slicedKey]) {
+      const table = new PermitTable();
+      const before = heapUsed();
+      // 1000 idle keys stay held until a sweep: each must not keep its 15 kB.
+      for (let i = 0; i < 1000; i++) {
+        table.take(keyOf(i), 1);
+        table.give(keyOf(i));
+      }
+      expect(table.held).toBe(1000);
+      expect((heapUsed() - before) / MB).toBeLessThan(2);
+      // Found again by the same text.
+      expect(table.take(keyOf(7), 1)).toBe(1);
+      expect(table.take(keyOf(7), 1)).toBe(-1);
+      expect(table.count(keyOf(7))).toBe(1);
+    }
   });
 });
