@@ -187,4 +187,13 @@ describe('bad input: a clear message, and a non-zero exit when nothing could be 
     );
     expect(fits.code).toBe(EXIT.ok);
   });
+
+  test('a field named like what every JSON object inherits is a field like any other', async () => {
+    const path = file('own.jsonl', '{"time": 1714564800, "remote_addr": "192.0.2.1"}\n');
+    const time = await runCli(['replay', path, '--time-field', 'constructor', ...POLICY], dir);
+    expect(time.code).toBe(EXIT.nothingReplayed);
+    expect(time.stdout).toContain('line 1: no "constructor" field');
+    const key = await runCli(['replay', path, '--key-field', 'toString', ...POLICY], dir);
+    expect(key.stdout).not.toContain('function');
+  });
 });

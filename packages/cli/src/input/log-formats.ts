@@ -85,7 +85,7 @@ function recordEntry(
 ): LogEntry | string {
   const timeName =
     options.timeField ?? TIME_FIELDS.find((name) => record[name] !== undefined && record[name] !== '');
-  const value = timeName === undefined ? undefined : record[timeName];
+  const value = timeName === undefined ? undefined : field(record, timeName);
   if (value === undefined || value === '') {
     return options.timeField === undefined
       ? `no time field (looked for ${TIME_FIELDS.join(', ')}; name one with --time-field)`
@@ -96,7 +96,10 @@ function recordEntry(
   const { key } = options;
   return {
     time,
-    key: key.kind === 'field' ? text(record[key.field]) : key.read(new RequestView(recordRequest(record))),
+    key:
+      key.kind === 'field'
+        ? text(field(record, key.field))
+        : key.read(new RequestView(recordRequest(record))),
   };
 }
 
@@ -140,6 +143,14 @@ function csvTimeColumn(header: readonly string[], timeField: string | undefined)
   return timeField === undefined
     ? names.findIndex((name) => TIME_FIELDS.includes(name))
     : names.indexOf(timeField);
+}
+
+/**
+ * A field the user named (`--time-field`, `--key-field`): the record's own, never what a JSON
+ * object inherits (`--time-field constructor` found `Object`).
+ */
+function field(record: LogRecord, name: string): unknown {
+  return Object.hasOwn(record, name) ? record[name] : undefined;
 }
 
 /** At most 80 characters of `text`, as the report lists a bad line. */
