@@ -281,6 +281,20 @@ describe('dashboard()', () => {
     expect(isLoopbackRequest(req('1270::1'))).toBe(false);
     expect(isLoopbackRequest(req(undefined))).toBe(false);
     expect(isLoopbackRequest(req('127.0.0.1', { 'x-real-ip': '203.0.113.1' }))).toBe(false);
+    // What proxies that add no client address still add: each marks a request as forwarded.
+    for (const [name, value] of [
+      ['via', '1.1 nginx'],
+      ['x-forwarded-host', 'shop.example'],
+      ['x-forwarded-proto', 'https'],
+      ['x-forwarded-port', '443'],
+      ['x-client-ip', '203.0.113.1'],
+      ['cf-connecting-ip', '203.0.113.1'],
+      ['true-client-ip', '203.0.113.1'],
+    ])
+      expect([name, isLoopbackRequest(req('127.0.0.1', { [name as string]: value as string }))]).toEqual([
+        name,
+        false,
+      ]);
   });
 
   test('bad options fail at construction, naming the option', () => {

@@ -86,6 +86,24 @@ describe('hot keys', () => {
     expect(steady.top(1, clock())[0]?.requests).toBeLessThan(610);
   });
 
+  test('a clock stepped back (NTP, a restored VM) or broken leaves every count finite', () => {
+    const summary = new SpaceSaving(8);
+    const t = 1_700_006_400_000;
+    summary.add('a', ADMITTED, t);
+    summary.add('b', ADMITTED, t);
+    summary.add('a', LIMITED, t - 13 * 3_600_000); // 13 hours back
+    summary.add('c', ADMITTED, Number.NaN);
+    summary.add('a', ADMITTED, t);
+    for (const at of [t, t - 13 * 3_600_000, t + 60_000]) {
+      const top = summary.top(3, at);
+      expect(top.map((k) => k.key)).toEqual(['a', 'b', 'c']);
+      for (const key of top)
+        for (const value of [key.requests, key.admitted, key.limited, key.error])
+          expect(Number.isFinite(value)).toBe(true);
+      expect(Number.isFinite(summary.total(at))).toBe(true);
+    }
+  });
+
   test('long keys are counted under a bounded text: first 160 characters, length and hash', () => {
     const long = 'k'.repeat(15_000);
     const id = keyId(long);

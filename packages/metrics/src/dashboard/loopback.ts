@@ -1,8 +1,23 @@
 import type { IncomingMessage } from 'node:http';
 import { isIP } from 'node:net';
 
-/** Headers a reverse proxy adds: a request carrying one came through a proxy, from anywhere. */
-const FORWARDING_HEADERS = ['forwarded', 'x-forwarded-for', 'x-real-ip'] as const;
+/**
+ * Headers a reverse proxy adds: a request carrying one came through a proxy, from anywhere. Not
+ * only those naming the client: nginx's plain `proxy_pass`, or HAProxy without `option
+ * forwardfor`, add none of those, yet a `Via` or an `X-Forwarded-Proto` often.
+ */
+const FORWARDING_HEADERS = [
+  'forwarded',
+  'x-forwarded-for',
+  'x-real-ip',
+  'via',
+  'x-forwarded-host',
+  'x-forwarded-proto',
+  'x-forwarded-port',
+  'x-client-ip',
+  'cf-connecting-ip',
+  'true-client-ip',
+] as const;
 
 /**
  * Whether a request comes from this machine: its socket's peer is a loopback address

@@ -95,7 +95,7 @@ export class SpaceSaving {
 
   /** The `n` most requested keys at `nowMs`, most requested first. */
   top(n: number, nowMs: number): HotKey[] {
-    const scale = this.#used === 0 ? 0 : Math.exp(-(nowMs - this.#epoch) / TIME_CONSTANT_MS);
+    const scale = this.#used === 0 ? 0 : this.#decay(nowMs);
     const slots = Array.from({ length: this.#used }, (_, slot) => slot)
       .sort((a, b) => (this.#count[b] as number) - (this.#count[a] as number))
       .slice(0, n);
@@ -111,7 +111,7 @@ export class SpaceSaving {
 
   /** Weighted requests of all keys at `nowMs`; `error` never exceeds this divided by `size`. */
   total(nowMs: number): number {
-    return this.#used === 0 ? 0 : this.#total * Math.exp(-(nowMs - this.#epoch) / TIME_CONSTANT_MS);
+    return this.#used === 0 ? 0 : this.#total * this.#decay(nowMs);
   }
 
   /** The slot for a key without one: a free one, or the least counted key's. */
@@ -137,7 +137,22 @@ export class SpaceSaving {
     return slot;
   }
 
-  #weightOf(nowMs: number): number {
+  /**
+   * What a count at the epoch weighs at `nowMs`: never more than 1, so a clock read before the
+   * epoch (stepped back by NTP or a restored VM, or no number at all) scales nothing up.
+   */
+  #decay(nowMs: number): number {
+    const age = nowMs - this.#epoch;
+    return age > 0 ? Math.exp(-age / TIME_CONSTANT_MS) : 1;
+  }
+
+  #weightOf(given: number): number {
+    // A clock that gives no number: the last time seen (or this process's), never a NaN weight.
+    const nowMs = Number.isFinite(given)
+      ? given
+      : Number.isFinite(this.#weightAt)
+        ? this.#weightAt
+        : Date.now();
     if (nowMs === this.#weightAt) return this.#weight;
     if (Number.isNaN(this.#epoch)) this.#epoch = nowMs;
     else if (Math.abs(nowMs - this.#epoch) > RESCALE_AFTER_MS) this.#rescale(nowMs);
@@ -146,9 +161,13 @@ export class SpaceSaving {
     return this.#weight;
   }
 
-  /** Moves the epoch to `nowMs`: every count scaled alike, so the heap order stands. */
+  /**
+   * Moves the epoch to `nowMs`: every count scaled alike, so the heap order stands. Back in time
+   * (a clock stepped back), nothing is scaled up: the counts stand as they were, at the new epoch.
+   * Scaled by `e^(hours / minute)`, they became Infinity, then NaN, for good.
+   */
   #rescale(nowMs: number): void {
-    const factor = Math.exp(-(nowMs - this.#epoch) / TIME_CONSTANT_MS);
+    const factor = this.#decay(nowMs);
     for (const column of [this.#count, this.#error, ...this.#outcomes]) {
       for (let i = 0; i < this.#used; i++) column[i] = (column[i] as number) * factor;
     }
