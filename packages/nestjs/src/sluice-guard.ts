@@ -34,10 +34,15 @@ export class SluiceGuard implements CanActivate, OnModuleInit {
   readonly #everyRoute: Gate | undefined;
   /** One object of defaults that decorators' options merge over; none when the module has a list. */
   readonly #defaults: RouteOptions<unknown, unknown> | undefined;
-  /** The limits of each `@RateLimit` use, by its metadata. */
-  readonly #routes = new WeakMap<object, Gate>();
-  /** The permits of each `@ConcurrencyLimit` use, by its metadata. */
-  readonly #concurrency = new WeakMap<object, Gate>();
+  /**
+   * The limits of each `@RateLimit` use, by controller then metadata: a decorated method a base
+   * class gives several controllers is one metadata object, and each controller its own bucket.
+   */
+  readonly #routes = new WeakMap<object, WeakMap<object, Gate>>();
+  /** The permits of each `@ConcurrencyLimit` use, by controller then metadata. */
+  readonly #concurrency = new WeakMap<object, WeakMap<object, Gate>>();
+  /** Controllers whose class name another controller has too: their name in scopes. */
+  readonly #names = new Map<object, string>();
   #platform: Platform | undefined;
 
   constructor(
@@ -67,8 +72,12 @@ export class SluiceGuard implements CanActivate, OnModuleInit {
     const adapter = this.adapterHost.httpAdapter as HttpAdapterHost['httpAdapter'] | undefined;
     if (adapter !== undefined) this.#platform = platformOf(adapter.getType());
     // From the classes, not their instances: a request-scoped controller has none yet.
-    for (const { metatype } of this.discovery.getControllers()) {
-      if (typeof metatype !== 'function') continue;
+    const controllers = this.discovery
+      .getControllers()
+      .map(({ metatype }) => metatype as unknown)
+      .filter((metatype): metatype is Type<unknown> => typeof metatype === 'function');
+    this.#nameApart(controllers);
+    for (const metatype of controllers) {
       const prototype = metatype.prototype as Record<string, unknown>;
       for (const name of this.scanner.getAllMethodNames(prototype)) {
         const handler = prototype[name];
@@ -143,20 +152,53 @@ export class SluiceGuard implements CanActivate, OnModuleInit {
    * the scope of where the decorator is: on the handler itself, or on its controller.
    */
   #builtOnce(
-    gates: WeakMap<object, Gate>,
+    gates: WeakMap<object, WeakMap<object, Gate>>,
     metadata: object,
     key: string,
     handler: object,
     controller: object,
     build: (scope: string) => Gate,
   ): Gate {
-    let gate = gates.get(metadata);
+    let ofController = gates.get(controller);
+    if (ofController === undefined) gates.set(controller, (ofController = new WeakMap()));
+    let gate = ofController.get(metadata);
     if (gate === undefined) {
       const own = this.reflector.get<unknown, string>(key, handler as Type<unknown>) === metadata;
-      gate = build(scopeOf(handler, controller, own));
-      gates.set(metadata, gate);
+      const name = this.#names.get(controller) ?? (controller as { name?: string }).name ?? 'controller';
+      gate = build(own ? `${name}.${(handler as { name?: string }).name ?? 'handler'}` : name);
+      ofController.set(metadata, gate);
     }
     return gate;
+  }
+
+  /**
+   * Names apart controllers that share a class name (two API versions' `UsersController`, or a
+   * minified build's `e`), which would otherwise share buckets on a shared store: their route
+   * path and version join the name, then their order of discovery if still alike. A name no other
+   * controller has stays as it is, so its keys in the store do not change.
+   */
+  #nameApart(controllers: ReadonlyArray<Type<unknown>>): void {
+    const byName = new Map<string, Array<Type<unknown>>>();
+    for (const controller of controllers) {
+      const same = byName.get(controller.name);
+      if (same === undefined) byName.set(controller.name, [controller]);
+      else same.push(controller);
+    }
+    for (const [name, same] of byName) {
+      if (same.length < 2) continue;
+      const taken = new Set<string>();
+      for (const controller of same) {
+        const path = [this.reflector.get<unknown, string>('path', controller)].flat().join(',');
+        const version = [this.reflector.get<unknown, string>('__version__', controller) ?? []]
+          .flat()
+          .join(',');
+        let named = `${name}(${path}${version === '' ? '' : ` v${version}`})`;
+        for (let n = 2; taken.has(named); n++)
+          named = `${name}(${path}${version === '' ? '' : ` v${version}`})#${n}`;
+        taken.add(named);
+        this.#names.set(controller, named);
+      }
+    }
   }
 
   /** Chosen once: at start, or at the first request if the guard was never initialized. */
@@ -178,10 +220,4 @@ export class SluiceGuard implements CanActivate, OnModuleInit {
   #gate(options: Limits | readonly Limits[]): Gate {
     return platformGate(createHttpLimiter<unknown, Fallback>(options), () => this.#platformNow());
   }
-}
-
-/** Where a decorator is: `Controller.method` on a method, `Controller` on a controller. */
-function scopeOf(handler: object, controller: object, own: boolean): string {
-  const className = (controller as { name?: string }).name ?? 'controller';
-  return own ? `${className}.${(handler as { name?: string }).name ?? 'handler'}` : className;
 }
