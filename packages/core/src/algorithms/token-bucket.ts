@@ -51,8 +51,13 @@ export const tokenBucket: NumericAlgorithm<TokenBucketState> = numericAlgorithm(
     const resetMs = resetOf(tokens);
     if (cost === 0) return peek(frame, limit, remainingOf(tokens), resetMs);
     const delayMs = tokens < 0 ? Math.ceil(-tokens / perWindow) : 0;
+    // The tokens as of the later of `last` and now: a request whose clock is behind the last
+    // writer's (another app server's `clock`, or a clock stepped back) was credited no refill
+    // past `last`, and writing its earlier time would credit that span again at the next request.
+    // The key then lives until full counted from there.
+    const at = frame.live && frame.s1 > nowMs ? frame.s1 : nowMs;
     frame.s0 = tokens;
-    frame.s1 = nowMs;
-    admit(frame, limit, remainingOf(tokens), resetMs, delayMs, resetMs);
+    frame.s1 = at;
+    admit(frame, limit, remainingOf(tokens), resetMs, delayMs, resetMs + (at - nowMs));
   },
 );

@@ -62,6 +62,9 @@ if tokens > 0 then remaining = ${floorLua('tokens / window')} end
 if cost == 0 then ${ret('0, remaining, reset_ms, 0')} end
 local delay = 0
 if tokens < 0 then delay = ${ceilLua('-tokens / per_window')} end
-${ret(`0, remaining, reset_ms, delay, reset_ms, ${packStateLua(['tokens', 'now'])}`)}`;
+-- As of the later of last and now (see algorithms/token-bucket.ts): no span credited twice.
+local at = now
+if last and last > now then at = last end
+${ret(`0, remaining, reset_ms, delay, reset_ms + (at - now), ${packStateLua(['tokens', 'at'])}`)}`;
   },
 };
