@@ -44,9 +44,16 @@ export interface GuardedPart extends GuardedVerdicts {
   readonly giveBack?: () => Promise<unknown>;
 }
 
+/**
+ * A consume the guard sends: a request, or a lease's fetch of several units for it, which names
+ * the request's own cost (`ownCost`) for `onStoreError` to decide: an instance whose store is
+ * away is charged in its insurance store what each request asks, not a lease per request.
+ */
+export type GuardedRequest = StoreRequest & { readonly ownCost?: number };
+
 /** A remote store's calls, bounded and guarded; all share one circuit. */
 export interface StoreGuard {
-  consume(request: StoreRequest): Promise<GuardedVerdict>;
+  consume(request: GuardedRequest): Promise<GuardedVerdict>;
   /** Several rules at once; the store must have `consumeRules` (and the insurance store too). */
   consumeRules(request: RulesRequest): Promise<GuardedVerdicts>;
   /** Whether the circuit is closed: a call made for several limiters at once needs no probe's turn. */
@@ -108,11 +115,12 @@ export function guardStore(options: StoreGuardOptions): StoreGuard {
     };
   };
 
-  const degrade = async (request: StoreRequest): Promise<GuardedVerdict> => {
+  const degrade = async (request: GuardedRequest): Promise<GuardedVerdict> => {
     if (onStoreError.mode === 'fail-open') return { ...failOpen(request.policy), degraded: 'fail-open' };
     if (onStoreError.mode === 'fail-closed')
       return { ...failClosed(request.policy), degraded: 'fail-closed' };
-    const local = { ...request, policy: insured(request.policy) };
+    const { ownCost, ...asked } = request;
+    const local = { ...asked, cost: ownCost ?? asked.cost, policy: insured(request.policy) };
     const verdict = onStoreError.store.consumeSync?.(local) ?? (await onStoreError.store.consume(local));
     return { ...verdict, degraded: 'insurance' };
   };

@@ -2,7 +2,7 @@ import { SluiceConfigError } from '../policy/config-error';
 import { heldKey, ownedKeyText } from '../stores/key-digest';
 import type { StoreRequest } from '../stores/store';
 import type { Policy } from '../types';
-import type { GuardedVerdict } from './store-guard';
+import type { GuardedRequest, GuardedVerdict } from './store-guard';
 
 /** `lease` option: take `size` units per store call for a hot key, spend them locally for up to `maxStaleMs`. */
 export interface LeaseOption {
@@ -29,7 +29,7 @@ interface Refusal {
   readonly resetAt: number;
 }
 
-type Remote = (request: StoreRequest) => Promise<GuardedVerdict>;
+type Remote = (request: GuardedRequest) => Promise<GuardedVerdict>;
 
 /** A leasing path: its decisions, and the give-back of units it admitted. */
 export type Leasing = Remote & {
@@ -138,7 +138,7 @@ export function leasing(remote: Remote, size: number, maxStaleMs: number, now: (
   };
 
   const lease = async (request: StoreRequest, key: string, at: number): Promise<GuardedVerdict> => {
-    const taken = await remote({ ...request, cost: size });
+    const taken = await remote({ ...request, cost: size, ownCost: request.cost });
     if (taken.degraded !== undefined) return taken; // the store is away: its fallback decided
     if (taken.allowed) return keep(request, key, at, size, taken);
     // Fewer than `size` units left: what is left becomes a smaller lease, so the last units
@@ -146,7 +146,7 @@ export function leasing(remote: Remote, size: number, maxStaleMs: number, now: (
     // for its own cost).
     const left = Math.min(size - 1, taken.remaining);
     if (left > request.cost) {
-      const rest = await remote({ ...request, cost: left });
+      const rest = await remote({ ...request, cost: left, ownCost: request.cost });
       if (rest.degraded !== undefined) return rest;
       if (rest.allowed) return keep(request, key, at, left, rest);
     }

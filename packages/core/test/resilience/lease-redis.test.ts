@@ -32,6 +32,28 @@ describe('lease through createLimiter on Redis', () => {
     },
   );
 
+  test('Redis away, insurance decides: each request is charged its own cost, not a lease', async () => {
+    const client = redis.client();
+    await client.ping();
+    const limiter = createLimiter({
+      rate: '100/1m',
+      store: new RedisStore({ client }),
+      prefix: 'lease-insured',
+      clock: fakeClock(),
+      timeoutMs: 5000,
+      lease: { size: 10, maxStaleMs: '10s' },
+    });
+    client.disconnect(); // every call fails at once: onStoreError (insurance, the default) decides
+    let admitted = 0;
+    for (let i = 0; i < 300; i++) {
+      const decision = await limiter.consume('sku:hot');
+      expect(decision.degraded).toBe('insurance');
+      if (decision.allowed) admitted++;
+    }
+    // The insurance store's own limit, as without lease: 10 a request would have left 10.
+    expect(admitted).toBe(100);
+  });
+
   test('lease is refused where it cannot work', () => {
     expect(() => createLimiter({ rate: '100/1m', lease: { size: 10 } })).toThrow(SluiceConfigError);
     expect(() => createLimiter({ rate: '100/1m', store: new MemoryStore(), lease: { size: 10 } })).toThrow(
