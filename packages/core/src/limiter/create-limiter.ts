@@ -100,7 +100,7 @@ export function createLimiter(options: LimiterOptions | LimiterRulesOptions): Li
     },
     reset(key) {
       checkKey(key);
-      remote?.forget(key);
+      remote?.reset(key);
       // An overridden key forgets both: its override's state and its state under the limiter's own.
       const target = targetOf(key, undefined);
       if (target === own) return resetTarget(key, own);

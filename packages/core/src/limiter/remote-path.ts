@@ -22,6 +22,8 @@ export interface RemotePath {
   decide(key: string, cost: number, target: Target): Promise<Decision>;
   /** Forgets what the block cache knows of a key (after a reset or a cancel). */
   forget(key: string): void;
+  /** After a reset: forgets the block cache's entry and drops the key's lease and remembered refusal. */
+  reset(key: string): void;
   /** What a request with several limits needs of this path (see `consumeAll`). */
   readonly side: RemoteSide;
 }
@@ -152,6 +154,10 @@ export function remotePath(options: RemotePathOptions): RemotePath {
     },
     forget(key) {
       blocks?.forget(key);
+    },
+    reset(key) {
+      blocks?.forget(key);
+      leased?.forget(key);
     },
   };
 }

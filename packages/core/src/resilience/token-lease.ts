@@ -38,6 +38,11 @@ export type Leasing = Remote & {
    * join the key's local lease, spent here or dropped after `maxStaleMs` like any leased unit.
    */
   giveBack(key: string, cost: number, taken: GuardedVerdict): void;
+  /**
+   * After a reset of `key`: drops its local lease (units taken before the reset would admit past
+   * the fresh limit) and its remembered refusal (it would refuse the fresh key until its time).
+   */
+  forget(key: string): void;
 };
 
 /**
@@ -192,7 +197,12 @@ export function leasing(remote: Remote, size: number, maxStaleMs: number, now: (
       resetAt: at + taken.resetMs,
     });
   };
-  return Object.assign(consume, { giveBack });
+  const forget: Leasing['forget'] = (given) => {
+    const key = heldKey(given);
+    leases.delete(key);
+    refusals.delete(key);
+  };
+  return Object.assign(consume, { giveBack, forget });
 }
 
 /** Validates `lease` for a policy: `[size, maxStaleMs]`, or undefined without leasing. */

@@ -54,6 +54,34 @@ describe('lease through createLimiter on Redis', () => {
     expect(admitted).toBe(100);
   });
 
+  test('reset(key) starts the key afresh here too: no leased unit outlives it, no refusal stays', async () => {
+    const client = redis.client();
+    await client.ping();
+    const limiter = createLimiter({
+      rate: '10/1m',
+      store: new RedisStore({ client }),
+      prefix: 'lease-reset',
+      clock: fakeClock(),
+      timeoutMs: 5000,
+      lease: { size: 5, maxStaleMs: '1m' },
+    });
+    const admitted = async (n: number): Promise<number> => {
+      let count = 0;
+      for (let i = 0; i < n; i++) if ((await limiter.consume('k')).allowed) count++;
+      return count;
+    };
+    expect(await admitted(15)).toBe(10); // spent: the refusal is remembered here
+    await limiter.reset('k');
+    expect(await admitted(1)).toBe(1); // not refused until the window's end
+    expect(await admitted(20)).toBe(9); // the fresh limit, and no more: 10 in all
+    expect(await admitted(3)).toBe(0);
+    await limiter.reset('k');
+    expect(await admitted(1)).toBe(1); // a lease of 5: 4 units left here
+    await limiter.reset('k');
+    // Units leased before a reset do not add to the fresh limit.
+    expect(await admitted(20)).toBe(10);
+  });
+
   test('lease is refused where it cannot work', () => {
     expect(() => createLimiter({ rate: '100/1m', lease: { size: 10 } })).toThrow(SluiceConfigError);
     expect(() => createLimiter({ rate: '100/1m', store: new MemoryStore(), lease: { size: 10 } })).toThrow(
