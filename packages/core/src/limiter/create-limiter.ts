@@ -103,8 +103,13 @@ export function createLimiter(options: LimiterOptions | LimiterRulesOptions): Li
       remote?.reset(key);
       // An overridden key forgets both: its override's state and its state under the limiter's own.
       const target = targetOf(key, undefined);
-      if (target === own) return resetTarget(key, own);
-      return Promise.all([resetTarget(key, own), resetTarget(key, target)]).then(() => undefined);
+      const reset =
+        target === own
+          ? resetTarget(key, own)
+          : Promise.all([resetTarget(key, own), resetTarget(key, target)]).then(() => undefined);
+      // Bounded as every call of a remote store is: a store that does not answer within
+      // `timeoutMs` rejects it (the reset may still happen when the store gets it).
+      return remote === undefined ? reset : remote.side.guard.bound(reset);
     },
     on(event, listener) {
       events.on(event, listener);

@@ -172,7 +172,11 @@ export interface Limiter {
    * ```
    */
   cancel(decision: Decision, options?: { cost?: number }): Promise<boolean>;
-  /** Forgets `key`: its next request starts with the full limit. */
+  /**
+   * Forgets `key`: its next request starts with the full limit. On a remote store, rejects when
+   * the store fails, or with `StoreTimeoutError` when it does not answer within `timeoutMs` (the
+   * reset may then still happen, when the store gets it).
+   */
   reset(key: string): Promise<void>;
   /**
    * Listens to `limited`, `storeError`, `storeRecovered` or `fallback`. A listener that throws
