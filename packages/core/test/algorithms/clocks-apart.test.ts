@@ -1,5 +1,5 @@
 import type Redis from 'ioredis';
-import { createLimiter, MemoryStore, RedisStore, type Store } from '../../src';
+import { ALGORITHMS, createLimiter, MemoryStore, RedisStore, type Store } from '../../src';
 import { FAKE_EPOCH } from '../contract/fake-clock';
 import { useRedisServer } from '../harness/redis-fixtures';
 import { inBatches } from '../redis/in-batches';
@@ -21,14 +21,6 @@ const STORES: Array<[string, () => Store]> = [
   ['RedisStore, batch: false', () => new RedisStore({ client, batch: false })],
   ['RedisStore, every call in a batch', () => inBatches(new RedisStore({ client }))],
 ];
-const ALGORITHMS = [
-  'gcra',
-  'token-bucket',
-  'leaky-bucket',
-  'fixed-window',
-  'sliding-window',
-  'sliding-log',
-] as const;
 
 let prefixes = 0;
 
