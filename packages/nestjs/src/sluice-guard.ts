@@ -192,9 +192,9 @@ export class SluiceGuard implements CanActivate, OnModuleInit {
         const version = [this.reflector.get<unknown, string>('__version__', controller) ?? []]
           .flat()
           .join(',');
-        let named = `${name}(${path}${version === '' ? '' : ` v${version}`})`;
-        for (let n = 2; taken.has(named); n++)
-          named = `${name}(${path}${version === '' ? '' : ` v${version}`})#${n}`;
+        const where = `${name}(${path}${version === '' ? '' : ` v${version}`})`;
+        let named = where;
+        for (let n = 2; taken.has(named); n++) named = `${where}#${n}`;
         taken.add(named);
         this.#names.set(controller, named);
       }
