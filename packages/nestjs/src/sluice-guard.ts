@@ -4,6 +4,7 @@ import {
   createHttpLimiter,
   definesLimit,
   scopedOptions,
+  scopeNames,
   SluiceConfigError,
   type ConcurrencyLimitOptions,
   type RateLimitOptions,
@@ -41,8 +42,8 @@ export class SluiceGuard implements CanActivate, OnModuleInit {
   readonly #routes = new WeakMap<object, WeakMap<object, Gate>>();
   /** The permits of each `@ConcurrencyLimit` use, by controller then metadata. */
   readonly #concurrency = new WeakMap<object, WeakMap<object, Gate>>();
-  /** Controllers whose class name another controller has too: their name in scopes. */
-  readonly #names = new Map<object, string>();
+  /** Controllers whose class name another controller has too: their name in scopes (`scopeNames`). */
+  #names = new Map<object, string>();
   #platform: Platform | undefined;
 
   constructor(
@@ -172,33 +173,20 @@ export class SluiceGuard implements CanActivate, OnModuleInit {
   }
 
   /**
-   * Names apart controllers that share a class name (two API versions' `UsersController`, or a
-   * minified build's `e`), which would otherwise share buckets on a shared store: their route
-   * path and version join the name, then their order of discovery if still alike. A name no other
-   * controller has stays as it is, so its keys in the store do not change.
+   * Names apart controllers that share a class name (two API versions' `UsersController`, a
+   * minified build's `e`): their route path and version join the name (see `scopeNames`).
    */
   #nameApart(controllers: ReadonlyArray<Type<unknown>>): void {
-    const byName = new Map<string, Array<Type<unknown>>>();
-    for (const controller of controllers) {
-      const same = byName.get(controller.name);
-      if (same === undefined) byName.set(controller.name, [controller]);
-      else same.push(controller);
-    }
-    for (const [name, same] of byName) {
-      if (same.length < 2) continue;
-      const taken = new Set<string>();
-      for (const controller of same) {
-        const path = [this.reflector.get<unknown, string>('path', controller)].flat().join(',');
-        const version = [this.reflector.get<unknown, string>('__version__', controller) ?? []]
-          .flat()
-          .join(',');
-        const where = `${name}(${path}${version === '' ? '' : ` v${version}`})`;
-        let named = where;
-        for (let n = 2; taken.has(named); n++) named = `${where}#${n}`;
-        taken.add(named);
-        this.#names.set(controller, named);
-      }
-    }
+    const reflected = (key: string, controller: Type<unknown>): string =>
+      [this.reflector.get<unknown, string>(key, controller) ?? []].flat().join(',');
+    this.#names = scopeNames(
+      controllers,
+      (controller) => controller.name,
+      (controller) => {
+        const version = reflected('__version__', controller);
+        return `${reflected('path', controller)}${version === '' ? '' : ` v${version}`}`;
+      },
+    );
   }
 
   /** Chosen once: at start, or at the first request if the guard was never initialized. */

@@ -32,6 +32,7 @@ export type { ReplyBody } from './reply-body';
 export { HTTP_OPTION_NAMES, resolveHttpLimit } from './resolve-http-options';
 export type { ResolvedLimit, ResolvedStaticFallback } from './resolve-http-options';
 export { definesLimit, scopedOptions } from './scoped-options';
+export { scopeNames } from './scope-names';
 export type { PartialRateLimitOptions } from './scoped-options';
 export { createHttpConcurrencyLimiter } from './concurrency-limit';
 export type { HttpConcurrencyLimiter } from './concurrency-limit';
