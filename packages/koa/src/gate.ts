@@ -2,6 +2,7 @@ import {
   callFallback,
   decideAndWrite,
   fromContextLike,
+  heldOr,
   setHeaderList,
   type AnyHttpOutcome,
   type HttpDecider,
@@ -19,7 +20,7 @@ export type KoaOutcome = AnyHttpOutcome<KoaHandler>;
 export type Gate = (ctx: Context) => Pass;
 
 // Read once: a CommonJS build reads an import through getters at each use.
-const headersOn = setHeaderList;
+const [headersOn, gaveUp] = [setHeaderList, heldOr];
 
 /** Does what core decided, the Koa way: `ctx.status` and `ctx.body` for a reply. */
 function write(ctx: Context, _: Context, outcome: KoaOutcome): Pass {
@@ -35,12 +36,8 @@ function write(ctx: Context, _: Context, outcome: KoaOutcome): Pass {
     case 'next':
       return true;
     case 'delay':
-      // A client that left while held gets nothing: Koa must not answer it (a 404, for middleware
-      // around this one to log).
-      return outcome.hold(res).then((held) => {
-        if (!held) ctx.respond = false;
-        return held;
-      });
+      // A client that left while held gets nothing: Koa must not answer it (a 404 to log).
+      return gaveUp(outcome.hold(res), () => (ctx.respond = false));
     case 'reply':
       ctx.status = outcome.status;
       // Before the body: Koa infers no type from a body once Content-Type is set.

@@ -45,7 +45,13 @@ export type {
   ConcurrencyOutcome,
 } from './concurrency-options';
 export { onResponseClose } from './response-close';
-export { decideAndWrite, setHeaderList, writeReplyOutcome, writeResponseOutcome } from './write-outcome';
+export {
+  decideAndWrite,
+  heldOr,
+  setHeaderList,
+  writeReplyOutcome,
+  writeResponseOutcome,
+} from './write-outcome';
 export { fromContextLike } from './context-like';
 export type { ContextLike } from './context-like';
 export { fromNodeRequest } from './node-request';

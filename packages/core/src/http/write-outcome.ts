@@ -161,10 +161,7 @@ export function writeReplyOutcome<TRequest, TReply extends ReplyLike>(
     case 'next':
       return true;
     case 'delay':
-      return outcome.hold(reply.raw).then((held) => {
-        if (!held) reply.hijack();
-        return held;
-      });
+      return heldOr(outcome.hold(reply.raw), () => reply.hijack());
     case 'reply':
       reply.code(outcome.status).type(outcome.type).send(outcome.body);
       return false;
@@ -176,6 +173,20 @@ export function writeReplyOutcome<TRequest, TReply extends ReplyLike>(
         () => reply.hijack(),
       ).then(() => false);
   }
+}
+
+/**
+ * What a `delay` outcome's `hold` tells, with `gone` called first when the client left while held:
+ * the framework must then answer nothing (Fastify: `reply.hijack()`; Koa: `ctx.respond = false`).
+ *
+ * @param held - `outcome.hold(response)`
+ * @param gone - takes the response out of the framework's hands
+ */
+export function heldOr(held: Promise<boolean>, gone: () => unknown): Promise<boolean> {
+  return held.then((pass) => {
+    if (!pass) gone();
+    return pass;
+  });
 }
 
 /**
