@@ -1,26 +1,38 @@
-import { createLimiter, MemoryStore, RedisStore, SluiceConfigError } from '../../src';
+import type Redis from 'ioredis';
+import { createLimiter, MemoryStore, RedisStore, SluiceConfigError, type LimiterOptions } from '../../src';
 import { fakeClock } from '../contract/fake-clock';
 import { useRedisServer } from '../harness/redis-fixtures';
 import { scriptCalls } from '../harness/script-calls';
 
 const redis = useRedisServer();
 
+/** A limiter on `client` taking leases of `size`, on a clock that stands still. */
+function leasedLimiter(
+  client: Redis,
+  size: number,
+  options: Pick<LimiterOptions, 'rate' | 'prefix'> & Partial<LimiterOptions>,
+  maxStaleMs = '10s',
+) {
+  return createLimiter({
+    store: new RedisStore({ client }),
+    clock: fakeClock(),
+    timeoutMs: 5000,
+    lease: { size, maxStaleMs },
+    ...options,
+  });
+}
+
 describe('lease through createLimiter on Redis', () => {
   test.each(['gcra', 'fixed-window', 'sliding-window'] as const)(
     '%s: a hot key admits exactly its limit with about one script call per lease',
     async (algorithm) => {
-      const clock = fakeClock();
       const client = redis.client();
       await client.ping();
-      const limiter = createLimiter({
+      const limiter = leasedLimiter(client, 10, {
         algorithm,
         rate: '100/1m',
-        store: new RedisStore({ client }),
         prefix: `lease-${algorithm}`,
-        clock,
-        timeoutMs: 5000,
         onStoreError: 'fail-closed',
-        lease: { size: 10, maxStaleMs: '10s' },
       });
       const before = await scriptCalls(redis.client());
       let admitted = 0;
@@ -35,14 +47,7 @@ describe('lease through createLimiter on Redis', () => {
   test('Redis away, insurance decides: each request is charged its own cost, not a lease', async () => {
     const client = redis.client();
     await client.ping();
-    const limiter = createLimiter({
-      rate: '100/1m',
-      store: new RedisStore({ client }),
-      prefix: 'lease-insured',
-      clock: fakeClock(),
-      timeoutMs: 5000,
-      lease: { size: 10, maxStaleMs: '10s' },
-    });
+    const limiter = leasedLimiter(client, 10, { rate: '100/1m', prefix: 'lease-insured' });
     client.disconnect(); // every call fails at once: onStoreError (insurance, the default) decides
     let admitted = 0;
     for (let i = 0; i < 300; i++) {
@@ -57,14 +62,7 @@ describe('lease through createLimiter on Redis', () => {
   test('reset(key) starts the key afresh here too: no leased unit outlives it, no refusal stays', async () => {
     const client = redis.client();
     await client.ping();
-    const limiter = createLimiter({
-      rate: '10/1m',
-      store: new RedisStore({ client }),
-      prefix: 'lease-reset',
-      clock: fakeClock(),
-      timeoutMs: 5000,
-      lease: { size: 5, maxStaleMs: '1m' },
-    });
+    const limiter = leasedLimiter(client, 5, { rate: '10/1m', prefix: 'lease-reset' }, '1m');
     const admitted = async (n: number): Promise<number> => {
       let count = 0;
       for (let i = 0; i < n; i++) if ((await limiter.consume('k')).allowed) count++;
