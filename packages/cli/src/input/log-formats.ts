@@ -153,8 +153,8 @@ function field(record: LogRecord, name: string): unknown {
   return Object.hasOwn(record, name) ? record[name] : undefined;
 }
 
-/** At most 80 characters of `text`, as the report lists a bad line. */
-function shortened(text: string): string {
+/** At most 80 characters of `text`, as the report lists a bad line and its bad time. */
+export function shortened(text: string): string {
   return text.length > 80 ? `${text.slice(0, 77)}...` : text;
 }
 

@@ -1,7 +1,14 @@
 import { compileKeyTemplate, compileTrustProxy, resolveIpv6Subnet, SluiceConfigError } from '@sluice/core';
 import { ReplayInputError } from '../errors';
 import { forEachLine, openLog } from './lines';
-import { detectFormat, lineParser, type KeyChoice, type LineParser, type LogFormat } from './log-formats';
+import {
+  detectFormat,
+  lineParser,
+  shortened,
+  type KeyChoice,
+  type LineParser,
+  type LogFormat,
+} from './log-formats';
 import { Sequencer, type RequestSink } from './sequencer';
 
 /** Replay an access log. */
@@ -138,5 +145,5 @@ function keyChoice(input: LogInput): KeyChoice {
 }
 
 function snippet(line: string): string {
-  return JSON.stringify(line.length > 80 ? `${line.slice(0, 77)}...` : line);
+  return JSON.stringify(shortened(line));
 }
