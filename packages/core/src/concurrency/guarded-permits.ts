@@ -1,9 +1,9 @@
 import { SluiceConfigError } from '../policy/config-error';
-import { CircuitBreaker } from '../resilience/circuit-breaker';
+import { Circuits } from '../resilience/circuits';
 import { DeadlineList } from '../resilience/deadline-list';
 import { promiseOf } from '../resilience/guarded-call';
 import { asError, StoreTimeoutError, storeErrorScope } from '../resilience/store-errors';
-import { COOLDOWN_MS, FAIL_CLOSED_RETRY_MS, FAILURE_THRESHOLD } from '../resilience/store-guard';
+import { FAIL_CLOSED_RETRY_MS } from '../resilience/store-guard';
 import type { PermitAcquireRequest } from '../stores/permit-store';
 import type { ConcurrencyEmitter } from './concurrency-events';
 import { leaseIds } from './lease-ids';
@@ -37,8 +37,8 @@ const MAX_RETRIES = 10_000;
 const DONE = Promise.resolve();
 
 /**
- * The remote path of a concurrency limiter: each store call bounded by `timeoutMs`, behind one
- * circuit breaker (the rate limiter's thresholds); when the store fails, `onStoreError` decides
+ * The remote path of a concurrency limiter: each store call bounded by `timeoutMs`, behind a
+ * circuit breaker per store node (the rate limiter's, see `Circuits`); when the store fails, `onStoreError` decides
  * the acquire. Held leases are renewed every `leaseMs / 3` by one timer, which runs only while
  * this process holds some (one script call per key with held leases).
  */
@@ -48,7 +48,12 @@ export function guardPermits(
 ): GuardedPermits {
   const { prefix, max, leaseMs, timeoutMs, onStoreError, metrics } = options;
   const store = options.remote as NonNullable<ResolvedConcurrencyOptions['remote']>;
-  const circuit = new CircuitBreaker(FAILURE_THRESHOLD, COOLDOWN_MS, options.clock ?? Date.now);
+  const circuits = new Circuits({
+    nodeOf: store.nodeOf,
+    now: options.clock ?? Date.now,
+    timeoutMs,
+    up: metrics === undefined ? undefined : (up) => metrics.storeUp(up),
+  });
   // Every store call shares `timeoutMs`: one deadline list bounds them all. Its timer goes with
   // the last call waiting: an idle limiter keeps no timer (the renewal's included).
   const deadlines = new DeadlineList(timeoutMs, { clearWhenIdle: true });
@@ -82,7 +87,7 @@ export function guardPermits(
     return deadlines.bound(call).then(
       (result) => {
         try {
-          succeeded(startedAt);
+          succeeded(key, startedAt);
         } catch (error) {
           // A listener or sink that throws fails the call, as it did inside the call's try.
           report(key, error, startedAt);
@@ -97,9 +102,9 @@ export function guardPermits(
     );
   };
   /** Reports a store call that answered: its duration, and the end of an outage. */
-  const succeeded = (startedAt: number): void => {
+  const succeeded = (key: string, startedAt: number): void => {
     metrics?.storeCall((performance.now() - startedAt) / 1000);
-    answered();
+    answered(key);
   };
   /** Reports a failed store call: to `metrics`, the circuit and `storeError`. */
   const report = (key: string, error: unknown, startedAt: number): void => {
@@ -108,10 +113,8 @@ export function guardPermits(
       metrics.storeError(error instanceof StoreTimeoutError ? 'timeout' : 'error');
     }
     const scope = storeErrorScope(error);
-    if (scope === 'store') {
-      circuit.failed();
-      if (metrics !== undefined && circuit.retryInMs() > 0) metrics.storeUp(false);
-    } else answered();
+    if (scope === 'store') circuits.failed(key);
+    else answered(key);
     if (events.has('storeError')) {
       const lag =
         error instanceof StoreTimeoutError && error.eventLoopLagMs > 0
@@ -120,18 +123,16 @@ export function guardPermits(
       events.emit('storeError', { error: asError(error), key, mode: onStoreError.mode, scope, ...lag });
     }
   };
-  const answered = (): void => {
-    const outage = circuit.succeeded();
-    if (outage === undefined) return;
-    metrics?.storeUp(true);
-    if (events.has('storeRecovered')) events.emit('storeRecovered', outage);
+  const answered = (key: string): void => {
+    const outage = circuits.answered(key);
+    if (outage !== undefined && events.has('storeRecovered')) events.emit('storeRecovered', outage);
   };
 
   /** `onStoreError`'s answer when the store could not give one. */
   const degrade = (key: string): RemoteAnswer => {
     if (onStoreError.mode === 'fail-open') return { grant: null, held: 0, degraded: 'fail-open' };
     if (onStoreError.mode === 'fail-closed') {
-      const retryAfterMs = Math.max(FAIL_CLOSED_RETRY_MS, circuit.retryInMs());
+      const retryAfterMs = Math.max(FAIL_CLOSED_RETRY_MS, circuits.of(key).retryInMs());
       return {
         grant: undefined,
         held: 0,
@@ -174,12 +175,12 @@ export function guardPermits(
     timer = undefined;
   };
   const tick = (): void => {
-    if (!circuit.allow()) return; // the store is away: the leases wait; renewal takes lapsed ones again
     renewHeld();
     const expiredBefore = performance.now() - leaseMs;
     for (const [id, { key, failedAt }] of retries) {
       if (failedAt < expiredBefore) retries.delete(id);
-      else
+      // Its node is away: the release waits for the next tick (or the lease's expiry).
+      else if (circuits.allow(key))
         guarded(key, () => store.release({ prefix, key, id, timeoutMs })).then(() => {
           retries.delete(id);
           idle();
@@ -201,6 +202,8 @@ export function guardPermits(
       return;
     }
     for (const [key, ids] of held) {
+      // Its node is away: the leases wait; renewal takes lapsed ones again.
+      if (!circuits.allow(key)) continue;
       const request = { prefix, key, max, leaseMs, ids: [...ids], nowMs: now, timeoutMs };
       guarded(key, () => store.renew(request)).then((reply) => {
         // A store of the user's own answering without `lost`: none lost (a throw here would be
@@ -242,7 +245,7 @@ export function guardPermits(
 
   return {
     acquire(key) {
-      if (!circuit.allow()) return Promise.resolve(degrade(key));
+      if (!circuits.allow(key)) return Promise.resolve(degrade(key));
       let request: PermitAcquireRequest;
       try {
         request = { prefix, key, max, leaseMs, id: nextId(), nowMs: nowMs(), timeoutMs };
@@ -262,7 +265,7 @@ export function guardPermits(
     },
     release(key, id) {
       untrack(key, id);
-      if (!circuit.allow()) {
+      if (!circuits.allow(key)) {
         retry(key, id);
         return DONE;
       }

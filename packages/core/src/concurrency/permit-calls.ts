@@ -39,7 +39,7 @@ export interface PermitGuard {
   /** Bounds every call by `timeoutMs` (and one turn). */
   readonly deadlines: DeadlineList;
   /** Reports a call the store answered; throws when a sink or listener does. */
-  succeeded(startedAt: number): void;
+  succeeded(key: string, startedAt: number): void;
   /** Reports a failed call (an error, or no answer in time). */
   report(key: string, error: unknown, startedAt: number): void;
   /** `onStoreError`'s answer to an acquire the store could not give. */
@@ -75,7 +75,7 @@ export class AcquireCall extends GuardedOutcome<PermitAcquireReply, RemoteAnswer
       return;
     }
     try {
-      guard.succeeded(this.startedAt);
+      guard.succeeded(request.key, this.startedAt);
     } catch (error) {
       // A sink or listener that throws fails the call: decided without the store, whose lease goes back.
       if (reply.acquired) guard.giveBack(request.key, request.id);
@@ -118,7 +118,7 @@ export class ReleaseCall extends GuardedOutcome<unknown, void> {
   answered(): void {
     if (!this.deadlines.settle(this)) return;
     try {
-      this.guard.succeeded(this.startedAt);
+      this.guard.succeeded(this.key, this.startedAt);
     } catch (error) {
       return this.fallBack(error);
     }

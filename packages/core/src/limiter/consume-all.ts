@@ -83,7 +83,8 @@ export async function consumeAll(requests: readonly LimitRequest[]): Promise<Arr
   const together =
     store.consumeAll !== undefined &&
     sides.every(
-      ({ remote, store: own }) => own === store && remote?.joinable === true && remote.guard.closed(),
+      ({ remote, store: own }, i) =>
+        own === store && remote?.joinable === true && remote.guard.closed((parts[i] as JointPart).key),
     ) &&
     store.canJoin?.(parts) === true;
   return together ? inOneCall(joint, store) : inTurn(joint, (i) => takeOne(joint, i));

@@ -29,7 +29,11 @@ export interface LimiterMetrics {
   storeCall(seconds: number): void;
   /** A store call failed: slower than `timeoutMs` (`'timeout'`), or any other failure (`'error'`). */
   storeError(kind: 'timeout' | 'error'): void;
-  /** The store answers again (`true`), or the circuit opened and requests stay away from it (`false`). */
+  /**
+   * The store answers again (`true`), or a circuit opened and requests stay away from the store
+   * (`false`). On Redis Cluster each master has its own circuit: `false` when one opens, `true`
+   * once none is open that requests still reach.
+   */
   storeUp(up: boolean): void;
   /** A request refused by the block cache, without a store call. */
   blockCacheHit(): void;

@@ -14,7 +14,11 @@ export class CircuitBreaker {
   #failures = 0;
   #openUntil = 0;
   #probing = false;
+  /** When a probe that never reported back stops holding the others off. */
+  #probeUntil = 0;
   #firstFailureAt = 0;
+  /** When requests last asked while it was open. */
+  #askedAt = 0;
 
   readonly #clock: () => number;
 
@@ -23,11 +27,14 @@ export class CircuitBreaker {
    *   returns no finite number is read as `Date.now()` here: the circuit is asked from timers and
    *   close listeners (renewals, releases), where a throw would end the process; the requests
    *   themselves reject, naming the `clock`.
+   * @param probeLapseMs - how long a probe that never reported back (its key's node changed on
+   *   Cluster meanwhile, say) keeps the next one waiting
    */
   constructor(
     private readonly threshold: number,
     private readonly cooldownMs: number,
     now: () => number,
+    private readonly probeLapseMs = Infinity,
   ) {
     this.#clock = now;
   }
@@ -45,8 +52,11 @@ export class CircuitBreaker {
   /** Whether the next request may go to the store; when half-open, only the first caller gets true. */
   allow(): boolean {
     if (this.#failures < this.threshold) return true;
-    if (this.#probing || this.#now() < this.#openUntil) return false;
+    const now = this.#now();
+    this.#askedAt = now;
+    if (now < this.#openUntil || (this.#probing && now < this.#probeUntil)) return false;
     this.#probing = true;
+    this.#probeUntil = now + this.probeLapseMs;
     return true;
   }
 
@@ -58,6 +68,19 @@ export class CircuitBreaker {
   /** Ms until the store will be tried again (0 when closed). */
   retryInMs(): number {
     return this.#failures < this.threshold ? 0 : Math.max(0, this.#openUntil - this.#now());
+  }
+
+  /**
+   * Whether it is open and requests asked for it in the last `withinMs`: a store (or node) that
+   * is down and still wanted, not one nothing reaches any more (a Cluster master replaced).
+   */
+  openAndAsked(withinMs: number): boolean {
+    return this.#failures >= this.threshold && this.#now() - this.#askedAt < withinMs;
+  }
+
+  /** Whether it has no failure counted: nothing to remember. */
+  idle(): boolean {
+    return this.#failures === 0;
   }
 
   /** Records a success; returns the outage it ends, if any. */
@@ -72,6 +95,9 @@ export class CircuitBreaker {
     if (this.#failures === 0) this.#firstFailureAt = this.#now();
     this.#failures++;
     this.#probing = false;
-    if (this.#failures >= this.threshold) this.#openUntil = this.#now() + this.cooldownMs;
+    if (this.#failures < this.threshold) return;
+    const now = this.#now();
+    this.#openUntil = now + this.cooldownMs;
+    this.#askedAt = now;
   }
 }

@@ -5,8 +5,8 @@ import { StoreTimeoutError } from './store-errors';
 /** What a guard does with the outcome of one of its calls. */
 export interface CallOutcomes {
   readonly deadlines: DeadlineList;
-  /** The store answered a call that started at `startedAt` (`performance.now()`). */
-  answered(startedAt: number): void;
+  /** The store answered a call for `key` that started at `startedAt` (`performance.now()`). */
+  answered(key: string, startedAt: number): void;
   /** The store failed a call for `key` (an error, or no answer in time). */
   failed(key: string, error: unknown, startedAt: number): void;
 }
@@ -58,7 +58,7 @@ class GuardedCall<R extends { readonly key: string }, T> extends GuardedOutcome<
   answered(value: T): void {
     if (!this.deadlines.settle(this)) return;
     try {
-      this.outcomes.answered(this.startedAt);
+      this.outcomes.answered(this.request.key, this.startedAt);
     } catch (error) {
       this.fallBack(error);
       return;

@@ -3,7 +3,8 @@ import { capacityOf } from '../policy/resolve-policy';
 import type { JointPart, RulesRequest, Store, StoreRequest } from '../stores/store';
 import { takeAlone } from '../stores/take-part';
 import type { Policy, Receipt, Verdict } from '../types';
-import { CircuitBreaker } from './circuit-breaker';
+import type { CircuitBreaker } from './circuit-breaker';
+import { Circuits } from './circuits';
 import type { DegradedMode, LimiterEmitter, StoreErrorEvent } from './events';
 import type { ResolvedOnStoreError } from './on-store-error';
 import { DeadlineList } from './deadline-list';
@@ -11,10 +12,7 @@ import { CONSUME_TO, consumesTo } from '../stores/consume-to';
 import { guardedCall, sendOf, type CallOutcomes, type Send } from './guarded-call';
 import { asError, StoreTimeoutError, storeErrorScope, type StoreErrorScope } from './store-errors';
 
-/** Consecutive failures that open the circuit. */
-export const FAILURE_THRESHOLD = 3;
-/** How long an open circuit keeps requests away from the store before one probe is let through. */
-export const COOLDOWN_MS = 250;
+export { COOLDOWN_MS, FAILURE_THRESHOLD } from './circuits';
 /** Retry-After given by fail-closed: long enough for the circuit to probe again. */
 export const FAIL_CLOSED_RETRY_MS = 1000;
 
@@ -51,13 +49,13 @@ export interface GuardedPart extends GuardedVerdicts {
  */
 export type GuardedRequest = StoreRequest & { readonly ownCost?: number };
 
-/** A remote store's calls, bounded and guarded; all share one circuit. */
+/** A remote store's calls, bounded and guarded; one circuit per store node (see {@link Circuits}). */
 export interface StoreGuard {
   consume(request: GuardedRequest): Promise<GuardedVerdict>;
   /** Several rules at once; the store must have `consumeRules` (and the insurance store too). */
   consumeRules(request: RulesRequest): Promise<GuardedVerdicts>;
-  /** Whether the circuit is closed: a call made for several limiters at once needs no probe's turn. */
-  closed(): boolean;
+  /** Whether the key's circuit is closed: a call made for several limiters at once needs no probe's turn. */
+  closed(key: string): boolean;
   /** Records the outcome of a call made for this limiter with others': `error` when it failed. */
   record(key: string, error?: unknown): void;
   /**
@@ -73,8 +71,9 @@ export interface StoreGuard {
 }
 
 /**
- * Asks a remote store, bounded by `timeoutMs`, behind a circuit breaker; when the store fails,
- * decides by `onStoreError` instead. A request is never held longer than the timeout and one
+ * Asks a remote store, bounded by `timeoutMs`, behind a circuit breaker per store node (one for
+ * a single Redis, one per master on Cluster: see {@link Circuits}); when the store fails, decides
+ * by `onStoreError` instead. A request is never held longer than the timeout and one
  * turn of the event loop (plus the insurance store's own time, which is in-process). The
  * policies are the request's own, so per-key overrides are insured at their own rate.
  *
@@ -86,7 +85,12 @@ export interface StoreGuard {
  */
 export function guardStore(options: StoreGuardOptions): StoreGuard {
   const { store, onStoreError, timeoutMs, events, now, metrics } = options;
-  const circuit = new CircuitBreaker(FAILURE_THRESHOLD, COOLDOWN_MS, now);
+  const circuits = new Circuits({
+    nodeOf: store.nodeOf,
+    now,
+    timeoutMs,
+    up: metrics === undefined ? undefined : (up) => metrics.storeUp(up),
+  });
   const deadlines = new DeadlineList(timeoutMs);
   const instances = onStoreError.mode === 'insurance' ? onStoreError.instances : 1;
   const divided = new WeakMap<Policy, Policy>();
@@ -102,7 +106,7 @@ export function guardStore(options: StoreGuardOptions): StoreGuard {
     const capacity = capacityOf(policy);
     return { allowed: true, limit: capacity, remaining: capacity, resetMs: 0, retryAfterMs: 0, delayMs: 0 };
   };
-  const failClosed = (policy: Policy): Verdict => {
+  const failClosed = (policy: Policy, circuit: CircuitBreaker): Verdict => {
     const retryAfterMs = Math.max(FAIL_CLOSED_RETRY_MS, circuit.retryInMs());
     return {
       allowed: false,
@@ -115,10 +119,15 @@ export function guardStore(options: StoreGuardOptions): StoreGuard {
     };
   };
 
+  const failingClosed = ({ key, policies }: Pick<RulesRequest, 'key' | 'policies'>): Verdict[] => {
+    const circuit = circuits.of(key);
+    return policies.map((policy) => failClosed(policy, circuit));
+  };
+
   const degrade = async (request: GuardedRequest): Promise<GuardedVerdict> => {
     if (onStoreError.mode === 'fail-open') return { ...failOpen(request.policy), degraded: 'fail-open' };
     if (onStoreError.mode === 'fail-closed')
-      return { ...failClosed(request.policy), degraded: 'fail-closed' };
+      return { ...failClosed(request.policy, circuits.of(request.key)), degraded: 'fail-closed' };
     const { ownCost, ...asked } = request;
     const local = { ...asked, cost: ownCost ?? asked.cost, policy: insured(request.policy) };
     const verdict = onStoreError.store.consumeSync?.(local) ?? (await onStoreError.store.consume(local));
@@ -128,7 +137,7 @@ export function guardStore(options: StoreGuardOptions): StoreGuard {
   const degradeRules = async (request: RulesRequest): Promise<GuardedVerdicts> => {
     const { mode } = onStoreError;
     if (mode === 'fail-open') return { verdicts: request.policies.map(failOpen), degraded: mode };
-    if (mode === 'fail-closed') return { verdicts: request.policies.map(failClosed), degraded: mode };
+    if (mode === 'fail-closed') return { verdicts: failingClosed(request), degraded: mode };
     const local = { ...request, policies: request.policies.map(insured) };
     const insurance = onStoreError.store;
     const verdicts =
@@ -137,12 +146,11 @@ export function guardStore(options: StoreGuardOptions): StoreGuard {
     return { verdicts, degraded: mode };
   };
 
-  // The store answered (a verdict, or an error about one key's data): any outage is over.
-  const answered = (): void => {
-    const outage = circuit.succeeded();
-    if (outage === undefined) return;
-    metrics?.storeUp(true);
-    if (events.has('storeRecovered')) events.emit('storeRecovered', outage);
+  // The store answered for the key (a verdict, or an error about one key's data): any outage of
+  // its node is over.
+  const answered = (key: string): void => {
+    const outage = circuits.answered(key);
+    if (outage !== undefined && events.has('storeRecovered')) events.emit('storeRecovered', outage);
   };
   const storeErrorOf = (error: unknown, key: string, scope: StoreErrorScope): StoreErrorEvent => {
     const payload = { error: asError(error), key, mode: onStoreError.mode, scope };
@@ -154,20 +162,18 @@ export function guardStore(options: StoreGuardOptions): StoreGuard {
 
   // The outcome of a store call: an error about one key's data is an answer too.
   const record = (key: string, error?: unknown): void => {
-    if (error === undefined) return answered();
+    if (error === undefined) return answered(key);
     const scope = storeErrorScope(error);
-    if (scope === 'store') {
-      circuit.failed();
-      if (metrics !== undefined && circuit.retryInMs() > 0) metrics.storeUp(false);
-    } else answered();
+    if (scope === 'store') circuits.failed(key);
+    else answered(key);
     if (events.has('storeError')) events.emit('storeError', storeErrorOf(error, key, scope));
   };
 
   const outcomes: CallOutcomes = {
     deadlines,
-    answered(startedAt) {
+    answered(key, startedAt) {
       metrics?.storeCall((performance.now() - startedAt) / 1000);
-      answered();
+      answered(key);
     },
     failed(key, error, startedAt) {
       if (metrics !== undefined) reportFailure(metrics, error, startedAt);
@@ -179,7 +185,7 @@ export function guardStore(options: StoreGuardOptions): StoreGuard {
     send: Send<R, T>,
     fallback: (request: R) => Promise<T>,
   ): Promise<T> => {
-    if (!circuit.allow()) return fallback(request);
+    if (!circuits.allow(request.key)) return fallback(request);
     return guardedCall(outcomes, request, send, fallback);
   };
 
@@ -195,7 +201,7 @@ export function guardStore(options: StoreGuardOptions): StoreGuard {
     const giveBack = target.giveBackTaken.bind(target);
     if (target !== store) return () => giveBack(part, receipts);
     return () =>
-      circuit.allow()
+      circuits.allow(part.key)
         ? deadlines.bound(giveBack(part, receipts)).then(
             () => record(part.key),
             (error: unknown) => record(part.key, error),
@@ -205,7 +211,7 @@ export function guardStore(options: StoreGuardOptions): StoreGuard {
   const degradePart = async (part: JointPart): Promise<GuardedPart> => {
     const { mode } = onStoreError;
     if (mode === 'fail-open') return { verdicts: part.policies.map(failOpen), degraded: mode };
-    if (mode === 'fail-closed') return { verdicts: part.policies.map(failClosed), degraded: mode };
+    if (mode === 'fail-closed') return { verdicts: failingClosed(part), degraded: mode };
     const local = { ...part, policies: part.policies.map(insured) };
     const taken = takeAlone(onStoreError.store, local);
     // An insurance store without joint methods decides as usual, with nothing to give back.
@@ -220,7 +226,7 @@ export function guardStore(options: StoreGuardOptions): StoreGuard {
     };
   };
   const takePart = async (part: JointPart): Promise<GuardedPart> => {
-    if (!circuit.allow()) return degradePart(part);
+    if (!circuits.allow(part.key)) return degradePart(part);
     const startedAt = metrics === undefined ? 0 : performance.now();
     try {
       // A store that throws instead of rejecting is a failure like any other.
@@ -250,7 +256,7 @@ export function guardStore(options: StoreGuardOptions): StoreGuard {
   return {
     consume: (request) => guarded(request, consume, degrade),
     consumeRules: (request) => guarded(request, consumeRules, degradeRules),
-    closed: () => circuit.allowsAll(),
+    closed: (key) => circuits.of(key).allowsAll(),
     record,
     bound: (promise) => deadlines.bound(promise),
     takePart,

@@ -17,6 +17,8 @@ export interface PermitStore {
    * With no `ids`, only counts.
    */
   renew(request: PermitRenewRequest): Promise<PermitRenewReply>;
+  /** Optional: which node holds the key's permits (see `Store.nodeOf`): one circuit per node. */
+  readonly nodeOf?: ((key: string) => string | undefined) | undefined;
 }
 
 /** What every permit operation names: the limiter's namespace and the user's key. */

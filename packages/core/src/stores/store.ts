@@ -133,4 +133,11 @@ export interface Store {
    * none: their permits are counted in the process.
    */
   permits?(): PermitStore;
+  /**
+   * Optional, remote stores of several nodes (Redis Cluster): which node holds the user key's
+   * state now (any text naming it), or `undefined` when unknown. A limiter keeps one circuit
+   * breaker per node it names, so one node gone fails only the keys it holds; without it (or on
+   * `undefined`) one circuit covers the whole store. Called once per store call: keep it cheap.
+   */
+  readonly nodeOf?: ((key: string) => string | undefined) | undefined;
 }

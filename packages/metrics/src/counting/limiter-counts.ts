@@ -37,7 +37,7 @@ export class LimiterCounts {
   failClosed = 0;
   timeouts = 0;
   errors = 0;
-  /** 1 while the store answers, 0 while its circuit is open. */
+  /** 1 while the store answers, 0 while its circuit (on Redis Cluster, a master's) is open. */
   up = 1;
   blockCacheHits = 0;
   leaseCalls = 0;

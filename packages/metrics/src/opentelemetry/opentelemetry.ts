@@ -107,7 +107,8 @@ export function openTelemetry(options: OpenTelemetryOptions): SluiceMetrics {
   const hits = counter('sluice.block_cache.hits', 'Requests refused by the block cache.', '{request}');
   const leases = counter('sluice.lease.calls', 'Store calls made by lease.', '{call}');
   const up = meter.createObservableGauge('sluice.store.up', {
-    description: "1 while the limiter's store answers, 0 while its circuit is open.",
+    description:
+      "1 while the limiter's store answers, 0 while its circuit (on Redis Cluster, a master's) is open.",
     unit: '1',
   });
 

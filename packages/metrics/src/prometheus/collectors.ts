@@ -74,7 +74,7 @@ export function registerCollectors(registry: Registry, limiters: Limiters): void
   registry.registerMetric(durationHistogram(remote));
   new Gauge({
     name: 'sluice_store_up',
-    help: "1 while the limiter's store answers, 0 while its circuit is open (requests kept away from it).",
+    help: "1 while the limiter's store answers, 0 while its circuit (on Redis Cluster, a master's) is open (requests kept away from it).",
     labelNames: ['limiter'],
     registers,
     collect() {

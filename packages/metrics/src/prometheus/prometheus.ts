@@ -22,7 +22,8 @@ const OPTION_NAMES: ReadonlySet<string> = new Set(['registry', 'hotKeys', 'clock
  * - `sluice_degraded_decisions_total{limiter, mode}`: `insurance` | `fail-open` | `fail-closed`;
  * - `sluice_store_errors_total{limiter, kind}`: `timeout` | `error`;
  * - `sluice_store_duration_seconds{limiter, store}`: histogram of store calls;
- * - `sluice_store_up{limiter}`: 1 while the store answers, 0 while its circuit is open;
+ * - `sluice_store_up{limiter}`: 1 while the store answers, 0 while its circuit is open (on
+ *   Redis Cluster, any master's that requests still reach);
  * - `sluice_block_cache_hits_total{limiter}`, `sluice_lease_calls_total{limiter}`;
  * - concurrency limiters: `sluice_in_flight{limiter}` and `sluice_queued{limiter}`, gauges of the
  *   permits held and requests waiting in this process (read from `stats()` when scraped); their

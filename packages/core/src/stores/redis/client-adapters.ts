@@ -96,6 +96,15 @@ class IoredisScripts implements ScriptClient {
   del(keys: readonly string[]): Promise<number> {
     return this.client.del(...keys);
   }
+
+  nodeOf(slot: number): string | undefined {
+    // A Cluster's `slots`: by slot, the node keys (`host:port`) serving it, the master first.
+    const slots = (this.client as { slots?: unknown }).slots;
+    if (!this.isCluster || !Array.isArray(slots)) return undefined;
+    const nodes: unknown = slots[slot];
+    const master: unknown = Array.isArray(nodes) ? nodes[0] : undefined;
+    return typeof master === 'string' ? master : undefined;
+  }
 }
 
 /**
@@ -117,8 +126,10 @@ class NodeRedisScripts implements ScriptClient {
   /** The client's `sendCommand`, as (first key, command). */
   readonly #send: (firstKey: string, command: string[]) => Promise<unknown>;
   readonly #gate: ReplyGate | undefined;
+  readonly #client: NodeRedisLikeClient;
 
   constructor(client: NodeRedisLikeClient) {
+    this.#client = client;
     const lists = client as unknown as { masters?: unknown; slots?: unknown };
     this.isCluster = Array.isArray(lists.masters) && Array.isArray(lists.slots);
     const send = client.sendCommand as (...args: unknown[]) => Promise<unknown>;
@@ -161,6 +172,14 @@ class NodeRedisScripts implements ScriptClient {
 
   del(keys: readonly string[]): Promise<unknown> {
     return Promise.resolve().then(() => this.#passed(this.#send(keys[0] as string, ['DEL', ...keys])));
+  }
+
+  nodeOf(slot: number): string | undefined {
+    // A cluster client's `slots`: by slot, the shard serving it, whose master has an `address`.
+    if (!this.isCluster) return undefined;
+    const shard: unknown = (this.#client as unknown as { slots: unknown[] }).slots[slot];
+    const master: unknown = (shard as { master?: { address?: unknown } } | undefined)?.master?.address;
+    return typeof master === 'string' ? master : undefined;
   }
 
   #passed(reply: Promise<unknown>): Promise<unknown> {

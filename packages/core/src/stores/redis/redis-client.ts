@@ -66,4 +66,9 @@ export interface ScriptClient {
   command(script: LuaScript): ScriptCommand;
   /** `DEL` of keys sharing one slot. */
   del(keys: readonly string[]): Promise<unknown>;
+  /**
+   * The master serving a Cluster slot as the client last learnt it (`host:port`), or `undefined`
+   * when it does not know yet, or on a single node.
+   */
+  nodeOf(slot: number): string | undefined;
 }

@@ -58,6 +58,9 @@ export class RedisPermits implements PermitStore, TellsPermits {
   /** The last `max` and `leaseMs` sent, as text: a limiter's requests reuse one array. */
   #shared: { max: number; leaseMs: number; text: readonly string[] } = { max: 0, leaseMs: 0, text: [] };
 
+  /** The master holding a key's permits on Cluster (see `RedisStore.nodeOf`). */
+  readonly nodeOf: ((key: string) => string | undefined) | undefined;
+
   /** Acquire and release told to their caller (internal: see `PERMITS_TO`). */
   readonly [PERMITS_TO]: PermitsTo = {
     acquire: (request, to) => this.#acquire(request, to),
@@ -67,10 +70,17 @@ export class RedisPermits implements PermitStore, TellsPermits {
   /**
    * @param client - the store's client, adapted
    * @param storePrefix - the `RedisStore` prefix, if any
+   * @param nodeOf - the store's `nodeOf`
    * @param send - the store's way to send a request (its batch queue)
    */
-  constructor(client: ScriptClient, storePrefix: string | undefined, send: SendOwn) {
+  constructor(
+    client: ScriptClient,
+    storePrefix: string | undefined,
+    nodeOf: ((key: string) => string | undefined) | undefined,
+    send: SendOwn,
+  ) {
     this.#storePrefix = storePrefix;
+    this.nodeOf = nodeOf;
     this.#send = send;
     this.#commands = {
       acquire: client.command(SCRIPTS.acquire),

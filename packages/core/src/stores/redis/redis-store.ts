@@ -8,7 +8,7 @@ import { alone, AloneCalls, answerTo, readOwn } from './alone-calls';
 import { CONSUME_TO, type Outcome } from '../consume-to';
 import type { ScriptClient } from './redis-client';
 import { canJoin, giveBackJointCall, jointCall, type JointCall } from './redis-joint';
-import { StateKeys } from './redis-keys';
+import { escapeKeyText, StateKeys } from './redis-keys';
 import { RedisPermits } from './redis-permits';
 import { givesBack, stateKindOf } from './scripts';
 import { resolveStoreOptions, type RedisStoreOptions } from './redis-store-options';
@@ -81,6 +81,12 @@ export class RedisStore implements Store {
   #policies: readonly Policy[] = [];
   /** Its state keys, the last one kept (see {@link RedisStore.keyOf}). */
   readonly #keys: StateKeys;
+  /**
+   * On Cluster, the master (`host:port`) holding a user key's slot as the client last learnt it
+   * (a limiter keeps one circuit breaker per master: one master gone fails only its keys);
+   * `undefined` on a single node.
+   */
+  readonly nodeOf: ((key: string) => string | undefined) | undefined;
 
   /**
    * @param options - `client` (required), `prefix` and `batch`
@@ -93,6 +99,8 @@ export class RedisStore implements Store {
     this.#cluster = client.isCluster;
     this.#client = client;
     this.#calls = new AloneCalls(client);
+    // Every key of a user key shares its hash tag, the escaped key: so does the slot.
+    this.nodeOf = client.isCluster ? (key) => client.nodeOf(calculateSlot(escapeKeyText(key))) : undefined;
     this.#queue =
       maxSize === undefined
         ? undefined
@@ -327,6 +335,7 @@ export class RedisStore implements Store {
     return (this.#permits ??= new RedisPermits(
       this.#client,
       this.prefix,
+      this.nodeOf,
       (op, keys, own, nowMs, timeoutMs, to) =>
         this.#runTo(op, keys, NO_POLICIES, { cost: 0, nowMs, timeoutMs }, to, false, own),
     ));
