@@ -57,6 +57,7 @@ export function remotePath(options: RemotePathOptions): RemotePath {
           lease[0],
           lease[1],
           localNow,
+          guard.degrade,
         );
   const consumeOne = leased ?? ((request: Parameters<typeof guard.consume>[0]) => guard.consume(request));
 

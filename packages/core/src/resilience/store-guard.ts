@@ -68,6 +68,8 @@ export interface StoreGuard {
   takePart(part: JointPart): Promise<GuardedPart>;
   /** A part decided by `onStoreError` (the store just failed a call made for it). */
   degradePart(part: JointPart): Promise<GuardedPart>;
+  /** A request decided by `onStoreError`, without asking the store (it just failed a call the request waited on). */
+  degrade(request: GuardedRequest): Promise<GuardedVerdict>;
 }
 
 /**
@@ -261,6 +263,7 @@ export function guardStore(options: StoreGuardOptions): StoreGuard {
     bound: (promise) => deadlines.bound(promise),
     takePart,
     degradePart,
+    degrade,
   };
 }
 

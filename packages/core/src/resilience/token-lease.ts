@@ -64,12 +64,21 @@ const MAX_KEYS = 10_000;
  * last units are not stranded. Requests for a key whose lease is being fetched wait for that
  * one call instead of each fetching a lease, and once the store has refused the key until T,
  * the requests still waiting for it are refused here until T: a flood queued behind a spent
- * limit costs no more store calls (later arrivals meet the limiter's block cache first).
+ * limit costs no more store calls (later arrivals meet the limiter's block cache first). When the
+ * store fails a fetch, the requests that waited on it are decided by `onStoreError` (`degrade`)
+ * at once: none waits longer than the one call's `timeoutMs`.
  */
-export function leasing(remote: Remote, size: number, maxStaleMs: number, now: () => number): Leasing {
+export function leasing(
+  remote: Remote,
+  size: number,
+  maxStaleMs: number,
+  now: () => number,
+  degrade: Remote,
+): Leasing {
   const leases = new Map<string, Lease>();
   const refusals = new Map<string, Refusal>();
-  const fetching = new Map<string, Promise<unknown>>();
+  /** By key, the fetch in flight: settles with its verdict (`undefined` if it rejected). */
+  const fetching = new Map<string, Promise<GuardedVerdict | undefined>>();
 
   // `key` below is the request's key as held (`heldKey`), worked out once per request.
   const refused = (request: StoreRequest, key: string, at: number): GuardedVerdict | undefined => {
@@ -167,12 +176,16 @@ export function leasing(remote: Remote, size: number, maxStaleMs: number, now: (
       if (local !== undefined) return local;
       const pending = fetching.get(key);
       if (pending === undefined) break;
-      await pending; // another request is fetching this key's lease: share it
+      // Another request is fetching this key's lease: share it. When the store failed it (or its
+      // circuit is open), this request has waited as long as it may: `onStoreError` decides it,
+      // as the batch-mates of a failed call are decided, instead of a fetch of its own after it.
+      const fetched = await pending;
+      if (fetched?.degraded !== undefined) return degrade(request);
     }
     const at = now();
     const result = lease(request, key, at);
     const settled = result.then(
-      () => undefined,
+      (verdict) => verdict,
       () => undefined,
     );
     fetching.set(ownedKeyText(key), settled);

@@ -39,3 +39,7 @@ export class FlakyStore implements Store {
     if (typeof mode === 'object') await new Promise((resolve) => setTimeout(resolve, mode.slowMs));
   }
 }
+
+/** `leasing`'s `degrade` where the remote never fails: reaching it fails the test. */
+export const noOutage = (): Promise<never> =>
+  Promise.reject(new Error('degrade called, yet the store never failed'));

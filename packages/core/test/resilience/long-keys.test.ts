@@ -3,7 +3,7 @@ import { BlockCache, type Rejection } from '../../src/resilience/block-cache';
 import { leasing } from '../../src/resilience/token-lease';
 import { fakeClock } from '../contract/fake-clock';
 import { heapUsed, longKey, MB, slicedKey } from '../harness/heap';
-import { FlakyStore } from './flaky-store';
+import { FlakyStore, noOutage } from './flaky-store';
 
 // Issue 16 item 6: every in-process structure that keeps key text holds a long key by its
 // digest and a short one by its own copy, so hostile keys cannot grow the heap past the bounds
@@ -63,7 +63,7 @@ describe('long keys in the resilience layer', () => {
     // The remote is an in-process store holding one key: only the lease maps hold the others.
     const store = new MemoryStore({ maxKeys: 1 });
     const remote = (request: StoreRequest) => Promise.resolve(store.consumeSync(request));
-    const consume = leasing(remote, 5, 60_000, fakeClock());
+    const consume = leasing(remote, 5, 60_000, fakeClock(), noOutage);
     const policy = resolvePolicy({ algorithm: 'fixed-window', rate: '5/1m' });
     const request = (key: string, cost: number): StoreRequest => ({
       prefix: 'p',
