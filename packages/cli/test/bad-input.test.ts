@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { EXIT } from '../src/main';
+import { replay } from '../src/replay/replay';
 import { runCli } from './run-cli';
 
 const POLICY = ['--policy', 'gcra 10r/s burst=20'];
@@ -150,6 +151,50 @@ describe('bad input: a clear message, and a non-zero exit when nothing could be 
       expect(run.stdout).toContain('line 5: time [an array] is not a time');
       expect(run.stdout.length).toBeLessThan(10_000);
     }
+  });
+
+  test('one line far ahead of the lines around it is a bad time, left out: the lines after it keep their own times', async () => {
+    const at = (seconds: number) => `{"time": ${seconds}, "remote_addr": "192.0.2.${seconds % 3}"}`;
+    const start = 1714564800;
+    const lines = [
+      at(start),
+      at(start + 1),
+      at(8_000_000_000_000),
+      at(start + 2),
+      at(start + 3),
+      at(start + 4),
+    ];
+    const result = await replay({
+      input: { kind: 'log', path: file('jump.log', `${lines.join('\n')}\n`) },
+      policies: ['gcra 10r/s burst=20'],
+    });
+    expect(result.requests).toBe(5);
+    expect(result.outOfOrder).toBe(0);
+    expect(result.lastMs).toBe((start + 4) * 1000);
+    expect(result.unparsed).toBe(1);
+    expect(result.lineErrors).toEqual([
+      {
+        line: 3,
+        reason: expect.stringMatching(/more than a minute ahead of the lines before and after it/) as unknown,
+        text: JSON.stringify(lines[2]),
+      },
+    ]);
+    // A gap in the log (a quiet night) is no bad time: the lines after it are as late.
+    const gap = [at(start), at(start + 1), at(start + 36_000), at(start + 36_001)];
+    const quiet = await replay({
+      input: { kind: 'log', path: file('gap.log', `${gap.join('\n')}\n`) },
+      policies: ['gcra 10r/s burst=20'],
+    });
+    expect([quiet.requests, quiet.unparsed, quiet.outOfOrder]).toEqual([4, 0, 0]);
+    // The last line of a log has none after it: kept.
+    const last = await replay({
+      input: {
+        kind: 'log',
+        path: file('last.log', `${[...gap.slice(0, 2), at(start + 36_000)].join('\n')}\n`),
+      },
+      policies: ['gcra 10r/s burst=20'],
+    });
+    expect([last.requests, last.unparsed, last.lastMs]).toEqual([3, 0, (start + 36_000) * 1000]);
   });
 
   test('a pattern too big to generate is refused at once, naming what to lower', async () => {

@@ -59,6 +59,9 @@ export interface LogRead {
   readonly outOfOrder: number;
 }
 
+/** The reason given for a line the sequencer left out (see `Sequencer`). */
+const BAD_TIME = 'time more than a minute ahead of the lines before and after it: a bad time, left out';
+
 /**
  * Streams the log of `input` into `sink`, line by line: detects the format from the first line
  * (unless given), parses each line, counts and keeps the first {@link MAX_LINE_ERRORS} lines
@@ -74,12 +77,17 @@ export async function readLog(input: LogInput, sink: RequestSink): Promise<LogRe
     throw new ReplayInputError(`--format ${JSON.stringify(requested)}: expected auto, combined, json or csv`);
   }
   const stream = await openLog(input.path);
-  const sequencer = new Sequencer(sink, input.spread ?? true);
   const lineErrors: LineError[] = [];
   let format: LogFormat | undefined;
   let parser: LineParser | undefined;
   let lines = 0;
   let unparsed = 0;
+  /** The line the sequencer holds (far ahead of those before it), reported if it is dropped. */
+  let held: LineError | undefined;
+  const sequencer = new Sequencer(sink, input.spread ?? true, () => {
+    unparsed++;
+    if (held !== undefined && lineErrors.length < MAX_LINE_ERRORS) lineErrors.push(held);
+  });
   const parserOptions = { key, ...(input.timeField === undefined ? {} : { timeField: input.timeField }) };
   try {
     await forEachLine(stream, (line, lineNumber) => {
@@ -102,7 +110,8 @@ export async function readLog(input: LogInput, sink: RequestSink): Promise<LogRe
           lineErrors.push({ line: lineNumber, reason: entry, text: snippet(line) });
         return;
       }
-      sequencer.push(entry.time, entry.key);
+      if (sequencer.push(entry.time, entry.key))
+        held = { line: lineNumber, reason: BAD_TIME, text: snippet(line) };
     });
   } catch (error) {
     if (error instanceof ReplayInputError) throw error;
@@ -112,7 +121,7 @@ export async function readLog(input: LogInput, sink: RequestSink): Promise<LogRe
       `cannot read ${input.path}: ${typeof message === 'string' ? message : String(error)}`,
     );
   }
-  sequencer.flush();
+  sequencer.end();
   const keyText = key.kind === 'field' ? `key field ${key.field}` : `key ${key.text}`;
   return {
     source: `${input.path} (${format ?? requested}, ${keyText})`,

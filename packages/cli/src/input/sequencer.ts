@@ -1,5 +1,8 @@
 import type { LogTime } from './log-time';
 
+/** How far ahead of the lines before it a line's time may be before it is suspected of being bad. */
+export const JUMP_MS = 60_000;
+
 /** Receives the requests of a replay in time order. */
 export interface RequestSink {
   /**
@@ -20,12 +23,22 @@ export interface RequestSink {
  * - **Out of order**: logs are written when responses end, and several workers or servers
  *   interleave, so a line can be a little earlier than the one before it. It is replayed at the
  *   latest time seen (or within the second being spread) and counted in {@link outOfOrder}.
+ * - **A bad time**: one line more than {@link JUMP_MS} ahead of the latest time, followed by a
+ *   line as far behind it, is a corrupt time (a year 275 000 is still a date), not a gap in the
+ *   log: it is left out and told to `dropped`, rather than replaying every later line at its
+ *   time. A line that far ahead is held until the next one says which it is; the log's last
+ *   line has no next, and is kept.
  */
 export class Sequencer {
   /** Entries replayed later than their own time because an earlier line was later. */
   outOfOrder = 0;
   readonly #sink: RequestSink;
   readonly #spread: boolean;
+  readonly #dropped: () => void;
+  /** The latest time of an entry taken. */
+  #latest = Number.NEGATIVE_INFINITY;
+  /** An entry far ahead of the latest, until the next one says whether its time is bad. */
+  #held: { readonly time: LogTime; readonly key: string } | undefined;
   #second = Number.NEGATIVE_INFINITY;
   #keys: string[] = [];
   #last = Number.NEGATIVE_INFINITY;
@@ -33,18 +46,48 @@ export class Sequencer {
   /**
    * @param sink - where the ordered requests go
    * @param spread - space the requests of a whole second evenly across it (else all at its start)
+   * @param dropped - told when the entry last held (see {@link Sequencer.push}) is left out as a bad time
    */
-  constructor(sink: RequestSink, spread: boolean) {
+  constructor(sink: RequestSink, spread: boolean, dropped: () => void = () => undefined) {
     this.#sink = sink;
     this.#spread = spread;
+    this.#dropped = dropped;
   }
 
-  /** One entry, as read. */
-  push(time: LogTime, key: string): void {
+  /**
+   * One entry, as read.
+   * @returns `true` when it is held (far ahead of the lines before it), to be taken or dropped
+   *   once the next entry comes (or at {@link Sequencer.end})
+   */
+  push(time: LogTime, key: string): boolean {
+    const held = this.#held;
+    if (held !== undefined) {
+      this.#held = undefined;
+      if (time.ms <= held.time.ms - JUMP_MS) this.#dropped();
+      else this.#take(held.time, held.key);
+    }
+    if (time.ms > this.#latest + JUMP_MS && this.#latest !== Number.NEGATIVE_INFINITY) {
+      this.#held = { time, key };
+      return true;
+    }
+    this.#take(time, key);
+    return false;
+  }
+
+  /** The end of the log: takes an entry still held, and sends the second being spread. */
+  end(): void {
+    const held = this.#held;
+    this.#held = undefined;
+    if (held !== undefined) this.#take(held.time, held.key);
+    this.#flush();
+  }
+
+  #take(time: LogTime, key: string): void {
+    if (time.ms > this.#latest) this.#latest = time.ms;
     if (time.wholeSeconds && this.#spread) {
       const second = Math.floor(time.ms / 1000);
       if (second > this.#second) {
-        this.flush();
+        this.#flush();
         this.#second = second;
       } else if (second < this.#second) {
         this.outOfOrder++;
@@ -52,7 +95,7 @@ export class Sequencer {
       this.#keys.push(key);
       return;
     }
-    this.flush();
+    this.#flush();
     let timeMs = time.ms;
     if (timeMs < this.#last) {
       this.outOfOrder++;
@@ -62,8 +105,8 @@ export class Sequencer {
     this.#sink.request(timeMs, key);
   }
 
-  /** Sends the second being spread; call once more at the end of the log. */
-  flush(): void {
+  /** Sends the second being spread. */
+  #flush(): void {
     const keys = this.#keys;
     const count = keys.length;
     if (count === 0) return;
