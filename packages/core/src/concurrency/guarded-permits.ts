@@ -38,9 +38,9 @@ const DONE = Promise.resolve();
 
 /**
  * The remote path of a concurrency limiter: each store call bounded by `timeoutMs`, behind a
- * circuit breaker per store node (the rate limiter's, see `Circuits`); when the store fails, `onStoreError` decides
- * the acquire. Held leases are renewed every `leaseMs / 3` by one timer, which runs only while
- * this process holds some (one script call per key with held leases).
+ * circuit breaker per store node (as a rate limiter's: see `Circuits`); when the store fails,
+ * `onStoreError` decides the acquire. Held leases are renewed every `leaseMs / 3` by one timer,
+ * which runs only while this process holds some (one script call per key with held leases).
  */
 export function guardPermits(
   options: ResolvedConcurrencyOptions,

@@ -85,7 +85,10 @@ export class Circuits {
     return this.of(key).allow();
   }
 
-  /** The store answered for `key` (a verdict, or an error about the key's data): returns the outage it ends, if any. */
+  /**
+   * The store answered for `key` (a verdict, or an error about the key's data): returns the
+   * outage of its node that this ends, if any.
+   */
   answered(key: string): Outage | undefined {
     const outage = this.of(key).succeeded();
     if (this.#down && !this.#anyDown()) {

@@ -68,7 +68,7 @@ export interface StoreGuard {
   takePart(part: JointPart): Promise<GuardedPart>;
   /** A part decided by `onStoreError` (the store just failed a call made for it). */
   degradePart(part: JointPart): Promise<GuardedPart>;
-  /** A request decided by `onStoreError`, without asking the store (it just failed a call the request waited on). */
+  /** A request decided by `onStoreError` without asking the store (it just failed a call the request waited on). */
   degrade(request: GuardedRequest): Promise<GuardedVerdict>;
 }
 
