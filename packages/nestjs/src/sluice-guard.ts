@@ -20,6 +20,9 @@ import type { RateLimitOptions as RouteOptions, SluiceModuleOptions } from './op
 import { platformOf, type Fallback, type Platform, type Verdict } from './platforms';
 
 type Limits = RateLimitOptions<unknown, Fallback>;
+
+/** The applications whose guard has started (by their `HttpAdapterHost`, one per application). */
+const started = new WeakSet<object>();
 type ConcurrencyOptions = ConcurrencyLimitOptions<unknown, Fallback>;
 
 /**
@@ -36,11 +39,12 @@ export class SluiceGuard implements CanActivate, OnModuleInit {
   /** One object of defaults that decorators' options merge over; none when the module has a list. */
   readonly #defaults: RouteOptions<unknown, unknown> | undefined;
   /**
-   * The limits of each `@RateLimit` use, by controller then metadata: a decorated method a base
-   * class gives several controllers is one metadata object, and each controller its own bucket.
+   * The limits of each `@RateLimit` use, by controller, then by handler (a controller's own
+   * decorator also by its metadata: one bucket for its routes). A decorated method a base class
+   * gives several controllers is one handler, and each controller its own bucket.
    */
   readonly #routes = new WeakMap<object, WeakMap<object, Gate>>();
-  /** The permits of each `@ConcurrencyLimit` use, by controller then metadata. */
+  /** The permits of each `@ConcurrencyLimit` use, by controller then handler, as `#routes`. */
   readonly #concurrency = new WeakMap<object, WeakMap<object, Gate>>();
   /** Controllers whose class name another controller has too: their name in scopes (`scopeNames`). */
   #names = new Map<object, string>();
@@ -69,9 +73,19 @@ export class SluiceGuard implements CanActivate, OnModuleInit {
 
   /** Builds the limits of every decorated controller and route now, at start, not at their first request. */
   onModuleInit(): void {
-    // An application without HTTP (a microservice) has no adapter: only HTTP requests are limited.
-    const adapter = this.adapterHost.httpAdapter as HttpAdapterHost['httpAdapter'] | undefined;
-    if (adapter !== undefined) this.#platform = platformOf(adapter.getType());
+    // One guard per application: a second import would limit every request once more.
+    if (started.has(this.adapterHost)) {
+      throw new SluiceConfigError(
+        'SluiceModule',
+        'forRoot',
+        'imported more than once: each import adds a global guard, which would limit every request again; import it once, in the root module',
+      );
+    }
+    started.add(this.adapterHost);
+    // An application without HTTP (a microservice, `createApplicationContext`) has no adapter
+    // (`null`): only HTTP requests are limited.
+    const adapter = this.adapterHost.httpAdapter as HttpAdapterHost['httpAdapter'] | null | undefined;
+    if (adapter !== undefined && adapter !== null) this.#platform = platformOf(adapter.getType());
     // From the classes, not their instances: a request-scoped controller has none yet.
     const controllers = this.discovery
       .getControllers()
@@ -162,12 +176,19 @@ export class SluiceGuard implements CanActivate, OnModuleInit {
   ): Gate {
     let ofController = gates.get(controller);
     if (ofController === undefined) gates.set(controller, (ofController = new WeakMap()));
-    let gate = ofController.get(metadata);
+    // By handler: one decorator object on two methods (`const Strict = RateLimit(…)`) is two
+    // routes, each with its own bucket, as when written out on each.
+    let gate = ofController.get(handler);
     if (gate === undefined) {
       const own = this.reflector.get<unknown, string>(key, handler as Type<unknown>) === metadata;
       const name = this.#names.get(controller) ?? (controller as { name?: string }).name ?? 'controller';
-      gate = build(own ? `${name}.${(handler as { name?: string }).name ?? 'handler'}` : name);
-      ofController.set(metadata, gate);
+      if (own) gate = build(`${name}.${(handler as { name?: string }).name ?? 'handler'}`);
+      else {
+        // The controller's decorator: one bucket for all its routes.
+        gate = ofController.get(metadata) ?? build(name);
+        ofController.set(metadata, gate);
+      }
+      ofController.set(handler, gate);
     }
     return gate;
   }
@@ -177,8 +198,12 @@ export class SluiceGuard implements CanActivate, OnModuleInit {
    * minified build's `e`): their route path and version join the name (see `scopeNames`).
    */
   #nameApart(controllers: ReadonlyArray<Type<unknown>>): void {
+    // A version may be a symbol (`VERSION_NEUTRAL`), which `join` cannot turn into text.
     const reflected = (key: string, controller: Type<unknown>): string =>
-      [this.reflector.get<unknown, string>(key, controller) ?? []].flat().join(',');
+      [this.reflector.get<unknown, string>(key, controller) ?? []]
+        .flat()
+        .map((part) => (typeof part === 'symbol' ? 'neutral' : String(part)))
+        .join(',');
     this.#names = scopeNames(
       controllers,
       (controller) => controller.name,
