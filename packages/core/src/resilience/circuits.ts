@@ -102,7 +102,7 @@ export class Circuits {
   failed(key: string): void {
     const circuit = this.of(key);
     circuit.failed();
-    if (circuit.retryInMs() > 0) {
+    if (circuit.retryInMs() > 0 && !this.#down) {
       this.#down = true;
       this.#up?.(false);
     }

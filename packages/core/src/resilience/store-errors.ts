@@ -11,7 +11,7 @@ export class StoreTimeoutError extends Error {
     readonly eventLoopLagMs = 0,
   ) {
     super(
-      `the rate-limit store did not answer within ${timeoutMs} ms (timeoutMs)` +
+      `the limiter's store did not answer within ${timeoutMs} ms (timeoutMs)` +
         (eventLoopLagMs > 0 ? `; the event loop was ${eventLoopLagMs} ms late to notice` : ''),
     );
   }

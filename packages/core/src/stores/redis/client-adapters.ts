@@ -176,8 +176,9 @@ class NodeRedisScripts implements ScriptClient {
 
   nodeOf(slot: number): string | undefined {
     // A cluster client's `slots`: by slot, the shard serving it, whose master has an `address`.
-    if (!this.isCluster) return undefined;
-    const shard: unknown = (this.#client as unknown as { slots: unknown[] }).slots[slot];
+    const slots = (this.#client as unknown as { slots?: unknown }).slots;
+    if (!this.isCluster || !Array.isArray(slots)) return undefined;
+    const shard: unknown = slots[slot];
     const master: unknown = (shard as { master?: { address?: unknown } } | undefined)?.master?.address;
     return typeof master === 'string' ? master : undefined;
   }
