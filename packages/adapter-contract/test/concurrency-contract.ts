@@ -3,6 +3,7 @@ import { Agent, request as httpRequest, type IncomingHttpHeaders } from 'node:ht
 import { connect } from 'node:net';
 import {
   createConcurrencyLimiter,
+  MemoryStore,
   type ConcurrencyLimiter,
   type ConcurrencyLimiterOptions,
 } from '@sluice/core';
@@ -270,7 +271,10 @@ export function describeConcurrencyContract(
     });
 
     test('status, Retry-After from the queue, a fallback handler, a static fallback and dryRun', async () => {
-      const limiter = createConcurrencyLimiter({ max: 1, queue: { maxWaitMs: 1, maxSize: 1 } });
+      // One count, two limiters: the queued one, and one without a queue for the dry run (a dry
+      // run cannot have a queue: it never holds a request).
+      const store = new MemoryStore();
+      const limiter = createConcurrencyLimiter({ max: 1, store, queue: { maxWaitMs: 1, maxSize: 1 } });
       const app = await serve({ concurrency: { limiter, key: 'all', status: 503 } });
       // One permit held 1 ms or more: the queue now has a hold time to estimate from.
       await send(app, '/slow').reply;
@@ -299,7 +303,8 @@ export function describeConcurrencyContract(
         '{"busy":true}',
         'HIT',
       ]);
-      const dry = await serve({ concurrency: { limiter, key: 'all', dryRun: true } });
+      const unqueued = createConcurrencyLimiter({ max: 1, store });
+      const dry = await serve({ concurrency: { limiter: unqueued, key: 'all', dryRun: true } });
       const passed = await send(dry, '/').reply;
       expect([passed?.status, passed?.headers['sluice-dry-run']]).toEqual([200, 'rejected']);
       handlers.open('/wait/1');

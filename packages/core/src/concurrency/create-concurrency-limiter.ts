@@ -2,6 +2,7 @@ import { SluiceConfigError } from '../policy/config-error';
 import type { DegradedMode } from '../resilience/events';
 import { concurrencyEmitter } from './concurrency-events';
 import type {
+  AcquireOptions,
   ConcurrencyDecision,
   ConcurrencyLimiter,
   ConcurrencyLimiterOptions,
@@ -148,9 +149,12 @@ export function createConcurrencyLimiter(options: ConcurrencyLimiterOptions): Co
     const heldMs = performance.now() - takenAt;
     holdMs = holdMs === 0 ? heldMs : holdMs + (heldMs - holdMs) * HOLD_WEIGHT;
     // Handed straight to the first waiter of the key: no store call, and no one can cut in.
-    const waiter = grant === null ? undefined : queue.shift(key);
+    // Not a grant that no longer counts: nothing (fail-open), a lease Redis lost, or the
+    // insurance's once the store answers again; the waiter then asks the store.
+    const counts = grant !== null && (remote === undefined || remote.counts(key, grant));
+    const waiter = counts ? queue.shift(key) : undefined;
     if (waiter === undefined) {
-      if (grant === null && queue.waiting(key) > 0) wake(key);
+      if (!counts && queue.waiting(key) > 0) wake(key);
       return free(key, grant);
     }
     const inFlight = grant instanceof PermitTable ? grant.count(key) : max;
@@ -184,6 +188,15 @@ export function createConcurrencyLimiter(options: ConcurrencyLimiterOptions): Co
     if (line.waiting(key) === 0) return void polls.delete(key);
     // A broken clock is the one way acquire rejects: the waiters then wait out maxWaitMs.
     const answer = await (remote as NonNullable<typeof remote>).acquire(key).catch(() => undefined);
+    if (answer?.reason === 'store-unavailable') {
+      // 'fail-closed': the store is away, and every waiter of the key is told so now, as a new
+      // request would be, rather than at its maxWaitMs.
+      for (let head = line.shift(key); head !== undefined; head = line.shift(key)) {
+        const waitedMs = performance.now() - head.since;
+        head.settle(refused(key, answer.reason, 0, waitedMs, answer.degraded, answer.retryAfterMs));
+      }
+      return void polls.delete(key);
+    }
     const grant = answer?.grant;
     if (answer !== undefined && grant !== undefined) {
       // The first still waiting now: the one asked for may have left meanwhile.
@@ -229,8 +242,9 @@ export function createConcurrencyLimiter(options: ConcurrencyLimiterOptions): Co
       };
       const onAbort = (): void => drop('cancelled');
       if (!line.push(waiter)) return resolve(refused(key, 'queue-full', countOf(key), 0));
+      // Not unref'd: a request waiting is work to finish, as a delayed one is (a script's await
+      // must settle, not end with the process).
       const timer = setTimeout(() => drop('queue-timeout'), maxWaitMs);
-      timer.unref();
       signal?.addEventListener('abort', onAbort, { once: true });
       if (table !== undefined) table.watch(onFreed);
       else wake(key);
@@ -240,6 +254,26 @@ export function createConcurrencyLimiter(options: ConcurrencyLimiterOptions): Co
   const checkKey = (key: unknown): void => {
     if (typeof key !== 'string')
       throw new SluiceConfigError('key', key, 'must be a string', 'SLUICE_INVALID_ARGUMENT');
+  };
+  /** `signal`: an AbortSignal (the controller's `.signal`), checked before anything waits. */
+  const signalOf = (options: AcquireOptions | undefined): AbortSignal | undefined => {
+    const signal: unknown = options?.signal;
+    if (signal === undefined || signal instanceof AbortSignal) return signal;
+    const like = signal as Partial<AbortSignal> | null;
+    if (
+      typeof like === 'object' &&
+      like !== null &&
+      typeof like.aborted === 'boolean' &&
+      typeof like.addEventListener === 'function' &&
+      typeof like.removeEventListener === 'function'
+    )
+      return like as AbortSignal;
+    throw new SluiceConfigError(
+      'signal',
+      signal,
+      "expected an AbortSignal (an AbortController's .signal)",
+      'SLUICE_INVALID_ARGUMENT',
+    );
   };
   /** In memory: the answer now, or `undefined` when the request must wait in the queue. */
   const decideLocal = (key: string, local: PermitTable): ConcurrencyDecision | undefined => {
@@ -256,7 +290,7 @@ export function createConcurrencyLimiter(options: ConcurrencyLimiterOptions): Co
     queued: queue !== undefined,
     acquire(key, acquireOptions) {
       checkKey(key);
-      const signal = acquireOptions?.signal;
+      const signal = signalOf(acquireOptions);
       if (table !== undefined) return Promise.resolve(decideLocal(key, table) ?? wait(key, signal));
       if (queue !== undefined && queue.waiting(key) > 0) return wait(key, signal);
       return (remote as NonNullable<typeof remote>).acquire(key).then((answer) => {

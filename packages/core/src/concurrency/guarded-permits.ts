@@ -12,6 +12,7 @@ import {
   ReleaseCall,
   tellingPermits,
   type PermitGuard,
+  type Grant,
   type RemoteAnswer,
 } from './permit-calls';
 import { permitTable, type PermitTable } from './permit-table';
@@ -29,6 +30,11 @@ export interface GuardedPermits {
   release(key: string, id: string): Promise<void>;
   /** Live leases of the key in the store. */
   inFlight(key: string): Promise<number>;
+  /**
+   * Whether a grant held for `key` still counts, so it may be handed to a waiter: a lease still
+   * held here (not reported lost), or the insurance's while the key's store is still away.
+   */
+  counts(key: string, grant: Grant): boolean;
 }
 
 /** Most failed releases remembered for a retry; past it, the lease's expiry alone frees them. */
@@ -278,6 +284,10 @@ export function guardPermits(
         call.failed(error);
       }
       return done;
+    },
+    counts(key, grant) {
+      if (typeof grant === 'string') return held.get(key)?.has(grant) === true;
+      return grant !== null && !circuits.of(key).allowsAll();
     },
     inFlight(key) {
       let request: Parameters<typeof store.renew>[0];

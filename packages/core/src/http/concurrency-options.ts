@@ -135,8 +135,16 @@ export function resolveConcurrencyLimit<TRequest, THandler extends (...args: nev
   const dryRun = boolean('dryRun', http.dryRun);
   // As rateLimit's: refusals dryRun lets through are counted with dry_run="true".
   if (dryRun && core.metrics !== undefined) core.metrics = dryRunMetrics(core.metrics);
+  const limiter = resolveLimiter(http.limiter, core);
+  if (dryRun && limiter.queued) {
+    throw new SluiceConfigError(
+      'dryRun',
+      dryRun,
+      'cannot be combined with a queue: a dry run lets a request over the limit through at once, and a queue holds it (try the limit out without its queue)',
+    );
+  }
   return {
-    limiter: resolveLimiter(http.limiter, core),
+    limiter,
     ...resolveSharedHttpOptions<TRequest, THandler>(http),
     onMissingKey: oneOf('onMissingKey', http.onMissingKey, MISSING_KEY_MODES, 'skip'),
     dryRun,

@@ -165,6 +165,32 @@ describe('createConcurrencyLimiter, in memory', () => {
     expect(await limiter.acquire('k', { signal: aborted.signal })).toMatchObject({ reason: 'cancelled' });
   });
 
+  test('a signal that is not an AbortSignal is refused at the call, before anything waits', async () => {
+    const limiter = createConcurrencyLimiter({ max: 1, queue: { maxWaitMs: 50 } });
+    const held = await limiter.acquire('k');
+    const controller = new AbortController();
+    for (const signal of [controller, {}, 'abort', 5]) {
+      const error = errorOf(() => limiter.acquire('k', { signal: signal as never }));
+      expect(error.option).toBe('signal');
+    }
+    expect(limiter.stats().queued).toBe(0);
+    await held.permit?.release();
+    expect(await limiter.inFlight('k')).toBe(0);
+  });
+
+  test('a waiter keeps the process alive until it is served or its maxWaitMs passes', async () => {
+    const limiter = createConcurrencyLimiter({ max: 1, queue: { maxWaitMs: 60_000 } });
+    const held = await limiter.acquire('k');
+    const timers = (): number => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
+    const before = timers();
+    const waiting = limiter.acquire('k');
+    await settle();
+    expect(timers()).toBe(before + 1);
+    await held.permit?.release();
+    await (await waiting).permit?.release();
+    expect(timers()).toBe(before);
+  });
+
   test("'limited' is reported for every refusal", async () => {
     const limiter = createConcurrencyLimiter({ max: 1 });
     const seen: ConcurrencyDecision[] = [];

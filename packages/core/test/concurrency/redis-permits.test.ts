@@ -746,3 +746,116 @@ describe('permits are never lost to a failing call', () => {
     flaky.disconnect();
   });
 });
+
+describe('a queue on Redis hands over only permits that still count', () => {
+  test('a lease Redis lost (its key deleted) is not handed to the next waiter: the waiter asks Redis', async () => {
+    const prefix = fresh();
+    const limiter = createConcurrencyLimiter({
+      max: 1,
+      store,
+      prefix,
+      leaseMs: 300,
+      timeoutMs: REDIS_TIMEOUT_MS,
+      queue: { maxWaitMs: 10_000 },
+    });
+    const lost: string[] = [];
+    limiter.on('leaseLost', ({ key }) => lost.push(key));
+    const holder = await limiter.acquire('k');
+    const waiter = limiter.acquire('k');
+    await until(() => limiter.stats().queued === 1, 'the second waits');
+    const key = store.permits().keyOf({ prefix, key: 'k' });
+    // Another instance takes the only place while the lease is gone: the holder's renewal finds it lost.
+    await admin.del(key);
+    const other = createConcurrencyLimiter({
+      max: 1,
+      store,
+      prefix,
+      leaseMs: 300,
+      timeoutMs: REDIS_TIMEOUT_MS,
+    });
+    const taken = await other.acquire('k');
+    expect(taken.allowed).toBe(true);
+    await until(() => lost.length === 1, 'the lease is reported lost');
+    await holder.permit?.release();
+    // Not handed the dead lease: it waits for the place the other instance holds.
+    expect(limiter.stats().queued).toBe(1);
+    await taken.permit?.release();
+    const served = await waiter;
+    expect(served).toMatchObject({ allowed: true, inFlight: 1 });
+    expect(served.degraded).toBeUndefined();
+    expect(await admin.zcard(key)).toBe(1);
+    await served.permit?.release();
+  });
+
+  test('an insurance permit is not handed over once Redis answers again: the waiter asks Redis', async () => {
+    const proxy = await startTcpProxy(redis.server().port);
+    const slow = new Redis({ host: '127.0.0.1', port: proxy.port });
+    try {
+      await slow.ping();
+      const prefix = fresh();
+      const a = createConcurrencyLimiter({
+        max: 1,
+        store: new RedisStore({ client: slow }),
+        prefix,
+        timeoutMs: 100,
+        queue: { maxWaitMs: 10_000 },
+      });
+      await (await a.acquire('warm')).permit?.release(); // scripts loaded
+      const b = createConcurrencyLimiter({ max: 1, store, prefix, timeoutMs: REDIS_TIMEOUT_MS });
+      proxy.setBlackhole(true);
+      const insured = await a.acquire('k');
+      expect(insured).toMatchObject({ allowed: true, degraded: 'insurance' });
+      proxy.setBlackhole(false);
+      // The acquire held back lands now, and its lease is given back when its late answer comes:
+      // the ping's answer follows the acquire's, then the release is done.
+      await slow.ping();
+      const key = store.permits().keyOf({ prefix, key: 'k' });
+      await until(async () => (await admin.zcard(key)) === 0, 'the late lease is given back');
+      const real = await b.acquire('k'); // Redis counts this one
+      expect(real).toMatchObject({ allowed: true });
+      const waiting = a.acquire('k');
+      await until(() => a.stats().queued === 1, 'the second waits');
+      await insured.permit?.release();
+      // The store is back: the insurance permit goes back, and the waiter waits for Redis's place.
+      expect(a.stats().queued).toBe(1);
+      await real.permit?.release();
+      const served = await waiting;
+      expect(served.allowed).toBe(true);
+      expect(served.degraded).toBeUndefined();
+      await served.permit?.release();
+    } finally {
+      slow.disconnect();
+      await proxy.close();
+    }
+  });
+
+  test("'fail-closed': waiters are refused with store-unavailable once Redis stops answering, not at maxWaitMs", async () => {
+    const proxy = await startTcpProxy(redis.server().port);
+    const slow = new Redis({ host: '127.0.0.1', port: proxy.port });
+    try {
+      await slow.ping();
+      const limiter = createConcurrencyLimiter({
+        max: 1,
+        store: new RedisStore({ client: slow }),
+        prefix: fresh(),
+        timeoutMs: 100,
+        onStoreError: 'fail-closed',
+        queue: { maxWaitMs: 30_000 },
+      });
+      const holder = await limiter.acquire('k');
+      const started = performance.now();
+      const waiter = limiter.acquire('k');
+      await until(() => limiter.stats().queued === 1, 'the second waits');
+      proxy.setBlackhole(true);
+      const refused = await waiter;
+      expect(refused).toMatchObject({ allowed: false, reason: 'store-unavailable', degraded: 'fail-closed' });
+      expect(performance.now() - started).toBeLessThan(10_000);
+      expect(limiter.stats().queued).toBe(0);
+      proxy.setBlackhole(false);
+      await holder.permit?.release();
+    } finally {
+      slow.disconnect();
+      await proxy.close();
+    }
+  });
+});

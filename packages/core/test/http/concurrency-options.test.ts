@@ -18,6 +18,13 @@ describe('concurrencyLimit options', () => {
     [{ max: 1, skip: true }, 'skip', 'must be a function'],
     [{ max: 1, trustProxy: 'everyone' }, 'trustProxy', ''],
     [{ limiter: {} }, 'limiter', 'expected a limiter from createConcurrencyLimiter()'],
+    // A dry run never holds a request; a queue does.
+    [{ max: 1, dryRun: true, queue: { maxWaitMs: 1000 } }, 'dryRun', 'cannot be combined with a queue'],
+    [
+      { limiter: createConcurrencyLimiter({ max: 1, queue: { maxWaitMs: 1000 } }), dryRun: true },
+      'dryRun',
+      'cannot be combined with a queue',
+    ],
   ])('%j is refused at creation, naming %s', (options, option, accepted) => {
     const error = errorOf(() => createHttpConcurrencyLimiter(options as never));
     expect(error.option).toBe(option);
