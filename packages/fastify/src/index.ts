@@ -1,5 +1,6 @@
 import {
   createHttpLimiter,
+  checkDefaults,
   definesLimit,
   namingAdapterOptions,
   scopedOptions,
@@ -78,6 +79,7 @@ async function sluicePlugin(fastify: FastifyInstance, options: SluicePluginOptio
       namingAdapterOptions(['hook'], 'Fastify plugin options (not per route)', () => createGate(limits)),
       'sluiceRateLimit',
     );
+  checkDefaults(defaults);
   const everyRoute = definesLimit(defaults) ? gateOf(defaults as Options) : undefined;
 
   // Each GET route's gate by its `rateLimit` options and URL. Fastify's automatic HEAD route

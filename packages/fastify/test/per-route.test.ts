@@ -129,6 +129,15 @@ describe.each(FRAMEWORKS)('%s: per-route limits', (_name, create) => {
 
   test('invalid plugin options reject registration; invalid route options throw at the route, naming the option', async () => {
     await expect(create().register(sluice, { rate: '6r/x' })).rejects.toMatchObject({ option: 'rate' });
+    // Defaults without a rate: what a route's own rate replaces is checked at registration too.
+    for (const [defaults, option] of [
+      [{ algorithm: 'bogus' }, 'algorithm'],
+      [{ burst: 'x' }, 'burst'],
+      [{ algorithm: 'leaky-bucket', nodelay: 'yes' }, 'nodelay'],
+      [{ delay: Number.NaN }, 'delay'],
+      [{ queue: { maxWait: 5 } }, 'queue'],
+    ] as const)
+      await expect(create().register(sluice, defaults as never)).rejects.toMatchObject({ option });
     await expect(create().register(sluice, { rate: '6r/m', hook: 'onSend' as never })).rejects.toBeInstanceOf(
       SluiceConfigError,
     );

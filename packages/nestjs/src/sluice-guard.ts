@@ -2,6 +2,7 @@ import type { CanActivate, ExecutionContext, OnModuleInit, Type } from '@nestjs/
 import type { DiscoveryService, HttpAdapterHost, MetadataScanner, Reflector } from '@nestjs/core';
 import {
   createHttpLimiter,
+  checkDefaults,
   definesLimit,
   scopedOptions,
   scopeNames,
@@ -67,6 +68,7 @@ export class SluiceGuard implements CanActivate, OnModuleInit {
     const list = Array.isArray(options);
     this.#defaults = list ? undefined : (options as RouteOptions<unknown, unknown>);
     const defaults = this.#defaults;
+    if (defaults !== undefined) checkDefaults(defaults);
     const complete = defaults === undefined || definesLimit(defaults);
     this.#everyRoute = complete ? this.#gate(options as Limits | readonly Limits[]) : undefined;
   }

@@ -171,6 +171,11 @@ describe.each(PLATFORMS)(`SluiceModule, Nest ${NEST_MAJOR} on %s`, (_platform, a
     ['the module (a typo)', [SluiceModule.forRoot({ rate: '6r/m', brust: 5 } as never)], 'brust'],
     ['the module, as defaults of a decorator', [SluiceModule.forRoot({ status: 200 })], 'status'],
     [
+      "the module, a default a decorator's rate replaces",
+      [SluiceModule.forRoot({ algorithm: 'bogus' as never })],
+      'algorithm',
+    ],
+    [
       'a factory that returns none',
       [SluiceModule.forRootAsync({ useFactory: () => undefined as never })],
       'options',

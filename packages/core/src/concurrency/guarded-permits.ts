@@ -1,4 +1,5 @@
 import { SluiceConfigError } from '../policy/config-error';
+import { CLOCK_ACCEPTED, MAX_EPOCH_MS } from '../policy/option-checks';
 import { Circuits } from '../resilience/circuits';
 import { DeadlineList } from '../resilience/deadline-list';
 import { promiseOf } from '../resilience/guarded-call';
@@ -70,8 +71,7 @@ export function guardPermits(
   const nowMs = (): number | undefined => {
     if (options.clock === undefined) return undefined;
     const ms = options.clock();
-    if (!Number.isFinite(ms) || ms < 0)
-      throw new SluiceConfigError('clock', ms, 'must return epoch milliseconds (a finite number >= 0)');
+    if (!(ms >= 0 && ms < MAX_EPOCH_MS)) throw new SluiceConfigError('clock', ms, CLOCK_ACCEPTED);
     return Math.floor(ms);
   };
 

@@ -31,7 +31,7 @@ export { JSON_TYPE, prefersJson, rejectionBody, TEXT_TYPE } from './reply-body';
 export type { ReplyBody } from './reply-body';
 export { HTTP_OPTION_NAMES, resolveHttpLimit } from './resolve-http-options';
 export type { ResolvedLimit, ResolvedStaticFallback } from './resolve-http-options';
-export { definesLimit, scopedOptions } from './scoped-options';
+export { checkDefaults, definesLimit, scopedOptions } from './scoped-options';
 export { scopeNames } from './scope-names';
 export type { PartialRateLimitOptions } from './scoped-options';
 export { createHttpConcurrencyLimiter } from './concurrency-limit';

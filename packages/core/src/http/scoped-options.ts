@@ -1,6 +1,7 @@
 import type { Limiter } from '../limiter/create-limiter';
 import type { RuleOptions } from '../limiter/rules';
 import type { HttpLimitOptions, HttpOverrides, LimiterOnlyOptions, RateLimitOptions } from './http-options';
+import { resolvePolicy, type PolicyOptions } from '../policy/resolve-policy';
 import { HTTP_OPTION_NAMES } from './resolve-http-options';
 
 /** The options that describe one rate and mean nothing with another. */
@@ -83,4 +84,29 @@ export function scopedOptions<TRequest, THandler extends (...args: never[]) => u
     base.prefix = `${defaults.prefix ?? 'sluice'}:${scope}`;
   }
   return { ...base, ...own } as RateLimitOptions<TRequest, THandler>;
+}
+
+/**
+ * Checks the rate-shaping values of defaults that do not limit by themselves (a Fastify plugin's,
+ * a Nest module's), at registration: a route whose own `rate` replaces them would otherwise
+ * never look at them, and a typo (`algorithm: 'leaky'`) would pass unseen. Each value is checked
+ * as `createLimiter` checks it, beside a placeholder rate and the algorithm it implies.
+ *
+ * @throws {@link SluiceConfigError} naming the first invalid value
+ */
+export function checkDefaults<TRequest, THandler extends (...args: never[]) => unknown>(
+  defaults: PartialRateLimitOptions<TRequest, THandler>,
+): void {
+  if (definesLimit(defaults)) return; // checked whole, as the limit on every route
+  const { algorithm, burst, nodelay, delay, queue } = defaults as PolicyOptions;
+  if ([algorithm, burst, nodelay, delay, queue].every((value) => value === undefined)) return;
+  const leaky = nodelay !== undefined || delay !== undefined;
+  resolvePolicy({
+    rate: '1r/s',
+    algorithm: algorithm ?? (leaky ? 'leaky-bucket' : 'gcra'),
+    ...(burst === undefined ? {} : { burst }),
+    ...(nodelay === undefined ? {} : { nodelay }),
+    ...(delay === undefined ? {} : { delay }),
+    ...(queue === undefined ? {} : { queue }),
+  });
 }

@@ -51,6 +51,16 @@ export function compileTrustProxy(value: unknown): TrustFunction | undefined {
   ) {
     throw new SluiceConfigError('trustProxy', value, ACCEPTED);
   }
+  // proxy-addr reads "1" as the address 0.0.0.1 (as Express does): a hop count from an
+  // environment variable would silently trust no one.
+  const digits = list.find((entry) => /^\d+$/.test(entry));
+  if (digits !== undefined) {
+    throw new SluiceConfigError(
+      'trustProxy',
+      value,
+      `a number of hops is a number, not the text "${digits}" (Number(process.env.…)); ${ACCEPTED}`,
+    );
+  }
   try {
     return proxyAddr.compile(list);
   } catch (error) {

@@ -1,3 +1,4 @@
+import { SluiceConfigError } from '../policy/config-error';
 import type { JointPart, PreparedJoint, Store } from '../stores/store';
 import { takeAlone } from '../stores/take-part';
 import type { Decision, Verdict } from '../types';
@@ -62,6 +63,7 @@ interface Joint {
  * ```
  */
 export async function consumeAll(requests: readonly LimitRequest[]): Promise<Array<Decision | undefined>> {
+  checkRequests(requests);
   const sides = requests.map(({ limiter }) => sideOf(limiter));
   if (requests.length === 1 || !sides.every((side): side is LimiterSide => side !== undefined))
     return inOrder(requests);
@@ -88,6 +90,29 @@ export async function consumeAll(requests: readonly LimitRequest[]): Promise<Arr
     ) &&
     store.canJoin?.(parts) === true;
   return together ? inOneCall(joint, store) : inTurn(joint, (i) => takeOne(joint, i));
+}
+
+/** `consumeAll`'s list, checked: each entry a limit with a limiter. */
+function checkRequests(requests: unknown): void {
+  if (!Array.isArray(requests)) {
+    throw new SluiceConfigError(
+      'requests',
+      requests,
+      'expected a list of { limiter, key, cost?, context?, dryRun? }',
+      'SLUICE_INVALID_ARGUMENT',
+    );
+  }
+  requests.forEach((request: unknown, i) => {
+    const limiter = (request as { limiter?: unknown } | null)?.limiter;
+    if (typeof (limiter as { consume?: unknown } | null | undefined)?.consume !== 'function') {
+      throw new SluiceConfigError(
+        `requests[${i}].limiter`,
+        limiter,
+        'expected a limiter from createLimiter()',
+        'SLUICE_INVALID_ARGUMENT',
+      );
+    }
+  });
 }
 
 /** Every part checked, then every admitted part written, in one synchronous step. */

@@ -3,7 +3,7 @@ import type { Store } from '../stores/store';
 import type { Decision, Policy } from '../types';
 import { cancelling } from './cancel';
 import { decisionMaker, type Target } from './decisions';
-import { checkCost, checkKey } from './limiter-options';
+import { checkCallOptions, checkCost, checkKey } from './limiter-options';
 import { partDecision, registerSide } from './limiter-side';
 import type { Limiter, LimiterOptions, LimiterRulesOptions } from './limiter-types';
 import { memoryPath } from './memory-path';
@@ -18,6 +18,11 @@ export type {
   LimiterRulesOptions,
   PeekOptions,
 } from './limiter-types';
+
+/** The options each call takes: anything else is named at the call. */
+const CONSUME_OPTIONS = ['cost', 'context'] as const;
+const PEEK_OPTIONS = ['context'] as const;
+const CANCEL_OPTIONS = ['cost'] as const;
 
 /**
  * Creates a limiter: its options resolved and validated once, here, then its in-process or
@@ -80,11 +85,13 @@ export function createLimiter(options: LimiterOptions | LimiterRulesOptions): Li
     policies,
     store,
     consume(key, consumeOptions) {
+      checkCallOptions(consumeOptions, CONSUME_OPTIONS);
       const cost = consumeOptions?.cost === undefined ? defaultCost : checkCost('cost', consumeOptions.cost);
       return decide(key, cost, consumeOptions?.context);
     },
     consumeSync(key, consumeOptions) {
       if (remote !== undefined) return undefined;
+      checkCallOptions(consumeOptions, CONSUME_OPTIONS);
       const cost = consumeOptions?.cost === undefined ? defaultCost : checkCost('cost', consumeOptions.cost);
       checkKey(key);
       return plain
@@ -92,9 +99,11 @@ export function createLimiter(options: LimiterOptions | LimiterRulesOptions): Li
         : decideSync(key, cost, targetOf(key, consumeOptions?.context));
     },
     peek(key, peekOptions) {
+      checkCallOptions(peekOptions, PEEK_OPTIONS);
       return decide(key, 0, peekOptions?.context);
     },
     cancel(decision, cancelOptions) {
+      checkCallOptions(cancelOptions, CANCEL_OPTIONS);
       const cost = cancelOptions?.cost === undefined ? defaultCost : checkCost('cost', cancelOptions.cost);
       return cancel(decision, cost);
     },

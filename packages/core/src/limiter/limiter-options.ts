@@ -1,4 +1,5 @@
 import { SluiceConfigError } from '../policy/config-error';
+import { isPlainObject } from '../policy/option-checks';
 import { MAX_LIMIT } from '../policy/rate';
 import type { Store } from '../stores/store';
 
@@ -55,12 +56,40 @@ export function supportsRules(store: Store, insurance: Store | undefined): true 
 export function resolveBlockCache(value: unknown): number {
   if (value === undefined || value === true) return 10_000;
   if (value === false) return 0;
-  if (typeof value === 'object' && value !== null && Object.keys(value).every((name) => name === 'maxKeys')) {
+  if (isPlainObject(value) && Object.keys(value).every((name) => name === 'maxKeys')) {
     const { maxKeys = 10_000 } = value as { maxKeys?: unknown };
     if (typeof maxKeys === 'number' && Number.isInteger(maxKeys) && maxKeys >= 1) return maxKeys;
     throw new SluiceConfigError('blockCache.maxKeys', maxKeys, 'must be a whole number >= 1');
   }
   throw new SluiceConfigError('blockCache', value, 'expected true, false or { maxKeys: number }');
+}
+
+/**
+ * The options of one call (`consume`, `peek`, `cancel`): an object whose names are `accepted`, so
+ * a misspelt `costs` is named instead of silently charging the default cost.
+ *
+ * @throws {@link SluiceConfigError} naming `options`, or the unknown name
+ */
+export function checkCallOptions(options: unknown, accepted: readonly string[]): void {
+  if (options === undefined) return;
+  if (typeof options !== 'object' || options === null) {
+    throw new SluiceConfigError(
+      'options',
+      options,
+      `expected an object of ${accepted.join(', ')}`,
+      'SLUICE_INVALID_ARGUMENT',
+    );
+  }
+  for (const name in options) {
+    if (!accepted.includes(name)) {
+      throw new SluiceConfigError(
+        name,
+        (options as Record<string, unknown>)[name],
+        `unknown option of this call; accepted: ${accepted.join(', ')}`,
+        'SLUICE_UNKNOWN_OPTION',
+      );
+    }
+  }
 }
 
 /**

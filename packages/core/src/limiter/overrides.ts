@@ -3,6 +3,7 @@ import type { RateInput } from '../policy/rate';
 import { resolvePolicy, type PolicyOptions } from '../policy/resolve-policy';
 import type { Policy } from '../types';
 import { isThenable } from './thenable';
+import { MAX_RULES } from './rules';
 
 /** What an override gives a key: a rate, or several (each a limit of its own, all must admit). */
 export type OverrideRate = RateInput | readonly RateInput[];
@@ -69,8 +70,9 @@ export function createOverrides(
   const parse = (value: OverrideRate): OverrideTarget | SluiceConfigError => {
     try {
       const rates: readonly RateInput[] = Array.isArray(value) ? value : [value as RateInput];
-      if (rates.length === 0)
-        throw new SluiceConfigError('rate', value, 'expected a rate or a non-empty list of rates');
+      // As `rate: [...]`: one script call decides every rate, so their number is bounded.
+      if (rates.length === 0 || rates.length > MAX_RULES)
+        throw new SluiceConfigError('rate', value, `expected a rate or a list of 1 to ${MAX_RULES} rates`);
       if (rates.length > 1 && !rulesSupported) {
         throw new SluiceConfigError(
           'rate',
@@ -118,8 +120,18 @@ export function createOverrides(
     };
   }
   if (overrides instanceof Map) {
-    const map = overrides as ReadonlyMap<string, OverrideRate | undefined>;
-    for (const [key, value] of map) checkNow(key, value);
+    const map = overrides as ReadonlyMap<unknown, OverrideRate | undefined>;
+    for (const [key, value] of map) {
+      // Requests are limited by text: a key of another type would never match, silently.
+      if (typeof key !== 'string') {
+        throw new SluiceConfigError(
+          'overrides',
+          key,
+          'keys are strings: a request is limited by text, so write 1001 as "1001"',
+        );
+      }
+      checkNow(key, value);
+    }
     return (key) => resolve(key, map.get(key));
   }
   if (typeof overrides !== 'object' || overrides === null || Array.isArray(overrides)) {

@@ -1,8 +1,15 @@
 import { SluiceConfigError } from '../policy/config-error';
 import { parseDuration } from '../policy/duration';
-import { checkClock, checkOptionNames, resolvePrefix, resolveTimeoutMs } from '../policy/option-checks';
+import {
+  checkClock,
+  checkOptionNames,
+  CLOCK_ACCEPTED,
+  MAX_EPOCH_MS,
+  resolvePrefix,
+  resolveTimeoutMs,
+} from '../policy/option-checks';
 import type { LimiterEmitter } from '../resilience/events';
-import { resolveOnStoreError, type ResolvedOnStoreError } from '../resilience/on-store-error';
+import { checkDivisible, resolveOnStoreError, type ResolvedOnStoreError } from '../resilience/on-store-error';
 import { resolveLease } from '../resilience/token-lease';
 import { MemoryStore } from '../stores/memory-store';
 import type { Store } from '../stores/store';
@@ -75,6 +82,7 @@ export function resolveLimiterOptions(
   const timeoutMs = resolveTimeoutMs(options.timeoutMs);
   const registerMetrics = checkMetrics(options, prefix, store);
   const onStoreError = resolveOnStoreError(options.onStoreError);
+  checkDivisible(onStoreError, policies);
   const blockCacheKeys = resolveBlockCache(options.blockCache);
   const rulesSupported = supportsRules(
     store,
@@ -100,8 +108,7 @@ export function resolveLimiterOptions(
   const now = (): number | undefined => {
     if (clock === undefined) return undefined;
     const ms = clock();
-    if (!Number.isFinite(ms) || ms < 0)
-      throw new SluiceConfigError('clock', ms, 'must return epoch milliseconds (a finite number >= 0)');
+    if (!(ms >= 0 && ms < MAX_EPOCH_MS)) throw new SluiceConfigError('clock', ms, CLOCK_ACCEPTED);
     return Math.floor(ms);
   };
 

@@ -56,7 +56,11 @@ export function describeValue(value: unknown): string {
     try {
       text = JSON.stringify(value) ?? String(value);
     } catch {
-      text = Object.prototype.toString.call(value);
+      try {
+        text = Object.prototype.toString.call(value);
+      } catch {
+        text = 'an object'; // a Proxy whose every trap throws
+      }
     }
   }
   return text.length > 80 ? `${text.slice(0, 77)}...` : text;

@@ -37,6 +37,22 @@ export function resolvePrefix(value: unknown): string {
   return prefix;
 }
 
+/** A clock reading past this is no time a store can compute with exactly (2^53 ms). */
+export const MAX_EPOCH_MS = 2 ** 53;
+
+/** What a `clock` must return, for its error. */
+export const CLOCK_ACCEPTED = 'must return epoch milliseconds (a number from 0, below 2^53)';
+
+/**
+ * Whether `value` is a plain object (`{ … }`, or one without a prototype): not an array, a
+ * `Date`, a boxed number or a class instance, whose own keys an options object would not have.
+ */
+export function isPlainObject(value: unknown): value is Record<string, unknown> {
+  if (typeof value !== 'object' || value === null) return false;
+  const prototype: unknown = Object.getPrototypeOf(value);
+  return prototype === Object.prototype || prototype === null;
+}
+
 /**
  * The `clock` option: epoch ms, injected by tests so they never sleep.
  *

@@ -103,7 +103,7 @@ export function resolvePolicy(options: PolicyOptions): Policy {
     warmupMs,
     source: rate.source,
   };
-  checkMagnitudes(policy);
+  checkMagnitudes(policy, options.burst !== undefined);
   return policy;
 }
 
@@ -171,18 +171,27 @@ function resolveWarmup(options: PolicyOptions, algorithm: Policy['algorithm']): 
   return parseDuration('warmup', options.warmup);
 }
 
-/** Keeps every integer an algorithm computes below 2^53, where doubles (JS and Lua) are exact. */
-function checkMagnitudes(policy: Policy): void {
+/**
+ * Keeps every integer an algorithm computes below 2^53, where doubles (JS and Lua) are exact.
+ * @param burstGiven - whether the user gave the burst (else it is the rate's default, and the
+ *   error names the rate)
+ */
+export function checkMagnitudes(policy: Policy, burstGiven = true): void {
   const { algorithm, limit, windowMs, burst } = policy;
   const safe = Number.MAX_SAFE_INTEGER;
   if (algorithm === 'gcra' || algorithm === 'token-bucket' || algorithm === 'leaky-bucket') {
     const scale = algorithm === 'leaky-bucket' ? 1000 : 1;
     if ((burst + 2) * windowMs * scale + policy.maxWaitMs * policy.limit > safe) {
-      throw new SluiceConfigError(
-        'burst',
-        burst,
-        `too large for a window of ${windowMs} ms: (burst + 2) × window${scale > 1 ? ' × 1000' : ''} must stay below 2^53`,
-      );
+      const bound = `(burst + 2) × window${scale > 1 ? ' × 1000' : ''} must stay below 2^53`;
+      // A burst the user did not give is the rate's default (limit - 1): the rate is too large.
+      if (!burstGiven) {
+        throw new SluiceConfigError(
+          'rate',
+          policy.source,
+          `too large: its default burst (${burst}, the limit - 1) with a window of ${windowMs} ms overflows (${bound}); give a smaller burst`,
+        );
+      }
+      throw new SluiceConfigError('burst', burst, `too large for a window of ${windowMs} ms: ${bound}`);
     }
   } else if (algorithm === 'sliding-window' && 2 * limit * windowMs > safe) {
     throw new SluiceConfigError(

@@ -1,4 +1,6 @@
 import { SluiceConfigError } from '../policy/config-error';
+import { checkMagnitudes } from '../policy/resolve-policy';
+import type { Policy } from '../types';
 import { MemoryStore } from '../stores/memory-store';
 import type { Store } from '../stores/store';
 
@@ -54,8 +56,66 @@ export function resolveOnStoreError(value: unknown): ResolvedOnStoreError {
       'expected a store such as new MemoryStore()',
     );
   }
-  if (typeof instances !== 'number' || !Number.isInteger(instances) || instances < 1) {
-    throw new SluiceConfigError('onStoreError.instances', instances, 'must be a whole number >= 1');
+  if (
+    typeof instances !== 'number' ||
+    !Number.isInteger(instances) ||
+    instances < 1 ||
+    instances > MAX_INSTANCES
+  ) {
+    throw new SluiceConfigError(
+      'onStoreError.instances',
+      instances,
+      `must be a whole number from 1 to ${MAX_INSTANCES}`,
+    );
   }
   return { mode: 'insurance', store: insurance, instances };
+}
+
+/** Most app instances `onStoreError.instances` divides a limit among. */
+export const MAX_INSTANCES = 10_000;
+
+/**
+ * The policy each of `instances` app instances enforces on its own while insured, or `undefined`
+ * when dividing it would overflow what the algorithms compute exactly (a window of years times
+ * thousands of instances).
+ */
+export function dividedPolicy(policy: Policy, instances: number): Policy | undefined {
+  let divided: Policy;
+  if (
+    policy.algorithm === 'gcra' ||
+    policy.algorithm === 'token-bucket' ||
+    policy.algorithm === 'leaky-bucket'
+  ) {
+    // Same window, 1/n of the rate: n times the window for the same limit, exactly.
+    const burst = Math.max(0, Math.floor((policy.burst + 1) / instances) - 1);
+    divided = {
+      ...policy,
+      windowMs: policy.windowMs * instances,
+      burst,
+      delay: Math.min(policy.delay, burst),
+    };
+  } else divided = { ...policy, limit: Math.max(1, Math.floor(policy.limit / instances)) };
+  try {
+    checkMagnitudes(divided);
+  } catch {
+    return undefined;
+  }
+  return divided;
+}
+
+/**
+ * Checks that a limiter's own policies can be divided among `onStoreError.instances`.
+ * @throws {@link SluiceConfigError} naming `onStoreError.instances` when one would overflow
+ */
+export function checkDivisible(onStoreError: ResolvedOnStoreError, policies: readonly Policy[]): void {
+  if (onStoreError.mode !== 'insurance' || onStoreError.instances === 1) return;
+  for (const policy of policies) {
+    if (dividedPolicy(policy, onStoreError.instances) === undefined) {
+      throw new SluiceConfigError(
+        'onStoreError.instances',
+        onStoreError.instances,
+        `too large for the rate divided among them (${policy.source}: its window times the instances overflows 2^53 ms); give fewer instances`,
+      );
+    }
+  }
 }

@@ -6,7 +6,7 @@ import type { Policy, Receipt, Verdict } from '../types';
 import type { CircuitBreaker } from './circuit-breaker';
 import { Circuits } from './circuits';
 import type { DegradedMode, LimiterEmitter, StoreErrorEvent } from './events';
-import type { ResolvedOnStoreError } from './on-store-error';
+import { dividedPolicy, type ResolvedOnStoreError } from './on-store-error';
 import { DeadlineList } from './deadline-list';
 import { CONSUME_TO, consumesTo } from '../stores/consume-to';
 import { guardedCall, sendOf, type CallOutcomes, type Send } from './guarded-call';
@@ -99,8 +99,10 @@ export function guardStore(options: StoreGuardOptions): StoreGuard {
   const insured = (policy: Policy): Policy => {
     if (instances === 1) return policy;
     let policyPerInstance = divided.get(policy);
+    // An override too large to divide (a window of years, thousands of instances) is insured
+    // whole; the limiter's own policies are checked at creation (`checkDivisible`).
     if (policyPerInstance === undefined)
-      divided.set(policy, (policyPerInstance = dividedPolicy(policy, instances)));
+      divided.set(policy, (policyPerInstance = dividedPolicy(policy, instances) ?? policy));
     return policyPerInstance;
   };
 
@@ -270,18 +272,4 @@ export function guardStore(options: StoreGuardOptions): StoreGuard {
 function reportFailure(metrics: LimiterMetrics, error: unknown, startedAt: number): void {
   metrics.storeCall((performance.now() - startedAt) / 1000);
   metrics.storeError(error instanceof StoreTimeoutError ? 'timeout' : 'error');
-}
-
-/** The policy each of `instances` app instances enforces on its own while insured. */
-function dividedPolicy(policy: Policy, instances: number): Policy {
-  if (
-    policy.algorithm === 'gcra' ||
-    policy.algorithm === 'token-bucket' ||
-    policy.algorithm === 'leaky-bucket'
-  ) {
-    // Same window, 1/n of the rate: n times the window for the same limit, exactly.
-    const burst = Math.max(0, Math.floor((policy.burst + 1) / instances) - 1);
-    return { ...policy, windowMs: policy.windowMs * instances, burst, delay: Math.min(policy.delay, burst) };
-  }
-  return { ...policy, limit: Math.max(1, Math.floor(policy.limit / instances)) };
 }

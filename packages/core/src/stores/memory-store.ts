@@ -2,7 +2,7 @@ import { runStep, type Step } from '../algorithms';
 import { giveBackOf } from '../algorithms/give-back';
 import { Frame } from '../algorithms/step';
 import { SluiceConfigError } from '../policy/config-error';
-import { checkOptionNames } from '../policy/option-checks';
+import { checkOptionNames, isPlainObject } from '../policy/option-checks';
 import type { AlgorithmName, Policy, Receipt, Verdict } from '../types';
 import { heldKey } from './key-digest';
 import { giveBackTaken, prepareJoint } from './memory/joint-steps';
@@ -65,6 +65,12 @@ export class MemoryStore implements Store {
   readonly #frame = new Frame();
 
   constructor(options: MemoryStoreOptions = {}) {
+    if (!isPlainObject(options))
+      throw new SluiceConfigError(
+        'options',
+        options,
+        'expected MemoryStore options: an object such as { maxKeys: 100000 }',
+      );
     checkOptionNames(options, OPTIONS, 'MemoryStore option');
     const maxKeys = options.maxKeys ?? 100_000;
     if (typeof maxKeys !== 'number' || !Number.isInteger(maxKeys) || maxKeys < 1 || maxKeys > 2 ** 30) {

@@ -144,6 +144,14 @@ describe('client addresses: NAT64 and ports in X-Forwarded-For (issue #16, item 
     }
   });
 
+  test('a number of hops written as text (from an environment variable) is refused, not read as an address', () => {
+    for (const text of ['1', ' 2 ', '1, 10.0.0.0/8']) {
+      expect(() => compileTrustProxy(text)).toThrow(/trustProxy .*a number of hops is a number/);
+    }
+    expect(compileTrustProxy(Number('1'))?.('10.0.0.1', 0)).toBe(true);
+    expect(compileTrustProxy('127.0.0.1')?.('127.0.0.1', 0)).toBe(true);
+  });
+
   test('ports never split one client into many keys; proxies are trusted by address, port or not', () => {
     const trusted: ClientAddressOptions = { trust: compileTrustProxy('10.0.0.0/8'), ipv6Subnet: 64 };
     const keyFrom = (xff: string) =>

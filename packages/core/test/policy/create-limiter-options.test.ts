@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { ALGORITHMS, SluiceConfigError, createLimiter, MemoryStore } from '../../src';
+import { ALGORITHMS, SluiceConfigError, consumeAll, createLimiter, MemoryStore } from '../../src';
 import { errorOf } from '../contract/config-error-of';
 
 describe('createLimiter options', () => {
@@ -41,6 +41,33 @@ describe('createLimiter options', () => {
     // Not an options object: an array is refused as such, not later on its missing rate.
     [[{ rate: '1r/s' }], 'options', /expected an object/],
     [null, 'options', /expected an object/],
+    // Insurance divides the rate by `instances`: bounded, and the divided policy must still fit.
+    [
+      { rate: '10r/s', onStoreError: { insurance: new MemoryStore(), instances: 1e308 } },
+      'onStoreError.instances',
+      /from 1 to 10000/,
+    ],
+    [
+      {
+        rate: '1/365d',
+        algorithm: 'leaky-bucket',
+        onStoreError: { insurance: new MemoryStore(), instances: 1000 },
+      },
+      'onStoreError.instances',
+      /too large for the rate divided/,
+    ],
+    // More than 16 rates for one key, as `rate: [...]` is refused.
+    [
+      { rate: '10r/s', overrides: { hot: Array.from({ length: 17 }, (_, i) => `${i + 1}r/s`) } },
+      'overrides["hot"]',
+      /1 to 16/,
+    ],
+    [{ rate: '10r/s', overrides: new Map([[1001, '50r/s']]) }, 'overrides', /keys are strings/],
+    // An object that is not a plain one is no options object.
+    [{ rate: '10r/s', blockCache: [] }, 'blockCache', /expected true, false or \{ maxKeys/],
+    [{ rate: '10r/s', blockCache: new Date(0) }, 'blockCache', /expected true, false or \{ maxKeys/],
+    // A burst the user never gave is not blamed: the rate is.
+    [{ rate: '1000000000/365d' }, 'rate', /too large/],
   ])('%j → SluiceConfigError on %s', (options, option, message) => {
     const error = errorOf(() => createLimiter(options as never));
     expect(error.option).toBe(option);
@@ -48,8 +75,22 @@ describe('createLimiter options', () => {
     expect(error.message.startsWith(`${option} `)).toBe(true);
   });
 
+  test('a value whose inspection throws (a Proxy) is still named', () => {
+    const trap = new Proxy(
+      {},
+      {
+        get: () => {
+          throw new Error('trap');
+        },
+      },
+    );
+    expect(errorOf(() => createLimiter({ rate: '10r/s', burst: trap as never })).option).toBe('burst');
+  });
+
   test('MemoryStore options are checked too', () => {
     expect(errorOf(() => new MemoryStore({ maxKeys: 0 })).option).toBe('maxKeys');
+    for (const options of [null, [], 5, 'x'])
+      expect(errorOf(() => new MemoryStore(options as never)).option).toBe('options');
     expect(errorOf(() => new MemoryStore({ maxkeys: 5 } as never)).code).toBe('SLUICE_UNKNOWN_OPTION');
   });
 
@@ -59,6 +100,24 @@ describe('createLimiter options', () => {
       expect(errorOf(() => limiter.consume('k', { cost: cost as number })).option).toBe('cost');
     }
     expect(errorOf(() => limiter.consume(42 as unknown as string)).option).toBe('key');
+    // Options that are not an object, or a misspelt one, are named, not ignored.
+    expect(errorOf(() => limiter.consume('k', 5 as never)).option).toBe('options');
+    const typo = errorOf(() => limiter.consume('k', { cost: 1, costs: 5 } as never));
+    expect([typo.option, typo.code]).toEqual(['costs', 'SLUICE_UNKNOWN_OPTION']);
+    expect(errorOf(() => limiter.peek('k', { cost: 1 } as never)).option).toBe('cost');
+  });
+
+  test('consumeAll names what is wrong with its list', async () => {
+    const limiter = createLimiter({ rate: '1r/s' });
+    for (const requests of [null, 'x', [{ limiter: {}, key: 'a' }], [null]]) {
+      await expect(consumeAll(requests as never)).rejects.toBeInstanceOf(SluiceConfigError);
+    }
+    expect((await consumeAll([{ limiter, key: 'a' }]))[0]?.allowed).toBe(true);
+  });
+
+  test('a clock past 2^53 ms is refused as the Redis store refuses it, not decided in memory alone', () => {
+    const limiter = createLimiter({ rate: '1r/s', clock: () => 2 ** 53 });
+    expect(() => limiter.consume('k')).toThrow(/clock 9007199254740992: must return epoch milliseconds/);
   });
 
   test('a clock returning garbage is reported, not used', () => {

@@ -1,4 +1,5 @@
 import { SluiceConfigError } from '../../policy/config-error';
+import { isPlainObject } from '../../policy/option-checks';
 
 /** `batch` option of `RedisStore`: batching on (the default), off, or its largest call. */
 export type BatchOption = boolean | { maxSize?: number };
@@ -19,12 +20,7 @@ export const MAX_BATCH_SIZE = 1000;
 export function resolveBatch(value: unknown): number | undefined {
   if (value === undefined || value === true) return DEFAULT_BATCH_SIZE;
   if (value === false) return undefined;
-  if (
-    typeof value !== 'object' ||
-    value === null ||
-    Array.isArray(value) ||
-    Object.keys(value).some((name) => name !== 'maxSize')
-  ) {
+  if (!isPlainObject(value) || Object.keys(value).some((name) => name !== 'maxSize')) {
     throw new SluiceConfigError('batch', value, 'expected true, false or { maxSize: number }');
   }
   const { maxSize = DEFAULT_BATCH_SIZE } = value as { maxSize?: unknown };
