@@ -18,7 +18,7 @@ export type OnStoreError = 'fail-open' | 'fail-closed' | InsuranceOption;
 export interface InsuranceOption {
   /** The store that decides while the main store is away. */
   insurance: Store;
-  /** Divide the limit by this many instances while insured. @defaultValue 1 */
+  /** Divide the limit by this many instances while insured: a whole number from 1 to 10 000. @defaultValue 1 */
   instances?: number;
 }
 
