@@ -2,7 +2,7 @@ import type { HttpRequest, RequestView } from '../keys/http-request';
 import { SluiceConfigError } from '../policy/config-error';
 import { MAX_LIMIT } from '../policy/rate';
 import type { CallbackErrorEvent, CallbackSource, MaybePromise } from './http-options';
-import { isThenable } from '../limiter/thenable';
+import { callListener, isThenable } from '../limiter/thenable';
 
 // The user's key, cost, skip and fallback functions never fail a request: each failure is
 // reported and has one documented outcome (see CallbackErrorEvent), so a bug or a hostile request
@@ -90,16 +90,14 @@ function reportCallbackError<TRequest>(
   event: CallbackErrorEvent<TRequest>,
 ): void {
   if (listener === undefined) return;
-  try {
-    listener(event);
-  } catch (error) {
+  callListener(listener, event, (error) => {
     if (warned.has(listener)) return;
     warned.add(listener);
     process.emitWarning(
       `a sluice onCallbackError listener threw (ignored; further ones are not reported): ${String(error)}`,
       'SluiceListenerWarning',
     );
-  }
+  });
 }
 
 /** Whether `skip` says to skip the request; `false` when it throws. */
@@ -240,14 +238,12 @@ export function notify<TEvent>(
   event: TEvent,
 ): void {
   if (limit.onLimit === undefined) return;
-  try {
-    limit.onLimit(event);
-  } catch (error) {
+  callListener(limit.onLimit, event, (error) => {
     if (warnedLimits.has(limit)) return;
     warnedLimits.add(limit);
     process.emitWarning(
       `a sluice onLimit listener threw (ignored; further ones are not reported): ${String(error)}`,
       'SluiceListenerWarning',
     );
-  }
+  });
 }

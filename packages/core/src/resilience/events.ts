@@ -1,6 +1,7 @@
 import type { SluiceConfigError } from '../policy/config-error';
 import type { Decision } from '../types';
 import type { StoreErrorScope } from './store-errors';
+import { callListener } from '../limiter/thenable';
 
 /** How a decision was made when the store could not make it. */
 export type DegradedMode = 'fail-open' | 'fail-closed' | 'insurance';
@@ -82,17 +83,14 @@ export class LimiterEmitter {
     const list = this.#listeners[event] as Array<LimiterListener<E>> | undefined;
     if (!list) return;
     for (const listener of list) {
-      try {
-        listener(payload);
-      } catch (error) {
-        if (!this.#warned) {
-          this.#warned = true;
-          process.emitWarning(
-            `a sluice '${event}' listener threw (ignored; further ones are not reported): ${String(error)}`,
-            'SluiceListenerWarning',
-          );
-        }
-      }
+      callListener(listener, payload, (error) => {
+        if (this.#warned) return;
+        this.#warned = true;
+        process.emitWarning(
+          `a sluice '${event}' listener threw (ignored; further ones are not reported): ${String(error)}`,
+          'SluiceListenerWarning',
+        );
+      });
     }
   }
 }

@@ -190,6 +190,41 @@ test('an onCallbackError listener that throws is ignored, and reported once', as
   warn.mockRestore();
 });
 
+test('async listeners that reject (onLimit, onCallbackError, limiter events) are reported, never an unhandled rejection', async () => {
+  const warn = jest.spyOn(process, 'emitWarning').mockImplementation(() => undefined);
+  const unhandled: unknown[] = [];
+  const track = (reason: unknown): void => void unhandled.push(reason);
+  process.on('unhandledRejection', track);
+  try {
+    const limits = createHttpLimiter<Req, Handler>({
+      rate: '1/1m',
+      clock,
+      cost: () => NaN,
+      onCallbackError: async () => {
+        throw new Error('logger down');
+      },
+      onLimit: async () => {
+        throw new Error('log sink down');
+      },
+    });
+    expect(await kinds(limits, 3)).toEqual(['next', 'reply', 'reply']);
+    const limiter = createLimiter({ rate: '1/1m', clock });
+    limiter.on('limited', async () => {
+      throw new Error('listener down');
+    });
+    await limiter.consume('k');
+    await limiter.consume('k');
+    await new Promise((resolve) => setImmediate(resolve));
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(unhandled).toEqual([]);
+    // Once per listener: onCallbackError, onLimit and the 'limited' listener.
+    expect(warn).toHaveBeenCalledTimes(3);
+  } finally {
+    process.off('unhandledRejection', track);
+    warn.mockRestore();
+  }
+});
+
 describe('a fallback handler', () => {
   async function handlerOutcome(accept = 'application/json'): Promise<HttpHandlerOutcome<Handler>> {
     const limits = limiterOf({ rate: '1/1m', fallback: (() => undefined) as Handler, key: '$http_user' });
