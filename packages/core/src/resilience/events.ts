@@ -19,6 +19,8 @@ export interface StoreErrorEvent {
    * `LOADING`, `MASTERDOWN`, `CLUSTERDOWN`, `OOM`); counts toward opening the circuit.
    * `'key'`: the store answered with an error about this one key's data (`WRONGTYPE`, an error
    * raised in the script run on it); the circuit is unaffected, other keys are decided as usual.
+   * `'slot'`: the key's Redis Cluster slot is moving between masters (`TRYAGAIN`, `MOVED`, `ASK`
+   * the client did not follow); the circuit is unaffected, as for `'key'`.
    */
   readonly scope: StoreErrorScope;
   /**

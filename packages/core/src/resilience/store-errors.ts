@@ -26,10 +26,12 @@ export function asError(error: unknown): Error {
  * Whose fault a failed store call was (see {@link storeErrorScope}):
  * - `'key'`: the store answered, with an error about the data of the one key the call was for
  *   (or the script run on it). Other keys are unaffected, and the store is up.
+ * - `'slot'`: the key's Redis Cluster slot is moving between masters (resharding) and the client
+ *   did not get through: other slots, and the master, are unaffected.
  * - `'store'`: the store itself failed, for every key: no connection, no answer within
  *   `timeoutMs`, or a server that cannot serve now.
  */
-export type StoreErrorScope = 'key' | 'store';
+export type StoreErrorScope = 'key' | 'slot' | 'store';
 
 /**
  * Codes of a server that cannot serve now, whatever the key: out of memory, loading its data
@@ -37,7 +39,16 @@ export type StoreErrorScope = 'key' | 'store';
  * replica after a failover, a script running too long, a failing disk, missing ACL rights.
  */
 const SERVER_CODES =
-  /^(?:OOM|LOADING|MASTERDOWN|CLUSTERDOWN|READONLY|BUSY|NOREPLICAS|MISCONF|TRYAGAIN|NOSCRIPT|NOPERM|NOAUTH|WRONGPASS|MOVED|ASK|EXECABORT|UNKILLABLE)\b/;
+  /^(?:OOM|LOADING|MASTERDOWN|CLUSTERDOWN|READONLY|BUSY|NOREPLICAS|MISCONF|NOSCRIPT|NOPERM|NOAUTH|WRONGPASS|EXECABORT|UNKILLABLE)\b/;
+
+/**
+ * A Cluster slot on the move, as Redis says it (`TRYAGAIN`: a call of several keys of a slot
+ * half migrated; `MOVED`, `ASK`: redirections the client did not follow), as ioredis gives up
+ * after following them, and as node-redis fails to follow an `ASK` to a master that owns no slot
+ * yet (a shard just added).
+ */
+const SLOT_MOVING =
+  /^(?:(?:Too many Cluster redirections\. Last error: (?:ReplyError: )?)?(?:TRYAGAIN|MOVED|ASK)\b|Cannot find node )/;
 
 /**
  * Redis 6 and earlier wrap an error raised inside a script in this (7 passes the inner code);
@@ -62,8 +73,11 @@ const LUA_TROUBLE = /not enough memory|Script killed/i;
  * - `'store'` — everything else: timeouts ({@link StoreTimeoutError}), connection errors
  *   (refused, reset, closed, offline queue full, too many retries), replies of a server that
  *   cannot serve now (`OOM`, `LOADING`, `MASTERDOWN`, `CLUSTERDOWN`, `READONLY`, `BUSY`,
- *   `NOREPLICAS`, `MISCONF`, `TRYAGAIN`, `NOPERM`, … — even when raised inside a script), Lua
+ *   `NOREPLICAS`, `MISCONF`, `NOPERM`, … — even when raised inside a script), Lua
  *   running out of memory or killed, a reply of an unexpected shape, anything unknown.
+ * - `'slot'` — the key's Cluster slot is moving: `TRYAGAIN`, `MOVED` or `ASK` that reached
+ *   sluice (directly, or as ioredis's last error once it gave up redirecting), node-redis's
+ *   `Cannot find node` for an `ASK` to a master it does not know yet.
  *
  * Only `'store'` failures count toward opening the circuit: one key's bad data must never hand
  * every other key to `onStoreError`. Either way the request itself is decided by `onStoreError`.
@@ -71,6 +85,7 @@ const LUA_TROUBLE = /not enough memory|Script killed/i;
 export function storeErrorScope(error: unknown): StoreErrorScope {
   if (!(error instanceof Error) || error instanceof StoreTimeoutError) return 'store';
   const message = error.message;
+  if (SLOT_MOVING.test(message)) return 'slot';
   const wrapped = SCRIPT_WRAPPER.exec(message);
   const inner = wrapped === null ? message : message.slice(wrapped[0].length);
   if (SERVER_CODES.test(inner) || LUA_TROUBLE.test(inner)) return 'store';

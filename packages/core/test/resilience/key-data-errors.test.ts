@@ -132,6 +132,16 @@ describe('storeErrorScope, on the errors redis-server really sends', () => {
     ['LOADING Redis is loading the dataset in memory', 'store'],
     ['BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.', 'store'],
     ['Connection is closed.', 'store'],
+    // A Cluster slot moving between masters: that slot's requests, not the master's, are unlucky.
+    ['TRYAGAIN Multiple keys request during rehashing of slot', 'slot'],
+    ['MOVED 3999 127.0.0.1:6381', 'slot'],
+    ['ASK 3999 127.0.0.1:6381', 'slot'],
+    ['Too many Cluster redirections. Last error: ReplyError: TRYAGAIN Multiple keys request', 'slot'],
+    ['Too many Cluster redirections. Last error: ReplyError: MOVED 3999 127.0.0.1:6381', 'slot'],
+    ['Cannot find node 127.0.0.1:27104', 'slot'],
+    // …but a cluster that cannot serve at all is the store's trouble.
+    ['Too many Cluster redirections. Last error: ReplyError: CLUSTERDOWN The cluster is down', 'store'],
+    ['CLUSTERDOWN The cluster is down', 'store'],
     ['sluice: unexpected reply from the Redis rate-limit script: "PONG"', 'store'],
   ])('%s → %s', (message, scope) => {
     expect(storeErrorScope(new Error(message))).toBe(scope);

@@ -103,9 +103,15 @@ export function batchPolicyArgs(policy: Policy): readonly string[] {
  * request in it; a request whose own step failed in the script fails alone (its error stands in
  * its place in the reply). Alike requests in a row (the usual batch: one limiter's cost-1
  * requests on the server's time) are sent as one run, their keys apart, or once for a run whose
- * requests are all on the same keys (a hot item: its count is then sent negated).
+ * requests are all on the same keys (a hot item: its count is then sent negated). `again` may
+ * take over a failed call's requests (it returns `true` when it did).
  */
-export function runBatch(command: ScriptCommand, batch: readonly ScriptEntry[], landed: () => void): void {
+export function runBatch(
+  command: ScriptCommand,
+  batch: readonly ScriptEntry[],
+  landed: () => void,
+  again?: (batch: readonly ScriptEntry[], error: unknown) => boolean,
+): void {
   const keys: string[] = [];
   const runs: string[] = [];
   const refs = new Map<Policy, number>();
@@ -189,6 +195,7 @@ export function runBatch(command: ScriptCommand, batch: readonly ScriptEntry[], 
     },
     (error: unknown) => {
       landed();
+      if (again?.(batch, error) === true) return;
       for (const entry of batch) entry.fail(error);
     },
   );

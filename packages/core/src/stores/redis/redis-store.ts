@@ -8,6 +8,7 @@ import { alone, AloneCalls, answerTo, readOwn } from './alone-calls';
 import { CONSUME_TO, type Outcome } from '../consume-to';
 import type { ScriptClient } from './redis-client';
 import { canJoin, giveBackJointCall, jointCall, type JointCall } from './redis-joint';
+import { storeErrorScope } from '../../resilience/store-errors';
 import { escapeKeyText, StateKeys } from './redis-keys';
 import { RedisPermits } from './redis-permits';
 import { givesBack, stateKindOf } from './scripts';
@@ -302,19 +303,39 @@ export class RedisStore implements Store {
 
   /** Sends a batch: one request as its own call, several as one call of the batch script. */
   #send(batch: readonly ScriptEntry[], landed: () => void): void {
-    if (batch.length > 1) return runBatch(this.#calls.scripts.batch, batch, landed);
-    const entry = batch[0] as ScriptEntry;
+    if (batch.length > 1) return runBatch(this.#calls.scripts.batch, batch, landed, this.#oneByOne);
+    this.#sendAlone(batch[0] as ScriptEntry, landed);
+  }
+
+  /** One request as its own call, settled from its reply; `landed` (if any) frees its place first. */
+  #sendAlone(entry: ScriptEntry, landed?: () => void): void {
     this.#alone(entry.op, entry.keys, entry.policies, entry, entry.rules, entry.own).then(
       (value) => {
-        landed();
+        landed?.();
         entry.resolve(value);
       },
       (error: unknown) => {
-        landed();
+        landed?.();
         entry.fail(error);
       },
     );
   }
+
+  /**
+   * On Cluster, a batch call refused because its slot is moving between masters (`TRYAGAIN`:
+   * several keys of a slot half migrated, or not yet on the master a redirection reached) never
+   * ran: its requests are sent again one per call, each still within its deadline. Most are of
+   * one key, which the client's redirection takes to wherever it is now.
+   */
+  readonly #oneByOne = (batch: readonly ScriptEntry[], error: unknown): boolean => {
+    if (!this.#cluster || storeErrorScope(error) !== 'slot') return false;
+    const now = performance.now();
+    for (const entry of batch) {
+      if (now < entry.deadline) this.#sendAlone(entry);
+      else entry.fail(error);
+    }
+    return true;
+  };
 
   /**
    * The Redis key that holds a request's state,
