@@ -1,8 +1,8 @@
 import type { CanActivate, ExecutionContext, OnModuleInit, Type } from '@nestjs/common';
 import type { DiscoveryService, HttpAdapterHost, MetadataScanner, Reflector } from '@nestjs/core';
 import {
-  createHttpLimiter,
   checkDefaults,
+  createHttpLimiter,
   definesLimit,
   scopedOptions,
   scopeNames,
@@ -21,10 +21,10 @@ import type { RateLimitOptions as RouteOptions, SluiceModuleOptions } from './op
 import { platformOf, type Fallback, type Platform, type Verdict } from './platforms';
 
 type Limits = RateLimitOptions<unknown, Fallback>;
+type ConcurrencyOptions = ConcurrencyLimitOptions<unknown, Fallback>;
 
 /** The applications whose guard has started (by their `HttpAdapterHost`, one per application). */
 const started = new WeakSet<object>();
-type ConcurrencyOptions = ConcurrencyLimitOptions<unknown, Fallback>;
 
 /**
  * The guard `SluiceModule` registers as `APP_GUARD`: on each HTTP request it finds the limits of
