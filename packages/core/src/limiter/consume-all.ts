@@ -52,7 +52,7 @@ interface Joint {
  * order, without give-back.
  *
  * @param requests - the limits of the request, in order
- * @throws {@link SluiceConfigError} (as a rejection) when a key or cost is invalid
+ * @throws {@link SluiceConfigError} (as a rejection) when the list, a limiter, a key or a cost is invalid
  * @example
  * ```ts
  * const [perIp, perSku] = await consumeAll([
