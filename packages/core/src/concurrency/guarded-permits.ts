@@ -1,5 +1,4 @@
-import { SluiceConfigError } from '../policy/config-error';
-import { CLOCK_ACCEPTED, MAX_EPOCH_MS } from '../policy/option-checks';
+import { clockReader } from '../policy/option-checks';
 import { Circuits } from '../resilience/circuits';
 import { DeadlineList } from '../resilience/deadline-list';
 import { promiseOf } from '../resilience/guarded-call';
@@ -68,12 +67,7 @@ export function guardPermits(
   const insuredMax =
     onStoreError.mode === 'insurance' ? Math.max(1, Math.floor(max / onStoreError.instances)) : max;
   const nextId = leaseIds();
-  const nowMs = (): number | undefined => {
-    if (options.clock === undefined) return undefined;
-    const ms = options.clock();
-    if (!(ms >= 0 && ms < MAX_EPOCH_MS)) throw new SluiceConfigError('clock', ms, CLOCK_ACCEPTED);
-    return Math.floor(ms);
-  };
+  const nowMs = clockReader(options.clock);
 
   /**
    * Runs one store call bounded and counted by the circuit, and reported to `metrics` as a rate

@@ -3,8 +3,7 @@ import { parseDuration } from '../policy/duration';
 import {
   checkClock,
   checkOptionNames,
-  CLOCK_ACCEPTED,
-  MAX_EPOCH_MS,
+  clockReader,
   resolvePrefix,
   resolveTimeoutMs,
 } from '../policy/option-checks';
@@ -105,12 +104,7 @@ export function resolveLimiterOptions(
   const targetOf = (key: string, context: unknown): Target =>
     overrideOf === undefined ? own : (overrideOf(key, context) ?? own);
 
-  const now = (): number | undefined => {
-    if (clock === undefined) return undefined;
-    const ms = clock();
-    if (!(ms >= 0 && ms < MAX_EPOCH_MS)) throw new SluiceConfigError('clock', ms, CLOCK_ACCEPTED);
-    return Math.floor(ms);
-  };
+  const now = clockReader(clock);
 
   const lease = resolveLimiterLease(options as LimiterOptions, store, policies);
   // Last, once every option has passed: a limiter whose creation fails never reaches the sink.

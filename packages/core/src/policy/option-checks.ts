@@ -38,10 +38,29 @@ export function resolvePrefix(value: unknown): string {
 }
 
 /** A clock reading past this is no time a store can compute with exactly (2^53 ms). */
-export const MAX_EPOCH_MS = 2 ** 53;
+const MAX_EPOCH_MS = 2 ** 53;
 
-/** What a `clock` must return, for its error. */
-export const CLOCK_ACCEPTED = 'must return epoch milliseconds (a number from 0, below 2^53)';
+const NO_TIME = (): undefined => undefined;
+
+/**
+ * Reads a limiter's `clock` for a store call: whole epoch ms, or `undefined` without a clock
+ * (the store's own time).
+ * @throws {@link SluiceConfigError} naming `clock` when a reading is not from 0 to below 2^53
+ */
+export function clockReader(clock: (() => number) | undefined): () => number | undefined {
+  if (clock === undefined) return NO_TIME;
+  return () => {
+    const ms = clock();
+    if (!(ms >= 0 && ms < MAX_EPOCH_MS)) {
+      throw new SluiceConfigError(
+        'clock',
+        ms,
+        'must return epoch milliseconds (a number from 0, below 2^53)',
+      );
+    }
+    return Math.floor(ms);
+  };
+}
 
 /**
  * Whether `value` is a plain object (`{ … }`, or one without a prototype): not an array, a
