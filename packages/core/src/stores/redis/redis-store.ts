@@ -100,8 +100,7 @@ export class RedisStore implements Store {
     this.#cluster = client.isCluster;
     this.#client = client;
     this.#calls = new AloneCalls(client);
-    // Every key of a user key shares its hash tag, the escaped key: so does the slot.
-    this.nodeOf = client.isCluster ? (key) => client.nodeOf(calculateSlot(escapeKeyText(key))) : undefined;
+    this.nodeOf = client.isCluster ? nodeReader(client) : undefined;
     this.#queue =
       maxSize === undefined
         ? undefined
@@ -374,6 +373,24 @@ export class RedisStore implements Store {
 }
 
 const NO_POLICIES: readonly Policy[] = [];
+
+/**
+ * A Cluster client's `nodeOf` by user key. Every key of a user key shares its hash tag, the
+ * escaped key, so its slot is the escaped key's; a circuit asks it twice a call (to allow it, to
+ * record its outcome), so the last key's slot is kept. Only the slot's master may change, and the
+ * client is asked for it each time.
+ */
+function nodeReader(client: ScriptClient): (key: string) => string | undefined {
+  let lastKey: string | undefined;
+  let lastSlot = 0;
+  return (key) => {
+    if (key !== lastKey) {
+      lastSlot = calculateSlot(escapeKeyText(key));
+      lastKey = key;
+    }
+    return client.nodeOf(lastSlot);
+  };
+}
 
 /** A reset takes nothing, sends no time and waits as long as it takes (it is not guarded). */
 const RESET = { cost: 0, nowMs: undefined, timeoutMs: undefined };
