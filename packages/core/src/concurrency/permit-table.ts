@@ -18,9 +18,12 @@ const IDLE_KEPT = 1024;
  * the map's hash table, in old space once the map has lived a while, at each 1 → 0 → 1: a
  * request at a time per key, or a pipelined batch drained before the next, did so every few
  * requests, and the tables thrown away fed the major GC.
+ *
+ * Each key's count is a small object of its own, changed in place: a take and a give look the
+ * key up once each, where a count kept as the map's value is looked up and stored again.
  */
 export class PermitTable {
-  readonly #counts = new Map<string, number>();
+  readonly #counts = new Map<string, Count>();
   /** Keys in `#counts` at 0. */
   #idle = 0;
   /** Called with the key of each permit given back: limiters with requests waiting on this table. */
@@ -33,21 +36,21 @@ export class PermitTable {
    */
   take(key: string, max: number): number {
     const held = heldKey(key);
-    const known = this.#counts.get(held);
-    const taken = known ?? 0;
-    if (taken >= max) return -1;
-    if (known === 0) this.#idle--;
-    this.#counts.set(known === undefined ? ownedKeyText(held) : held, taken + 1);
-    return taken + 1;
+    const count = this.#counts.get(held);
+    if (count === undefined) {
+      if (max < 1) return -1;
+      this.#counts.set(ownedKeyText(held), { taken: 1 });
+      return 1;
+    }
+    if (count.taken >= max) return -1;
+    if (count.taken === 0) this.#idle--;
+    return ++count.taken;
   }
 
   /** Gives one permit of `key` back, then tells the watchers (who may take it at once). */
   give(key: string): void {
-    const held = heldKey(key);
-    const taken = this.#counts.get(held) ?? 0;
-    if (taken > 1) this.#counts.set(held, taken - 1);
-    else if (taken === 1) {
-      this.#counts.set(held, 0);
+    const count = this.#counts.get(heldKey(key));
+    if (count !== undefined && count.taken > 0 && --count.taken === 0) {
       if (++this.#idle > IDLE_KEPT && this.#idle * 2 > this.#counts.size) this.#sweep();
     }
     if (this.#watchers.size > 0) for (const watcher of this.#watchers) watcher(key);
@@ -55,7 +58,7 @@ export class PermitTable {
 
   /** Permits of `key` taken now. */
   count(key: string): number {
-    return this.#counts.get(heldKey(key)) ?? 0;
+    return this.#counts.get(heldKey(key))?.taken ?? 0;
   }
 
   /** Keys with permits taken now. */
@@ -78,9 +81,14 @@ export class PermitTable {
 
   /** Forgets every key at 0: at least half the map, so its cost is spread over as many releases. */
   #sweep(): void {
-    for (const [key, taken] of this.#counts) if (taken === 0) this.#counts.delete(key);
+    for (const [key, count] of this.#counts) if (count.taken === 0) this.#counts.delete(key);
     this.#idle = 0;
   }
+}
+
+/** The permits of one key taken now. */
+interface Count {
+  taken: number;
 }
 
 /** One table per in-process store and prefix: limiters sharing both share their counts, as on Redis. */
