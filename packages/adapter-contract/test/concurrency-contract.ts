@@ -204,6 +204,34 @@ export function describeConcurrencyContract(
         await noPermitLeft(limiter, ['all']);
       });
 
+      test("queue.maxPerKey: a client flooding the queue is refused past its share, another client's request still waits", async () => {
+        const limiter = limiterOf({ max: 1, queue: { maxWaitMs: 10_000, maxSize: 3, maxPerKey: 2 } });
+        const app = await serve({ concurrency: { limiter, key: '$http_user_id' } });
+        const flooder = { 'user-id': 'flooder', Accept: 'application/json' };
+        const holders = [send(app, '/wait/f0', flooder), send(app, '/wait/o0', { 'user-id': 'other' })];
+        await started('/wait/f0');
+        await started('/wait/o0');
+        const flood = [send(app, '/wait/f1', flooder), send(app, '/wait/f2', flooder)];
+        await until(() => limiter.stats().queued === 2, "the flooder's two places are taken");
+        const past = await send(app, '/wait/f3', flooder).reply;
+        expect(past?.status).toBe(429);
+        expect(JSON.parse(past?.body ?? '').error).toBe('too_many_in_flight');
+        // The queue's third place is still free for another key.
+        const patient = send(app, '/wait/o1', { 'user-id': 'other' });
+        await until(() => limiter.stats().queued === 3, "the other client's request waits");
+        handlers.open('/wait/o0');
+        await started('/wait/o1');
+        handlers.open('/wait/o1');
+        expect((await patient.reply)?.status).toBe(200);
+        for (const n of [0, 1, 2]) {
+          await started(`/wait/f${n}`);
+          handlers.open(`/wait/f${n}`);
+        }
+        for (const sent of [...holders, ...flood]) expect((await sent.reply)?.status).toBe(200);
+        expect(handlers.started).not.toContain('/wait/f3');
+        await noPermitLeft(limiter, ['flooder', 'other']);
+      });
+
       test('after rateLimit on one route: a request the rate limit refuses takes no permit', async () => {
         const limiter = limiterOf({ max: 1 });
         let refusals = 0;

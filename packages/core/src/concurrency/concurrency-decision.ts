@@ -5,9 +5,10 @@
 
 /**
  * Why a request got no permit: `'limited'` (every permit of the key is in use, and no queue),
- * `'queue-full'` (the queue holds `maxSize` already), `'queue-timeout'` (no permit within
- * `maxWaitMs`), `'cancelled'` (its `signal` aborted while it waited: the client left), or
- * `'store-unavailable'` (the store failed and `onStoreError` is `'fail-closed'`).
+ * `'queue-full'` (the queue holds `maxSize` already, or `maxPerKey` for the key),
+ * `'queue-timeout'` (no permit within `maxWaitMs`), `'cancelled'` (its `signal` aborted while it
+ * waited: the client left), or `'store-unavailable'` (the store failed and `onStoreError` is
+ * `'fail-closed'`).
  */
 export type ConcurrencyRefusal =
   'limited' | 'queue-full' | 'queue-timeout' | 'cancelled' | 'store-unavailable';

@@ -48,7 +48,8 @@ export interface ConcurrencyLimiterOptions {
   /**
    * Wait for a permit instead of being refused: in arrival order per key (FIFO), up to
    * `maxWaitMs`; a waiting client that leaves is dropped. At most `maxSize` requests wait at once
-   * over all keys (default 1000); one more is refused at once.
+   * over all keys (default 1000), and `maxPerKey` for one key (default: `maxSize`); one more is
+   * refused at once.
    * @defaultValue none: refuse at once
    */
   queue?: ConcurrencyQueueOptions;
@@ -71,6 +72,15 @@ export interface ConcurrencyQueueOptions {
   maxWaitMs: number | string;
   /** Most requests waiting at once, over all keys of the limiter. A whole number >= 1. @defaultValue 1000 */
   maxSize?: number;
+  /**
+   * Most requests waiting at once for one key, from 1 to `maxSize`: one more is refused at once
+   * (`reason: 'queue-full'`), and the other keys' clients can still wait. Set it when the key is
+   * a client (`$binary_remote_addr`, `$http_user_id`): without it, one client sending many
+   * requests at once can fill the whole queue, and every other client that has to wait is
+   * refused.
+   * @defaultValue `maxSize` (no bound per key)
+   */
+  maxPerKey?: number;
 }
 
 /** Options of one `acquire`. */

@@ -85,7 +85,10 @@ export function createConcurrencyLimiter(options: ConcurrencyLimiterOptions): Co
   const events = concurrencyEmitter();
   const table = resolved.local === undefined ? undefined : permitTable(resolved.local, resolved.prefix);
   const remote = resolved.remote === undefined ? undefined : guardPermits(resolved, events);
-  const queue = resolved.queue === undefined ? undefined : new WaitQueue(resolved.queue.maxSize);
+  const queue =
+    resolved.queue === undefined
+      ? undefined
+      : new WaitQueue(resolved.queue.maxSize, resolved.queue.maxPerKey);
   const maxWaitMs = resolved.queue?.maxWaitMs ?? 0;
   let holding = 0;
   /** Running mean of how long permits are held, in ms: measured only with a queue, which uses it. */

@@ -43,7 +43,8 @@ export interface ResolvedConcurrencyOptions {
   readonly metrics: LimiterMetrics | undefined;
   readonly leaseMs: number;
   /** `undefined` without a queue. */
-  readonly queue: { readonly maxWaitMs: number; readonly maxSize: number } | undefined;
+  readonly queue:
+    { readonly maxWaitMs: number; readonly maxSize: number; readonly maxPerKey: number } | undefined;
   readonly timeoutMs: number;
   readonly clock: (() => number) | undefined;
   readonly onStoreError: ResolvedOnStoreError;
@@ -119,19 +120,23 @@ export function resolveConcurrencyOptions(options: ConcurrencyLimiterOptions): R
 
 function resolveQueue(queue: unknown): ResolvedConcurrencyOptions['queue'] {
   if (queue === undefined) return undefined;
-  const accepted = 'expected { maxWaitMs: milliseconds or a duration, maxSize?: number }';
+  const accepted = 'expected { maxWaitMs: milliseconds or a duration, maxSize?: number, maxPerKey?: number }';
   if (typeof queue !== 'object' || queue === null || Array.isArray(queue)) {
     throw new SluiceConfigError('queue', queue, accepted);
   }
   for (const name of Object.keys(queue)) {
-    if (name !== 'maxWaitMs' && name !== 'maxSize')
+    if (name !== 'maxWaitMs' && name !== 'maxSize' && name !== 'maxPerKey')
       throw new SluiceConfigError(
         `queue.${name}`,
         (queue as Record<string, unknown>)[name],
         `unknown field; ${accepted}`,
       );
   }
-  const { maxWaitMs, maxSize = DEFAULT_QUEUE_SIZE } = queue as { maxWaitMs?: unknown; maxSize?: unknown };
+  const {
+    maxWaitMs,
+    maxSize = DEFAULT_QUEUE_SIZE,
+    maxPerKey = maxSize,
+  } = queue as { maxWaitMs?: unknown; maxSize?: unknown; maxPerKey?: unknown };
   const waitMs = parseDuration('queue.maxWaitMs', maxWaitMs);
   if (waitMs > MAX_QUEUE_WAIT_MS) {
     throw new SluiceConfigError('queue.maxWaitMs', maxWaitMs, 'must be at most 10 minutes (600000 ms)');
@@ -139,5 +144,17 @@ function resolveQueue(queue: unknown): ResolvedConcurrencyOptions['queue'] {
   if (typeof maxSize !== 'number' || !Number.isSafeInteger(maxSize) || maxSize < 1) {
     throw new SluiceConfigError('queue.maxSize', maxSize, 'must be a whole number >= 1');
   }
-  return { maxWaitMs: waitMs, maxSize };
+  if (
+    typeof maxPerKey !== 'number' ||
+    !Number.isSafeInteger(maxPerKey) ||
+    maxPerKey < 1 ||
+    maxPerKey > maxSize
+  ) {
+    throw new SluiceConfigError(
+      'queue.maxPerKey',
+      maxPerKey,
+      `must be a whole number from 1 to queue.maxSize (${maxSize})`,
+    );
+  }
+  return { maxWaitMs: waitMs, maxSize, maxPerKey };
 }

@@ -11,14 +11,20 @@ export interface Waiter {
 
 /**
  * Requests waiting for a permit, first come first served per key, at most `maxSize` over all
- * keys. Only keys with waiters are kept.
+ * keys and `maxPerKey` for one key. Only keys with waiters are kept.
  */
 export class WaitQueue {
   readonly #byKey = new Map<string, Waiter[]>();
   #size = 0;
 
-  /** @param maxSize - most requests waiting at once */
-  constructor(readonly maxSize: number) {}
+  /**
+   * @param maxSize - most requests waiting at once
+   * @param maxPerKey - most requests waiting at once for one key
+   */
+  constructor(
+    readonly maxSize: number,
+    readonly maxPerKey: number,
+  ) {}
 
   /** Requests waiting, over all keys. */
   get size(): number {
@@ -30,11 +36,15 @@ export class WaitQueue {
     return this.#byKey.get(key)?.length ?? 0;
   }
 
-  /** Adds a waiter at the back of its key's line; `false` (not added) when `maxSize` wait already. */
+  /**
+   * Adds a waiter at the back of its key's line; `false` (not added) when `maxSize` wait already,
+   * or `maxPerKey` for its key.
+   */
   push(waiter: Waiter): boolean {
     if (this.#size >= this.maxSize) return false;
     const line = this.#byKey.get(waiter.key);
     if (line === undefined) this.#byKey.set(waiter.key, [waiter]);
+    else if (line.length >= this.maxPerKey) return false;
     else line.push(waiter);
     this.#size++;
     return true;

@@ -147,6 +147,34 @@ describe('createConcurrencyLimiter, in memory', () => {
     expect(limiter.stats().queued).toBe(2);
   });
 
+  test("maxPerKey bounds one key's line: past it that key is refused at once, other keys still wait", async () => {
+    const limiter = createConcurrencyLimiter({
+      max: 1,
+      queue: { maxWaitMs: 60_000, maxSize: 10, maxPerKey: 2 },
+    });
+    const flooder = await limiter.acquire('flooder');
+    const other = await limiter.acquire('other');
+    const waiting = [limiter.acquire('flooder'), limiter.acquire('flooder')];
+    const past = await limiter.acquire('flooder');
+    expect(past).toMatchObject({ allowed: false, reason: 'queue-full', inFlight: 1 });
+    // The flood took two places of ten: a client of another key still waits, and is served.
+    const patient = limiter.acquire('other');
+    expect(limiter.stats()).toEqual({ inFlight: 2, queued: 3 });
+    await other.permit?.release();
+    expect(await patient).toMatchObject({ allowed: true, key: 'other' });
+    // The flooder's line moves in order as its permit comes back.
+    await flooder.permit?.release();
+    const first = await waiting[0];
+    expect(first).toMatchObject({ allowed: true, key: 'flooder' });
+    expect(limiter.stats().queued).toBe(1);
+    // A place freed in its line takes one more of its requests.
+    const third = limiter.acquire('flooder');
+    expect(limiter.stats().queued).toBe(2);
+    await first?.permit?.release();
+    await (await waiting[1])?.permit?.release();
+    expect(await third).toMatchObject({ allowed: true });
+  });
+
   test('a waiter whose signal aborts (its client left) is dropped and never takes a permit', async () => {
     const limiter = createConcurrencyLimiter({ max: 1, queue: { maxWaitMs: 60_000 } });
     const held = await limiter.acquire('k');
@@ -212,6 +240,17 @@ describe('createConcurrencyLimiter, in memory', () => {
     [{ max: 1, queue: { maxWaitMs: '1x' } }, 'queue.maxWaitMs', 'expected milliseconds'],
     [{ max: 1, queue: { maxWaitMs: 100, size: 3 } }, 'queue.size', 'unknown field'],
     [{ max: 1, queue: { maxWaitMs: 100, maxSize: 0 } }, 'queue.maxSize', 'whole number >= 1'],
+    [
+      { max: 1, queue: { maxWaitMs: 100, maxPerKey: 0 } },
+      'queue.maxPerKey',
+      'from 1 to queue.maxSize (1000)',
+    ],
+    [
+      { max: 1, queue: { maxWaitMs: 100, maxSize: 10, maxPerKey: 11 } },
+      'queue.maxPerKey',
+      'from 1 to queue.maxSize (10)',
+    ],
+    [{ max: 1, queue: { maxWaitMs: 100, maxPerKey: '5' } }, 'queue.maxPerKey', 'whole number'],
     [{ max: 1, queue: { maxWaitMs: '11m' } }, 'queue.maxWaitMs', 'at most 10 minutes'],
     [{ max: 1, store: {} }, 'store', 'expected a store'],
     [{ max: 1, prefix: '' }, 'prefix', 'non-empty'],
