@@ -1,3 +1,4 @@
+import { callListener } from '../limiter/thenable';
 import { SluiceConfigError } from '../policy/config-error';
 import type { DegradedMode } from '../resilience/events';
 import { concurrencyEmitter } from './concurrency-events';
@@ -93,6 +94,27 @@ export function createConcurrencyLimiter(options: ConcurrencyLimiterOptions): Co
   let holding = 0;
   /** Running mean of how long permits are held, in ms: measured only with a queue, which uses it. */
   let holdMs = 0;
+  /**
+   * Tells the sink of an answer. A sink must not throw; one that does is warned about once and
+   * changes nothing: thrown out of here, it would lose the permit just taken (in memory, for
+   * good) and fail the acquire, or a release that served a waiter.
+   */
+  const acquired = metrics?.acquired;
+  const tell =
+    acquired === undefined ? undefined : (decision: ConcurrencyDecision) => acquired.call(metrics, decision);
+  let warned = false;
+  const sinkThrew = (error: unknown): void => {
+    if (warned) return;
+    warned = true;
+    process.emitWarning(
+      `a sluice metrics sink's acquired threw (ignored; further ones are not reported): ${String(error)}`,
+      'SluiceListenerWarning',
+    );
+  };
+  const report =
+    tell === undefined
+      ? undefined
+      : (decision: ConcurrencyDecision) => callListener(tell, decision, sinkThrew);
 
   const admitted = (
     key: string,
@@ -107,7 +129,7 @@ export function createConcurrencyLimiter(options: ConcurrencyLimiterOptions): Co
       degraded === undefined
         ? { allowed: true, permit, key, max, inFlight, retryAfterMs: 0, waitedMs }
         : { allowed: true, permit, key, max, inFlight, retryAfterMs: 0, waitedMs, degraded };
-    metrics?.acquired?.(decision);
+    report?.(decision);
     return decision;
   };
   const refused = (
@@ -122,7 +144,7 @@ export function createConcurrencyLimiter(options: ConcurrencyLimiterOptions): Co
       degraded === undefined
         ? { allowed: false, key, max, inFlight, retryAfterMs, waitedMs, reason }
         : { allowed: false, key, max, inFlight, retryAfterMs, waitedMs, reason, degraded };
-    metrics?.acquired?.(decision);
+    report?.(decision);
     if (events.has('limited')) events.emit('limited', decision);
     return decision;
   };

@@ -175,6 +175,41 @@ describe('createConcurrencyLimiter, in memory', () => {
     expect(await third).toMatchObject({ allowed: true });
   });
 
+  test('a metrics sink whose acquired throws loses no permit and fails no acquire: one warning', async () => {
+    const warn = jest.spyOn(process, 'emitWarning').mockImplementation(() => undefined);
+    try {
+      const metrics = {
+        limiter: () => ({
+          decided: () => undefined,
+          storeCall: () => undefined,
+          storeError: () => undefined,
+          storeUp: () => undefined,
+          blockCacheHit: () => undefined,
+          leaseCall: () => undefined,
+          acquired: () => {
+            throw new Error('sink down');
+          },
+        }),
+      };
+      const limiter = createConcurrencyLimiter({ max: 1, metrics, queue: { maxWaitMs: 60_000 } });
+      const first = await limiter.acquire('k');
+      expect(first).toMatchObject({ allowed: true, inFlight: 1 });
+      expect(limiter.acquireSync('other')).toMatchObject({ allowed: true });
+      // A waiter served at a release: the report throws inside the release.
+      const waiting = limiter.acquire('k');
+      await expect(first.permit?.release()).resolves.toBeUndefined();
+      const served = await waiting;
+      expect(served).toMatchObject({ allowed: true, waitedMs: expect.any(Number) });
+      await served.permit?.release();
+      expect(await limiter.inFlight('k')).toBe(0);
+      expect(limiter.stats()).toEqual({ inFlight: 1, queued: 0 });
+      expect(warn).toHaveBeenCalledTimes(1);
+      expect(String(warn.mock.calls[0]?.[0])).toContain('sink down');
+    } finally {
+      warn.mockRestore();
+    }
+  });
+
   test('a waiter whose signal aborts (its client left) is dropped and never takes a permit', async () => {
     const limiter = createConcurrencyLimiter({ max: 1, queue: { maxWaitMs: 60_000 } });
     const held = await limiter.acquire('k');
