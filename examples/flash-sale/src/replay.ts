@@ -1,7 +1,7 @@
 import type { AddressInfo } from 'node:net';
-import { RedisStore, type Store } from '@sluice/core';
+import { RedisStore } from '@sluice/core';
 import Redis from 'ioredis';
-import { createShop } from './shop';
+import { createShop, type ShopOptions } from './shop';
 import { HOT_SKU, SECKILL_STOCK } from './seckill';
 
 /** One simulated request of the sale. */
@@ -37,12 +37,16 @@ export function sale(seconds = 10, perSecond = 300): Shot[] {
 /**
  * Replays the sale against the shop over loopback HTTP, its clock driven by the replay (so ten
  * seconds of sale take a moment), and counts placed orders, "busy" pages and refusals per SKU.
- * With a `store` (a `RedisStore`), the shop's limits live there: the counts are the same.
+ * With a `store` (a `RedisStore`), the shop's limits live there: the counts are the same;
+ * `timeoutMs` is each limit's wait for it (see `ShopOptions`).
  */
-export async function replay(shots: readonly Shot[] = sale(), store?: Store): Promise<ReplayCounts> {
+export async function replay(
+  shots: readonly Shot[] = sale(),
+  { store, timeoutMs }: Pick<ShopOptions, 'store' | 'timeoutMs'> = {},
+): Promise<ReplayCounts> {
   let now = Date.UTC(2026, 10, 11);
   const opening = now;
-  const app = createShop({ store, clock: () => now });
+  const app = createShop({ store, clock: () => now, timeoutMs });
   const server = app.listen(0, '127.0.0.1');
   await new Promise((resolve) => server.once('listening', resolve));
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -128,7 +132,7 @@ async function main(): Promise<void> {
     `replaying a flash sale: ${shots.length} requests over 10 s, 80 % on ${HOT_SKU}, a third from two bots, ` +
       `limits in ${client === undefined ? 'memory' : `Redis at ${url}`}\n`,
   );
-  print(await replay(shots, store).finally(() => client?.quit()));
+  print(await replay(shots, { store }).finally(() => client?.quit()));
 }
 
 function print(counts: ReplayCounts): void {

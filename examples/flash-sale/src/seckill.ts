@@ -18,6 +18,7 @@ export interface ZoneOptions {
   store?: Store;
   metrics?: MetricsSink;
   clock?: () => number;
+  timeoutMs?: number;
 }
 
 /** The one SKU everybody wants: held to a lower rate than the others (a per-key override). */

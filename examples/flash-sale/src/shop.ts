@@ -13,6 +13,12 @@ export interface ShopOptions {
   metrics?: MetricsSink;
   /** Routes mounted before any limit, so no limit counts them: `/metrics` and the dashboard. */
   unlimited?: (app: Express) => void;
+  /**
+   * How long each limit waits for a shared store before `onStoreError` decides (sluice's default,
+   * 50 ms, when left out); a test replaying a sale on Redis raises it, so that a slow moment of a
+   * loaded machine is not decided by the insurance store.
+   */
+  timeoutMs?: number;
 }
 
 interface Product {
@@ -42,7 +48,7 @@ const CATALOG: Record<string, Product> = {
  * createShop().listen(3000);
  * ```
  */
-export function createShop({ store, clock, metrics, unlimited }: ShopOptions = {}): Express {
+export function createShop({ store, clock, metrics, unlimited, timeoutMs }: ShopOptions = {}): Express {
   // One namespace per zone: in a shared Redis, zones must not see each other's keys.
   const zone = (prefix: string) => ({
     prefix: `flash:${prefix}`,
@@ -51,6 +57,7 @@ export function createShop({ store, clock, metrics, unlimited }: ShopOptions = {
     ...(store && { store }),
     ...(clock && { clock }),
     ...(metrics && { metrics }),
+    ...(timeoutMs && { timeoutMs }),
   });
   const app = express();
   unlimited?.(app);
