@@ -197,6 +197,38 @@ describe('bad input: a clear message, and a non-zero exit when nothing could be 
     expect([last.requests, last.unparsed, last.lastMs]).toEqual([3, 0, (start + 36_000) * 1000]);
   });
 
+  test('a first line far ahead of the two after it is a bad time, left out; one line after it far behind is only out of order', async () => {
+    const at = (seconds: number) => `{"time": ${seconds}, "remote_addr": "192.0.2.${seconds % 3}"}`;
+    const start = 1714564800;
+    const run = (name: string, lines: string[]) =>
+      replay({
+        input: { kind: 'log', path: file(name, `${lines.join('\n')}\n`) },
+        policies: ['gcra 10r/s burst=20'],
+      });
+    const first = [at(8_000_000_000_000), at(start), at(start + 1), at(start + 2)];
+    const bad = await run('first.log', first);
+    expect([bad.requests, bad.unparsed, bad.outOfOrder]).toEqual([3, 1, 0]);
+    expect([bad.firstMs, bad.lastMs]).toEqual([start * 1000, (start + 2) * 1000]);
+    expect(bad.lineErrors).toEqual([
+      {
+        line: 1,
+        reason: expect.stringMatching(/more than a minute ahead of the two lines after it/) as unknown,
+        text: JSON.stringify(first[0]),
+      },
+    ]);
+    // The first line is good and the second far behind it: the second is the odd one, replayed
+    // at the latest time as any line out of order, and the log keeps its span.
+    const behind = await run('behind.log', [at(start), at(1), at(start + 1), at(start + 2)]);
+    expect([behind.requests, behind.unparsed, behind.outOfOrder]).toEqual([4, 0, 1]);
+    expect([behind.firstMs, behind.lastMs]).toEqual([start * 1000, (start + 2) * 1000]);
+    // Two lines, a minute or more apart: nothing says which is bad, both are kept.
+    const two = await run('two.log', [at(start + 3600), at(start)]);
+    expect([two.requests, two.unparsed, two.outOfOrder]).toEqual([2, 0, 1]);
+    // A log of one line keeps it.
+    const one = await run('one.log', [at(start)]);
+    expect([one.requests, one.unparsed, one.lastMs]).toEqual([1, 0, start * 1000]);
+  });
+
   test('a pattern too big to generate is refused at once, naming what to lower', async () => {
     const huge = await runCli(
       [

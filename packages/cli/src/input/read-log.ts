@@ -61,6 +61,8 @@ export interface LogRead {
 
 /** The reason given for a line the sequencer left out (see `Sequencer`). */
 const BAD_TIME = 'time more than a minute ahead of the lines before and after it: a bad time, left out';
+/** The same for the first line, which has no line before it. */
+const BAD_FIRST_TIME = 'time more than a minute ahead of the two lines after it: a bad time, left out';
 
 /**
  * Streams the log of `input` into `sink`, line by line: detects the format from the first line
@@ -82,6 +84,7 @@ export async function readLog(input: LogInput, sink: RequestSink): Promise<LogRe
   let parser: LineParser | undefined;
   let lines = 0;
   let unparsed = 0;
+  let entries = 0;
   /** The line the sequencer holds (far ahead of those before it), reported if it is dropped. */
   let held: LineError | undefined;
   const sequencer = new Sequencer(sink, input.spread ?? true, () => {
@@ -111,7 +114,8 @@ export async function readLog(input: LogInput, sink: RequestSink): Promise<LogRe
         return;
       }
       if (sequencer.push(entry.time, entry.key))
-        held = { line: lineNumber, reason: BAD_TIME, text: snippet(line) };
+        held = { line: lineNumber, reason: entries === 0 ? BAD_FIRST_TIME : BAD_TIME, text: snippet(line) };
+      entries++;
     });
   } catch (error) {
     if (error instanceof ReplayInputError) throw error;

@@ -1,3 +1,4 @@
+import type { LogEntry } from './log-formats';
 import type { LogTime } from './log-time';
 
 /** How far ahead of the lines before it a line's time may be before it is suspected of being bad. */
@@ -27,7 +28,9 @@ export interface RequestSink {
  *   line as far behind it, is a corrupt time (a year 275 000 is still a date), not a gap in the
  *   log: it is left out and told to `dropped`, rather than replaying every later line at its
  *   time. A line that far ahead is held until the next one says which it is; the log's last
- *   line has no next, and is kept.
+ *   line has no next, and is kept. The first line has no line before it: it is left out when
+ *   the two lines after it are both that far behind it (one line far behind could be the bad
+ *   one, replayed at the latest time as any line out of order); a log of two lines keeps both.
  */
 export class Sequencer {
   /** Entries replayed later than their own time because an earlier line was later. */
@@ -37,8 +40,13 @@ export class Sequencer {
   readonly #dropped: () => void;
   /** The latest time of an entry taken. */
   #latest = Number.NEGATIVE_INFINITY;
-  /** An entry far ahead of the latest, until the next one says whether its time is bad. */
-  #held: { readonly time: LogTime; readonly key: string } | undefined;
+  /**
+   * An entry far ahead of the latest, until the next one says whether its time is bad; or the
+   * first entry, until the next one (or the two after it) do.
+   */
+  #held: LogEntry | undefined;
+  /** The entry after the first when it is far behind it, until the next says which is bad. */
+  #behind: LogEntry | undefined;
   #second = Number.NEGATIVE_INFINITY;
   #keys: string[] = [];
   #last = Number.NEGATIVE_INFINITY;
@@ -56,17 +64,31 @@ export class Sequencer {
 
   /**
    * One entry, as read.
-   * @returns `true` when it is held (far ahead of the lines before it), to be taken or dropped
-   *   once the next entry comes (or at {@link Sequencer.end})
+   * @returns `true` when it is held (far ahead of the lines before it, or the first), to be taken
+   *   or dropped once the next entries come (or at {@link Sequencer.end})
    */
   push(time: LogTime, key: string): boolean {
     const held = this.#held;
     if (held !== undefined) {
-      this.#held = undefined;
-      if (time.ms <= held.time.ms - JUMP_MS) this.#dropped();
-      else this.#take(held.time, held.key);
+      const far = time.ms <= held.time.ms - JUMP_MS;
+      if (this.#latest === Number.NEGATIVE_INFINITY) {
+        // The first entry: one line far behind it could be the bad one; two say it is.
+        const behind = this.#behind;
+        if (behind === undefined && far) {
+          this.#behind = { time, key };
+          return false;
+        }
+        this.#held = this.#behind = undefined;
+        if (behind !== undefined && far) this.#dropped();
+        else this.#take(held.time, held.key);
+        if (behind !== undefined) this.#take(behind.time, behind.key);
+      } else {
+        this.#held = undefined;
+        if (far) this.#dropped();
+        else this.#take(held.time, held.key);
+      }
     }
-    if (time.ms > this.#latest + JUMP_MS && this.#latest !== Number.NEGATIVE_INFINITY) {
+    if (this.#latest === Number.NEGATIVE_INFINITY || time.ms > this.#latest + JUMP_MS) {
       this.#held = { time, key };
       return true;
     }
@@ -74,11 +96,13 @@ export class Sequencer {
     return false;
   }
 
-  /** The end of the log: takes an entry still held, and sends the second being spread. */
+  /** The end of the log: takes the entries still held, and sends the second being spread. */
   end(): void {
     const held = this.#held;
-    this.#held = undefined;
+    const behind = this.#behind;
+    this.#held = this.#behind = undefined;
     if (held !== undefined) this.#take(held.time, held.key);
+    if (behind !== undefined) this.#take(behind.time, behind.key);
     this.#flush();
   }
 
