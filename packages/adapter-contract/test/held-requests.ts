@@ -121,6 +121,48 @@ export function describeHeldRequests(driver: AdapterDriver): void {
       expect(app.handled).toBe(1);
     });
 
+    // With several limits (per address, then a limit that every client shares: a flash sale's SKU),
+    // a request held by the first that never runs must cost the second nothing either: else one
+    // client whose held requests leave, or are refused past maxHeld, drains the shared limit for
+    // everyone while its own limit is given back every time.
+    const serveWithShared = async (first: ContractOptions = {}) => {
+      limiter = createLimiter({ ...LARGE_BURST, clock: fakeClock() });
+      const shared = createLimiter({ algorithm: 'fixed-window', rate: '3/1h', clock: fakeClock() });
+      const app = await driver.serve([{ limiter, ...first }, { limiter: shared }]);
+      apps.push(app);
+      return { app, sharedLeft: async () => (await shared.peek(CLIENT)).remaining };
+    };
+
+    test('with several limits, held requests whose client leaves give back every limit, one that did not delay them too', async () => {
+      const { app, sharedLeft } = await serveWithShared();
+      send(app);
+      await until(() => app.handled === 1, 'the first request ran');
+      fakeTimers();
+      send(app);
+      send(app);
+      await until(() => jest.getTimerCount() === 2, 'two requests are held');
+      expect(await sharedLeft()).toBe(0);
+      for (const client of clients.splice(0)) client.destroy();
+      await until(() => jest.getTimerCount() === 0, 'the held clients left');
+      await settle();
+      expect(app.handled).toBe(1);
+      expect(await unitsLeft()).toBe(LARGE_BURST.burst);
+      expect(await sharedLeft()).toBe(2);
+    });
+
+    test('with several limits, a request refused past maxHeld costs none of them a unit', async () => {
+      const { app, sharedLeft } = await serveWithShared({ maxHeld: 0 });
+      send(app);
+      await until(() => app.handled === 1, 'the first request ran');
+      const refused = [send(app), send(app)];
+      await until(() => refused.every((r) => r.response() !== undefined), 'both are answered');
+      expect(refused.map((r) => r.response()?.statusCode)).toEqual([429, 429]);
+      await settle();
+      expect(app.handled).toBe(1);
+      expect(await unitsLeft()).toBe(LARGE_BURST.burst);
+      expect(await sharedLeft()).toBe(2);
+    });
+
     test('a pipelined flood holds at most maxHeld requests (default 1000), in bounded memory', async () => {
       const app = await serve();
       let seen = 0;

@@ -1,3 +1,4 @@
+import { refundAll } from '../limiter/consume-all';
 import type { Limiter } from '../limiter/create-limiter';
 import { SluiceConfigError } from '../policy/config-error';
 import type { Decision } from '../types';
@@ -58,6 +59,11 @@ export interface HeldResult {
     readonly cost: number | undefined;
   };
   readonly decision: Decision;
+  /**
+   * With several limits on the request: gives back exactly what this one took (see `takeAll`),
+   * delayed or not, for a request that will not run.
+   */
+  readonly refund?: (() => Promise<unknown>) | undefined;
 }
 
 /**
@@ -119,11 +125,19 @@ function isHeld({ entry, decision }: HeldResult): boolean {
   return decision.delayMs > 0 && !entry.limit.dryRun;
 }
 
-/** A held request that will not run: each limit that delayed it gets its turn back (never rejects). */
+/**
+ * A held request that will not run: every limit gets back what it took — with several limits,
+ * each exactly (see `takeAll`: one that admitted without delay too, so that a request that never
+ * ran costs a shared limit nothing); alone, or where no exact refund exists, each limit that
+ * delayed it gets its turn back (`limiter.cancel`). Never rejects.
+ */
 function cancelAll(results: readonly HeldResult[]): void {
+  const refunds: Array<() => Promise<unknown>> = [];
   for (const result of results) {
-    const { entry, decision } = result;
-    if (isHeld(result))
+    const { entry, decision, refund } = result;
+    if (refund !== undefined) refunds.push(refund);
+    else if (isHeld(result))
       void entry.limit.limiter.cancel(decision, entry.cost === undefined ? undefined : { cost: entry.cost });
   }
+  if (refunds.length > 0) void refundAll(refunds);
 }

@@ -1,5 +1,5 @@
 import { RequestView, type HttpRequest } from '../keys/http-request';
-import { consumeAll } from '../limiter/consume-all';
+import { takeAll } from '../limiter/consume-all';
 import type { ConsumeOptions, Limiter } from '../limiter/create-limiter';
 import { SluiceConfigError } from '../policy/config-error';
 import type { Decision } from '../types';
@@ -53,6 +53,8 @@ interface Entry<TRequest, THandler> {
 interface Result<TRequest, THandler> {
   readonly entry: Entry<TRequest, THandler>;
   readonly decision: Decision;
+  /** Gives back exactly what the limit took, when the request has several (see `takeAll`). */
+  readonly refund?: (() => Promise<unknown>) | undefined;
 }
 
 /**
@@ -235,7 +237,8 @@ async function decideAll<TRequest, THandler>(
     return [{ entry, decision: await consume(entry, request) }];
   }
   // Every limit takes its cost or none does (see `consumeAll`); a limit not asked has no result.
-  const decisions = await consumeAll(
+  // A held request that will not run gives back what every limit took (see `delayOutcome`).
+  const { decisions, refunds } = await takeAll(
     entries.map(({ limit, key, cost }) => ({
       limiter: limit.limiter,
       key,
@@ -246,7 +249,8 @@ async function decideAll<TRequest, THandler>(
   );
   const results: Array<Result<TRequest, THandler>> = [];
   decisions.forEach((decision, i) => {
-    if (decision !== undefined) results.push({ entry: entries[i] as Entry<TRequest, THandler>, decision });
+    if (decision !== undefined)
+      results.push({ entry: entries[i] as Entry<TRequest, THandler>, decision, refund: refunds[i] });
   });
   return results;
 }

@@ -63,10 +63,34 @@ interface Joint {
  * ```
  */
 export async function consumeAll(requests: readonly LimitRequest[]): Promise<Array<Decision | undefined>> {
+  return (await takeAll(requests)).decisions;
+}
+
+/** A refund: gives back exactly what one limit's admission took; never rejects. */
+type Refund = () => Promise<unknown>;
+
+/** {@link consumeAll}'s decisions, and how to give back what each limit that admitted took. */
+export interface TakenAll {
+  readonly decisions: Array<Decision | undefined>;
+  /**
+   * Per limit, in order: gives back exactly what its admission took (each window in the window
+   * it counted in, the sliding log's very entries, leased units to their lease), for a request
+   * that was admitted but will not run (a held request whose client left); `undefined` where
+   * nothing was taken or nothing can be given back exactly (then `limiter.cancel` still gives
+   * back a delayed turn). A refund the store fails is reported as a `storeError` and lost.
+   */
+  readonly refunds: ReadonlyArray<Refund | undefined>;
+}
+
+/**
+ * {@link consumeAll}, with the refunds of what each limit took: for the HTTP layer, whose held
+ * requests may end before they run.
+ */
+export async function takeAll(requests: readonly LimitRequest[]): Promise<TakenAll> {
   checkRequests(requests);
   const sides = requests.map(({ limiter }) => sideOf(limiter));
   if (requests.length === 1 || !sides.every((side): side is LimiterSide => side !== undefined))
-    return inOrder(requests);
+    return { decisions: await inOrder(requests), refunds: NO_REFUNDS };
   const parts: JointPart[] = [];
   const targets: Target[] = [];
   requests.forEach(({ key, cost, context, dryRun = false }, i) => {
@@ -116,7 +140,7 @@ function checkRequests(requests: unknown): void {
 }
 
 /** Every part checked, then every admitted part written, in one synchronous step. */
-function inProcess({ sides, parts, targets }: Joint): Array<Decision | undefined> {
+function inProcess({ sides, parts, targets }: Joint): TakenAll {
   const byStore = new Map<Store, number[]>();
   parts.forEach((_, i) => {
     const { store } = sides[i] as LimiterSide;
@@ -139,12 +163,26 @@ function inProcess({ sides, parts, targets }: Joint): Array<Decision | undefined
     return (joint.verdicts[place] as readonly Verdict[]).every((v) => v.allowed);
   };
   const admitted = parts.every((part, i) => part.dryRun === true || admits(i));
-  if (admitted) for (const [joint, indexes] of prepared) joint.commit(indexes.map(() => true));
-  return untilRefused(parts, (part, i) => {
+  const refunds: Array<Refund | undefined> = [];
+  if (admitted) {
+    for (const [joint, indexes] of prepared) {
+      const receipts = joint.commit(indexes.map(() => true));
+      indexes.forEach((i, place) => {
+        const { store } = sides[i] as LimiterSide;
+        const taken = receipts[place];
+        if (taken !== undefined && store.giveBackTaken !== undefined) {
+          const part = parts[i] as JointPart;
+          refunds[i] = () => (store.giveBackTaken as NonNullable<Store['giveBackTaken']>)(part, taken);
+        }
+      });
+    }
+  }
+  const decisions = untilRefused(parts, (part, i) => {
     const [joint, place] = at[i] as [PreparedJoint, number];
     const verdicts = admitted && admits(i) ? (joint.verdicts[place] as Verdict[]) : joint.unchanged(place);
     return (sides[i] as LimiterSide).decision(verdicts, targets[i] as Target, part, undefined);
   });
+  return { decisions, refunds };
 }
 
 /**
@@ -166,7 +204,7 @@ function untilRefused(
 }
 
 /** One script call for every part; when it fails, each limit is decided by its `onStoreError`. */
-async function inOneCall(joint: Joint, store: Store): Promise<Array<Decision | undefined>> {
+async function inOneCall(joint: Joint, store: Store): Promise<TakenAll> {
   const { sides, parts, targets } = joint;
   const remotes = sides.map(({ remote }) => remote as RemoteSide);
   const at = remotes.map((remote) => remote.localNow());
@@ -193,7 +231,7 @@ async function inOneCall(joint: Joint, store: Store): Promise<Array<Decision | u
     });
   }
   remotes.forEach((remote, i) => remote.guard.record((parts[i] as JointPart).key));
-  return untilRefused(parts, (part, i) => {
+  const decisions = untilRefused(parts, (part, i) => {
     const remote = remotes[i] as RemoteSide;
     const decision = (sides[i] as LimiterSide).decision(
       result.verdicts[i] as Verdict[],
@@ -204,6 +242,11 @@ async function inOneCall(joint: Joint, store: Store): Promise<Array<Decision | u
     remote.remember(part.key, part.cost, at[i] as number, decision, targets[i] as Target);
     return decision;
   });
+  const refunds = parts.map((part, i): Refund | undefined => {
+    const taken = result.receipts[i];
+    return taken === undefined ? undefined : () => (remotes[i] as RemoteSide).giveBackTaken(part, taken);
+  });
+  return { decisions, refunds };
 }
 
 /** Part `i` alone: through its remote path, or its in-process store with its receipts. */
@@ -233,26 +276,34 @@ const DONE = Promise.resolve();
  * The parts in order: when an enforcing part refuses, the later ones are not asked and what the
  * earlier ones took is given back, before the decisions resolve.
  */
-async function inTurn(
-  { parts }: Joint,
-  take: (i: number) => Promise<TakenDecision>,
-): Promise<Array<Decision | undefined>> {
+async function inTurn({ parts }: Joint, take: (i: number) => Promise<TakenDecision>): Promise<TakenAll> {
   const decisions: Array<Decision | undefined> = parts.map(() => undefined);
-  const refunds: Array<() => Promise<unknown>> = [];
+  const refunds: Array<Refund | undefined> = [];
   for (let i = 0; i < parts.length; i++) {
     const { decision, giveBack } = await take(i);
     decisions[i] = decision;
     if (decision.allowed) {
-      if (giveBack !== undefined) refunds.push(giveBack);
+      refunds[i] = giveBack;
     } else if ((parts[i] as JointPart).dryRun !== true) {
-      // A refund never fails the request: a store that fails it has reported it. Each in its own
-      // reaction, so that one whose store throws instead of rejecting cannot skip the others.
-      await Promise.all(refunds.map((refund) => DONE.then(refund).catch(() => undefined)));
-      break;
+      await refundAll(refunds);
+      return { decisions, refunds: NO_REFUNDS };
     }
   }
-  return decisions;
+  return { decisions, refunds };
 }
+
+/**
+ * Runs every refund at once; resolves when all have settled. A refund never fails the request:
+ * a store that fails it has reported it. Each in its own reaction, so that one whose store
+ * throws instead of rejecting cannot skip the others.
+ */
+export function refundAll(refunds: ReadonlyArray<Refund | undefined>): Promise<unknown> {
+  return Promise.all(
+    refunds.map((refund) => (refund === undefined ? undefined : DONE.then(refund).catch(() => undefined))),
+  );
+}
+
+const NO_REFUNDS: ReadonlyArray<Refund | undefined> = [];
 
 /** Limiters not made by `createLimiter`: asked in order, stopping at the first refusal. */
 async function inOrder(requests: readonly LimitRequest[]): Promise<Array<Decision | undefined>> {

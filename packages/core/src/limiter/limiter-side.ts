@@ -1,6 +1,6 @@
 import type { GuardedVerdict, StoreGuard } from '../resilience/store-guard';
 import type { JointPart, Store } from '../stores/store';
-import type { Decision, Policy, Verdict } from '../types';
+import type { Decision, Policy, Receipt, Verdict } from '../types';
 import type { DecisionMaker, Target } from './decisions';
 import type { Limiter } from './limiter-types';
 
@@ -25,6 +25,8 @@ export interface RemoteSide {
   remember(key: string, cost: number, at: number, decision: Decision, target: Target): void;
   /** Decides one part alone (block cache, lease, guard, `onStoreError`), with its give-back. */
   take(part: JointPart, target: Target): Promise<TakenDecision>;
+  /** Gives back exactly what a part took in a call made with other limiters', with its receipts; never rejects. */
+  giveBackTaken(part: JointPart, receipts: readonly Receipt[]): Promise<unknown>;
 }
 
 /** What a request with several limits needs of a limiter made by `createLimiter`. */

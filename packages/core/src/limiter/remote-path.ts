@@ -152,6 +152,10 @@ export function remotePath(options: RemotePathOptions): RemotePath {
       blocked,
       remember,
       take,
+      giveBackTaken(part, receipts) {
+        blocks?.forget(part.key);
+        return guard.giveBackTaken(part, receipts);
+      },
     },
     forget(key) {
       blocks?.forget(key);

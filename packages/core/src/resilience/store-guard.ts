@@ -13,6 +13,7 @@ import { guardedCall, sendOf, type CallOutcomes, type Send } from './guarded-cal
 import { asError, StoreTimeoutError, storeErrorScope, type StoreErrorScope } from './store-errors';
 
 export { COOLDOWN_MS, FAILURE_THRESHOLD } from './circuits';
+const DONE = Promise.resolve();
 /** Retry-After given by fail-closed: long enough for the circuit to probe again. */
 export const FAIL_CLOSED_RETRY_MS = 1000;
 
@@ -68,6 +69,12 @@ export interface StoreGuard {
   takePart(part: JointPart): Promise<GuardedPart>;
   /** A part decided by `onStoreError` (the store just failed a call made for it). */
   degradePart(part: JointPart): Promise<GuardedPart>;
+  /**
+   * Gives back exactly what a part took in a call made for several limiters at once, with that
+   * call's receipts: bounded, its outcome recorded (a refund the store fails is reported and
+   * lost, never retried). Never rejects.
+   */
+  giveBackTaken(part: JointPart, receipts: readonly Receipt[]): Promise<unknown>;
   /** A request decided by `onStoreError` without asking the store (it just failed a call the request waited on). */
   degrade(request: GuardedRequest): Promise<GuardedVerdict>;
 }
@@ -265,6 +272,7 @@ export function guardStore(options: StoreGuardOptions): StoreGuard {
     bound: (promise) => deadlines.bound(promise),
     takePart,
     degradePart,
+    giveBackTaken: (part, receipts) => giveBackTo(store, part, { receipts })?.() ?? DONE,
     degrade,
   };
 }

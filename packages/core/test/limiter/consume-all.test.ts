@@ -8,6 +8,7 @@ import {
   type MetricsSink,
   type Store,
 } from '../../src';
+import { refundAll, takeAll } from '../../src/limiter/consume-all';
 import { fakeClock } from '../contract/fake-clock';
 import { useRedisServer } from '../harness/redis-fixtures';
 
@@ -25,6 +26,55 @@ describe.each(stores)('consumeAll on %s', (_name, storeOf) => {
   });
   const limiter = (prefix: string, options: { rate: string | string[] }): Limiter =>
     createLimiter({ ...options, store, prefix: `${prefix}-${_name}`, clock: fakeClock(), timeoutMs: 10_000 });
+
+  // A request admitted by every limit that will not run (held, its client gone) gives back what
+  // each took, exactly: the HTTP layer's cancel of a held request with several limits.
+  test.each(['fixed-window', 'sliding-window', 'sliding-log', 'gcra', 'leaky-bucket'] as const)(
+    'takeAll: the refunds of an admitted request give back exactly what each limit took (%s)',
+    async (algorithm) => {
+      const clock = fakeClock();
+      const ordered = _name === 'Redis' ? [false, true] : [false];
+      for (const lease of ordered) {
+        const tag = `${algorithm}-${lease ? 'lease' : 'joint'}-${_name}`;
+        const perIp = createLimiter({
+          rate: '100/1h',
+          store,
+          prefix: `refund-ip-${tag}`,
+          clock,
+          timeoutMs: 10_000,
+          // With a lease the limits are taken one after the other (the ordered path).
+          ...(lease ? { lease: { size: 10, maxStaleMs: 60_000 } } : {}),
+        });
+        const shared = createLimiter({
+          algorithm,
+          rate: '3/1h',
+          store,
+          prefix: `refund-sku-${tag}`,
+          clock,
+          timeoutMs: 10_000,
+        });
+        const request = [
+          { limiter: perIp, key: 'ip' },
+          { limiter: shared, key: 'sku' },
+        ];
+        await takeAll(request);
+        const second = await takeAll(request);
+        expect(second.decisions.map((d) => d?.allowed)).toEqual([true, true]);
+        expect(second.refunds.every((refund) => refund !== undefined)).toBe(true);
+        expect((await shared.peek('sku')).remaining).toBe(1);
+        await refundAll(second.refunds);
+        expect((await shared.peek('sku')).remaining).toBe(2);
+        // (A leased unit goes back to this instance's lease, which a peek of Redis does not see.)
+        if (!lease) expect((await perIp.peek('ip')).remaining).toBe(99);
+        // A refused request has nothing left to give back: what it took is already given back.
+        await takeAll(request);
+        await takeAll(request);
+        const refused = await takeAll(request);
+        expect(refused.decisions[1]?.allowed).toBe(false);
+        expect(refused.refunds.every((refund) => refund === undefined)).toBe(true);
+      }
+    },
+  );
 
   test('one limiter twice with one key takes twice, all or none', async () => {
     const five = limiter('twice', { rate: '5/1h' });
