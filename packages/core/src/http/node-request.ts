@@ -1,5 +1,6 @@
 import type { PeerSocket } from '../keys/client-address';
 import type { HttpRequest } from '../keys/http-request';
+import { decodeKeyText } from '../keys/key-text';
 import { NeutralRequest } from './neutral-request';
 
 /**
@@ -18,8 +19,14 @@ export interface NodeRequestLike {
   readonly baseUrl?: string | undefined;
   /** Express: the route being run (its `path` is the pattern). */
   readonly route?: { readonly path?: unknown } | undefined;
-  /** Express: the app, whose `case sensitive routing` setting says how the mount path matched. */
-  readonly app?: { enabled(setting: string): boolean } | undefined;
+  /** Express: the app running the route; with its `parent`s, their settings say how the mount path matched. */
+  readonly app?: ExpressAppLike | undefined;
+}
+
+/** What `$route` reads of an Express app: a setting, and the app it is mounted in (`app.use(path, sub)`). */
+interface ExpressAppLike {
+  enabled(setting: string): boolean;
+  readonly parent?: ExpressAppLike | undefined;
 }
 
 /**
@@ -29,9 +36,15 @@ export interface NodeRequestLike {
  * headers; the parsed query and the route read only when a key asks.
  *
  * The route is the mount path and the pattern (`/shop` + `/sku/:id`), `undefined` outside a
- * route (`app.use`). Express matches a mount path ignoring case unless `case sensitive routing`
- * is set, so the mount path's text (`baseUrl`, as the client spelled it) is lower-cased unless
- * that setting is on: one route, one bucket, whatever the spelling.
+ * route (`app.use`). Express keeps no pattern of a mount path, only the text that matched it
+ * (`baseUrl`, as the client spelled it), so that text is made canonical: one route, one bucket,
+ * whatever the spelling.
+ *
+ * - Percent-decoded as a path segment is ({@link decodeKeyText}, `%2F` kept): Express decodes a
+ *   mount parameter (`/t/%61cme` is tenant `acme`), so a parameter counts by its value
+ *   (`/t/acme/sku/:id`); a static segment matches only as written, and decodes alike.
+ * - Lower-cased unless every app from `req.app` up its `parent`s has `case sensitive routing`
+ *   on: each mount is matched by the app that mounted it, not by the sub-app running the route.
  *
  * @param req - Node's request, as Express hands it over
  * @example
@@ -58,7 +71,17 @@ class FromNodeRequest extends NeutralRequest<NodeRequestLike> {
     const path = source.route?.path;
     if (path === undefined) return undefined;
     const mount = source.baseUrl ?? '';
-    const base = source.app?.enabled('case sensitive routing') === true ? mount : mount.toLowerCase();
-    return base + String(path);
+    if (mount === '') return String(path);
+    // Decoded before lower-casing: '%41' is 'A', which a case-insensitive mount matches as 'a'.
+    const decoded = mount.includes('%') ? decodeKeyText(mount, { keep: '/' }) : mount;
+    return (caseSensitive(source.app) ? decoded : decoded.toLowerCase()) + String(path);
   }
+}
+
+/** Whether every app from `app` up to the top one matches case-sensitively: only then does case tell mounts apart. */
+function caseSensitive(app: ExpressAppLike | undefined): boolean {
+  if (app === undefined) return false;
+  for (let at: ExpressAppLike | undefined = app; at !== undefined; at = at.parent)
+    if (!at.enabled('case sensitive routing')) return false;
+  return true;
 }

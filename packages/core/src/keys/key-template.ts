@@ -48,9 +48,13 @@ const VARIABLE = /\$(?:\{([A-Za-z0-9_]+)\}|([A-Za-z0-9_]+))/g;
  * - `$uri`: the path, normalized as nginx does (decoded, `.`/`..` and `//` resolved; case and a
  *   trailing slash kept): not what a router matched, since routers ignore case or a trailing slash.
  * - `$route`: the route pattern the framework matched (`/shop/sku/:id`), one bucket per route
- *   whatever the spelling of the path. Where no route has matched yet (Express middleware
- *   mounted with `app.use`, Koa middleware before the router), it is `$uri`, and a
- *   `SluiceKeyWarning` says so once: mount such a limit on the route.
+ *   whatever the spelling of the path. Koa and Fastify give the whole pattern, a router prefix's
+ *   parameters included (`/t/:tenant/sku/:id`: one bucket for every tenant). Express keeps no
+ *   pattern of a mount path, only the text that matched it, which is percent-decoded and
+ *   lower-cased unless the apps match case-sensitively: a mount parameter counts by its value
+ *   (`/t/acme/sku/:id`: one bucket per tenant, however spelled). Where no route has matched yet
+ *   (Express middleware mounted with `app.use`, Koa middleware before the router), it is `$uri`,
+ *   and a `SluiceKeyWarning` says so once: mount such a limit on the route.
  *
  * A key reading the client address refuses a request whose connection is already gone (see
  * {@link readsClientAddress}); the other variables are read only from what the request carries.
