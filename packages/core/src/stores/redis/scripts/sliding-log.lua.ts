@@ -16,16 +16,21 @@ local name = top[1]
 if name then
   local newest = tonumber(match(name, '^(-?%d+):%d+$'))
   if newest and newest <= now + ${AHEAD_MS} then
-    -- The newest entry has left (a key idle for a window): so have all, without counting.
-    if newest <= now - window then ${ret('0, newest')} end
-    local at = now
-    if newest > now then at = newest end
-    -- All entries less those that have left (ZCARD reads a count; ZCOUNT walks what it counts, in
-    -- a listpack, Redis's form of a sorted set up to 128 entries: here only the entries that left).
-    local cut = at - window
-    ${intTextLua('cut_text', 'cut', 'log_cut', io.memo === true)}
-    local live = redis.call('ZCARD', key) - redis.call('ZCOUNT', key, '-inf', cut_text)
-    if live <= limit then ${ret('live, newest')} end
+    if newest <= now - window then
+      -- The newest entry has left (a key idle for a window): so have all, without counting, if
+      -- its score is its name's time. A member scored later than its name says (+inf) is never
+      -- trimmed and stays the top: the log would read idle for good. One ZSCORE, on this path only.
+      if tonumber(redis.call('ZSCORE', key, name)) == newest then ${ret('0, newest')} end
+    else
+      local at = now
+      if newest > now then at = newest end
+      -- All entries less those that have left (ZCARD reads a count; ZCOUNT walks what it counts, in
+      -- a listpack, Redis's form of a sorted set up to 128 entries: here only the entries that left).
+      local cut = at - window
+      ${intTextLua('cut_text', 'cut', 'log_cut', io.memo === true)}
+      local live = redis.call('ZCARD', key) - redis.call('ZCOUNT', key, '-inf', cut_text)
+      if live <= limit then ${ret('live, newest')} end
+    end
   end
 elseif not top.err then
   ${ret('0, false')}
@@ -55,8 +60,10 @@ ${ret('0, false')}`,
  *
  * Read defensively, as the packed states are (see the prelude): a key of another type, a log
  * with more live entries than the limit (no admission leaves one), a newest member not named
- * `<time>:<n>` or an entry more than `AHEAD_MS` ahead (`+inf` included) is deleted and read as
- * an empty log, so `ZADD` then starts a new one.
+ * `<time>:<n>`, an entry more than `AHEAD_MS` ahead (`+inf` included), a log found idle whose
+ * newest member is scored other than its name says, or a refusal's leaving entry whose time
+ * (by name, else by score) is not in the log's live span, is deleted and read as an empty log,
+ * so `ZADD` then starts a new one.
  */
 export const slidingLogLua: LuaBlock = {
   params: ['key', 'now', 'cost', 'limit', 'window'],
@@ -71,9 +78,19 @@ if live + cost > limit then
   -- The oldest live units must leave first: the k-th of them leaves at its time + window.
   local leaving = redis.call('ZRANGEBYSCORE', key, '(' .. format('%d', at - window), '+inf', 'LIMIT',
     format('%d', live + cost - limit - 1), '1')[1]
-  -- Its time from its name too; a name not of the log's making costs a ZSCORE.
-  local left = tonumber(match(leaving, '^(-?%d+):')) or tonumber(redis.call('ZSCORE', key, leaving))
-  ${ret('1, max(0, limit - live), reset_ms, left + window - now')}
+  -- Its time from its name too, which a live entry's lies in (at - window, newest]; a name not
+  -- of the log's making, or out of that range, costs a ZSCORE.
+  local left = tonumber(match(leaving, '^(-?%d+):'))
+  if not (left and left > at - window and left <= newest) then
+    left = tonumber(redis.call('ZSCORE', key, leaving))
+  end
+  if left and left > at - window and left <= newest then
+    ${ret('1, max(0, limit - live), reset_ms, left + window - now')}
+  end
+  -- Its score out of that range too (+inf, or ahead of the newest's name): no wait can be told
+  -- from it. The log is not of sluice's making: deleted, and the request decided on none.
+  ${io.del('key')}
+  live, newest, at, reset_ms = 0, false, now, 0
 end
 if cost == 0 then ${ret('0, limit - live, reset_ms, 0')} end
 local ttl_ms = at + window - now
