@@ -43,7 +43,7 @@ export type {
   StoreErrorEvent,
 } from './resilience/events';
 export type { InsuranceOption, OnStoreError } from './resilience/on-store-error';
-export { StoreTimeoutError, storeErrorScope } from './resilience/store-errors';
+export { StoreKeyError, StoreTimeoutError, storeErrorScope } from './resilience/store-errors';
 export type { StoreErrorScope } from './resilience/store-errors';
 export { capacityOf } from './policy/resolve-policy';
 export * from './keys';

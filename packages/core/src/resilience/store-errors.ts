@@ -17,6 +17,15 @@ export class StoreTimeoutError extends Error {
   }
 }
 
+/**
+ * The store answered one key's request with numbers no step gives (the script read odd state at
+ * that key): an error of that request alone, of scope `'key'` ({@link storeErrorScope}), never a
+ * sign that the store is down.
+ */
+export class StoreKeyError extends Error {
+  override readonly name = 'StoreKeyError';
+}
+
 /** Any thrown value as an Error. */
 export function asError(error: unknown): Error {
   return error instanceof Error ? error : new Error(String(error));
@@ -84,6 +93,7 @@ const LUA_TROUBLE = /not enough memory|Script killed/i;
  */
 export function storeErrorScope(error: unknown): StoreErrorScope {
   if (!(error instanceof Error) || error instanceof StoreTimeoutError) return 'store';
+  if (error instanceof StoreKeyError) return 'key';
   const message = error.message;
   if (SLOT_MOVING.test(message)) return 'slot';
   const wrapped = SCRIPT_WRAPPER.exec(message);

@@ -1,6 +1,7 @@
 import type { Policy, Verdict } from '../../types';
 import type { Outcome } from '../consume-to';
 import type { Queued } from './batch-queue';
+import { StoreKeyError } from '../../resilience/store-errors';
 import { unexpectedReply, verdictAt, verdictOf } from './redis-command';
 import type { ScriptCommand } from './redis-client';
 import { kindNumberOf, MAX_PARAMS, policyParams } from './scripts';
@@ -238,7 +239,11 @@ function timeText(nowMs: number | undefined): string {
   return nowMs === undefined ? '' : String(nowMs);
 }
 
-/** Settles every request of the batch from the reply, in order. */
+/**
+ * Settles every request of the batch from the reply, in order. A request whose part holds
+ * numbers no step gives (`StoreKeyError`: the script read odd state at its key) fails alone, and
+ * the next ones are read on from the end of its part.
+ */
 function settle(reply: unknown, batch: readonly ScriptEntry[]): void {
   let at = 0;
   let i = 0;
@@ -254,25 +259,23 @@ function settle(reply: unknown, batch: readonly ScriptEntry[]): void {
         const [answer, width] = entry.own.read(reply, at);
         entry.resolve(answer);
         at += width;
-      } else if (entry.op === Op.consume && entry.policies.length === 1) {
-        const policy = entry.policies[0] as Policy;
-        let verdict: Verdict;
-        if (typeof value === 'number' && value < 0) {
-          verdict = verdictOf(reply, policy, -1 - value, reply[at + 1], reply[at + 2], reply[at + 3]);
-          at += 4;
-        } else {
-          // An admission without delay: `remaining, resetMs` (see scripts/batch.lua.ts).
-          verdict = verdictOf(reply, policy, 0, value, reply[at + 1], 0);
-          at += 2;
-        }
-        entry.resolve(entry.rules ? [verdict] : verdict);
       } else if (entry.op === Op.consume) {
-        const verdicts: Verdict[] = [];
-        for (const policy of entry.policies) {
-          verdicts.push(verdictAt(reply, at, policy));
-          at += 4;
+        // One key admitted without delay: `remaining, resetMs`; else four integers a key (see
+        // scripts/batch.lua.ts).
+        const single = entry.policies.length === 1;
+        const width = single ? (typeof value === 'number' && value < 0 ? 4 : 2) : 4 * entry.policies.length;
+        if (at + width > reply.length) throw unexpectedReply(reply);
+        let answer: Verdict | Verdict[];
+        try {
+          answer = single ? oneVerdict(entry, reply, at, value) : manyVerdicts(entry, reply, at);
+        } catch (error) {
+          if (!(error instanceof StoreKeyError)) throw error;
+          entry.fail(error);
+          at += width;
+          continue;
         }
-        entry.resolve(verdicts);
+        entry.resolve(answer);
+        at += width;
       } else {
         if (typeof value !== 'number') throw unexpectedReply(reply);
         entry.resolve(undefined);
@@ -283,4 +286,24 @@ function settle(reply: unknown, batch: readonly ScriptEntry[]): void {
     // A reply of another shape (a proxy answering in Redis's place): nothing after can be read.
     for (; i < batch.length; i++) (batch[i] as ScriptEntry).fail(error);
   }
+}
+
+/** A one-key consume's answer from its part of the reply, at `at` (its first value `value`). */
+function oneVerdict(
+  entry: ScriptEntry,
+  reply: readonly unknown[],
+  at: number,
+  value: unknown,
+): Verdict | Verdict[] {
+  const policy = entry.policies[0] as Policy;
+  const verdict =
+    typeof value === 'number' && value < 0
+      ? verdictOf(reply, policy, -1 - value, reply[at + 1], reply[at + 2], reply[at + 3])
+      : verdictOf(reply, policy, 0, value, reply[at + 1], 0);
+  return entry.rules ? [verdict] : verdict;
+}
+
+/** A consume on several keys: four integers a key, from `at`. */
+function manyVerdicts(entry: ScriptEntry, reply: readonly unknown[], at: number): Verdict[] {
+  return entry.policies.map((policy, k) => verdictAt(reply, at + 4 * k, policy));
 }

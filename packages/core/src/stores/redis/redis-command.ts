@@ -1,4 +1,5 @@
 import { capacityOf } from '../../policy/resolve-policy';
+import { StoreKeyError } from '../../resilience/store-errors';
 import type { RulesRequest, StoreRequest } from '../store';
 import { luaScript } from './client-adapters';
 import { unpackReply } from './packed-reply';
@@ -161,6 +162,13 @@ export function verdictOf(
     !isCount(resetMs) ||
     !isCount(waitMs)
   ) {
+    // Numbers, but none a step gives: the script, reading that key's state, went astray; that
+    // request's error alone. Anything else is not the script's reply at all.
+    const numbers = [code, remaining, resetMs, waitMs].every((n) => typeof n === 'number');
+    if (numbers)
+      throw new StoreKeyError(
+        `sluice: the Redis rate-limit script answered numbers no step gives: ${JSON.stringify([code, remaining, resetMs, waitMs])}`,
+      );
     throw unexpectedReply(reply);
   }
   const limit = capacityOf(policy);
