@@ -70,12 +70,14 @@ const VARIABLE = /\$(?:\{([A-Za-z0-9_]+)\}|([A-Za-z0-9_]+))/g;
  * variable: values left of it escape the first character of the text after them, values right of
  * it the last character of the text before them, and the pivot escapes nothing. Ordinary values
  * (`u7:42`, `2001:db8::/64:42`) read as written. Two variables side by side (`$a$b`) could always
- * run into each other, so they are refused: put a separator between them.
+ * run into each other, and a `%` where a value meets its separator could not be told from the
+ * value's escapes (`u7%` then `x` against `u7` then `25%x`), so both are refused: put another
+ * separator there.
  *
  * @param template - e.g. `'$http_user_id:$arg_sku_id'`
  * @param client - how `$remote_addr` is resolved
- * @throws {@link SluiceConfigError} naming `key` for an unknown variable, a stray `$`, or two
- *   variables with nothing between them
+ * @throws {@link SluiceConfigError} naming `key` for an unknown variable, a stray `$`, two
+ *   variables with nothing between them, or a `%` where a value meets its separator
  * @example
  * ```ts
  * const read = compileKeyTemplate('$http_user_id:$arg_sku_id', { trust: undefined, ipv6Subnet: 64 });
@@ -114,6 +116,21 @@ export function compileKeyTemplate(template: string, client: ClientAddressOption
   if (readers.length === 1 && literals[0] === '' && tail === '') return readers[0] as KeyReader;
   const addressAt = names.findIndex((name) => name === 'remote_addr' || name === 'binary_remote_addr');
   const pivot = addressAt >= 0 ? addressAt : readers.length - 1;
+  // A value ends (left of the pivot) or starts (right of it) at the separator's character it
+  // escapes; a `%` there could not be told from the value's own escapes (`u7%` then `x`, `u7`
+  // then `25%x`).
+  const unsafe = names.findIndex((_, i) =>
+    i < pivot
+      ? (literals[i + 1] as string).startsWith('%')
+      : i > pivot && (literals[i] as string).endsWith('%'),
+  );
+  if (unsafe >= 0) {
+    throw new SluiceConfigError(
+      'key',
+      template,
+      `put another separator than "%" beside $${names[unsafe] as string} ("$http_user_id:$arg_sku_id"): values are escaped as %XX, so a "%" beside one could not say where it ends`,
+    );
+  }
   const escapes = readers.map((_, i) => {
     if (i === pivot) return undefined;
     // Neighbouring literals are non-empty (checked above), so each has a first and a last character.

@@ -240,16 +240,55 @@ describe('hostile key text', () => {
     },
   );
 
+  // A '%' where a value meets its separator: `u7%` then `x` and `u7` then `25%x` were one key
+  // (found by an audit), as were two values right of the address.
+  test.each([
+    '$http_a%$http_b',
+    'k$http_a%:$http_b',
+    '$remote_addr:$http_a%$http_b',
+    '$http_a:$remote_addr:%$http_b',
+  ])('a "%%" where a value meets its separator is refused: %s', (template) => {
+    expect(() => compileKeyTemplate(template, direct)).toThrow(
+      expect.objectContaining({
+        option: 'key',
+        message: expect.stringMatching(/another separator than "%"/),
+      }),
+    );
+  });
+
   test.each([
     '$http_a:$http_b',
     '$http_a:$remote_addr',
     '$remote_addr:$http_a',
     'k$http_a::$http_b|$http_c.v',
-    '$http_a%$http_b',
+    '$http_a:%$http_b',
+    '$http_a:%$remote_addr%:$http_b',
+    '${http_a}5$http_b',
+    '${http_a}A${remote_addr}:${http_b}F',
     '$http_a😀$http_b:$binary_remote_addr/$http_c',
   ])('%s is one-to-one with its values and the client address (every combination)', (template) => {
-    // Values built from the separators, '%' and what escapes produce: plain concatenation merges many.
-    const values = ['', ':', 'A', ':A', 'A:', '::', '%', '%3A', '😀', '|.', '/k', '.v', 'k:', '%25'];
+    // Values built from the separators, '%', hex digits and what escapes produce: plain
+    // concatenation merges many.
+    const values = [
+      '',
+      ':',
+      'A',
+      ':A',
+      'A:',
+      '::',
+      '%',
+      '%3A',
+      '😀',
+      '|.',
+      '/k',
+      '.v',
+      'k:',
+      '%25',
+      '25%',
+      '5',
+      '%35',
+      'F%',
+    ];
     const addresses = [
       '203.0.113.9',
       '1.2.3.4',
