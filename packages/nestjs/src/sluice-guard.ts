@@ -49,6 +49,9 @@ export class SluiceGuard implements CanActivate, OnModuleInit {
   readonly #concurrency = new WeakMap<object, WeakMap<object, Gate>>();
   /** Controllers whose class name another controller has too: their name in scopes (`scopeNames`). */
   #names = new Map<object, string>();
+  /** Handlers found under no key of their controller and without a name: a number each. */
+  readonly #unnamed = new WeakMap<object, string>();
+  #unnamedCount = 0;
   #platform: Platform | undefined;
 
   constructor(
@@ -184,7 +187,7 @@ export class SluiceGuard implements CanActivate, OnModuleInit {
     if (gate === undefined) {
       const own = this.reflector.get<unknown, string>(key, handler as Type<unknown>) === metadata;
       const name = this.#names.get(controller) ?? (controller as { name?: string }).name ?? 'controller';
-      if (own) gate = build(`${name}.${(handler as { name?: string }).name ?? 'handler'}`);
+      if (own) gate = build(`${name}.${this.#handlerName(handler, controller)}`);
       else {
         // The controller's decorator: one bucket for all its routes.
         gate = ofController.get(metadata) ?? build(name);
@@ -193,6 +196,23 @@ export class SluiceGuard implements CanActivate, OnModuleInit {
       ofController.set(handler, gate);
     }
     return gate;
+  }
+
+  /**
+   * A handler's name in scopes: the key its controller's class declares it under, which a
+   * wrapping decorator (logging, tracing: `descriptor.value = function (…) {…}`) leaves as it
+   * was, though the function it puts there is named ''. Else its own name, else a number of its
+   * own: never one name for several handlers, which would share their buckets.
+   */
+  #handlerName(handler: object, controller: object): string {
+    const key = keyHolding((controller as Type<unknown>).prototype, handler);
+    if (key !== undefined) return key;
+    const { name } = handler as { name?: unknown };
+    if (typeof name === 'string' && name !== '') return name;
+    // Nest routes only methods a controller declares: this is a handler from elsewhere.
+    let unnamed = this.#unnamed.get(handler);
+    if (unnamed === undefined) this.#unnamed.set(handler, (unnamed = `handler#${++this.#unnamedCount}`));
+    return unnamed;
   }
 
   /**
@@ -235,4 +255,21 @@ export class SluiceGuard implements CanActivate, OnModuleInit {
   #gate(options: Limits | readonly Limits[]): Gate {
     return platformGate(createHttpLimiter<unknown, Fallback>(options), () => this.#platformNow());
   }
+}
+
+/**
+ * The key under which `prototype`, or one it inherits from (a generic CRUD controller's), holds
+ * `value`. Read from descriptors: a getter on a controller is not run.
+ */
+function keyHolding(prototype: unknown, value: object): string | undefined {
+  let on = prototype;
+  while (typeof on === 'object' && on !== null && on !== Object.prototype) {
+    const holder = on;
+    const key = Reflect.ownKeys(holder).find(
+      (key) => Object.getOwnPropertyDescriptor(holder, key)?.value === value,
+    );
+    if (key !== undefined) return String(key);
+    on = Object.getPrototypeOf(holder) as unknown;
+  }
+  return undefined;
 }
