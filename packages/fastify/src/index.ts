@@ -43,6 +43,25 @@ declare module 'fastify' {
 
 type Options = RateLimitOptions<FastifyRequest, FastifyFallback>;
 
+/**
+ * A route's constraints as the end of its scope (`GET /who [host=/^shop\./i,version=2.0.0]`):
+ * routes of one method and URL that Fastify tells apart by them are different routes, each with
+ * its own buckets. Names are sorted, so the text is stable; a route without constraints gets no
+ * text and keeps the scope it always had (its store keys and its metrics name).
+ */
+function constraintsText(constraints: RouteOptions['constraints']): string {
+  const pairs = Object.entries(constraints ?? {})
+    .filter(([, value]) => value !== undefined)
+    .sort(([a], [b]) => (a < b ? -1 : 1))
+    // A RegExp host as its literal (`/^shop\./i`); a custom strategy's object value as JSON.
+    .map(([name, value]) => {
+      const text =
+        value instanceof RegExp || typeof value !== 'object' ? String(value) : JSON.stringify(value);
+      return `${name}=${text}`;
+    });
+  return pairs.length === 0 ? '' : ` [${pairs.join(',')}]`;
+}
+
 function createGate(options: Options | readonly Options[]): Gate {
   return gateOf(createHttpLimiter<FastifyRequest, FastifyFallback>(options));
 }
@@ -82,10 +101,11 @@ async function sluicePlugin(fastify: FastifyInstance, options: SluicePluginOptio
   checkDefaults(defaults);
   const everyRoute = definesLimit(defaults) ? gateOf(defaults as Options) : undefined;
 
-  // Each GET route's gate by its `rateLimit` options and URL. Fastify's automatic HEAD route
-  // (`exposeHeadRoutes`) is the same route: its options are a copy of the GET's, made before any
-  // hook ran, so the same `rateLimit` object at the same URL — or, for `/` under a prefix, the
-  // URL with a slash more — finds the GET's gate and shares its buckets.
+  // Each GET route's gate by its `rateLimit` options, URL and constraints. Fastify's automatic
+  // HEAD route (`exposeHeadRoutes`) is the same route: its options are a copy of the GET's, made
+  // before any hook ran, so the same `rateLimit` object at the same URL with the same constraints
+  // — or, for `/` under a prefix, the URL with a slash more — finds the GET's gate and shares its
+  // buckets.
   const getGates = new WeakMap<object, Map<string, onRequestHookHandler>>();
   fastify.addHook('onRoute', (route: RouteOptions) => {
     const config = (
@@ -93,16 +113,20 @@ async function sluicePlugin(fastify: FastifyInstance, options: SluicePluginOptio
     )?.rateLimit;
     if (config === false || (config === undefined && everyRoute === undefined)) return;
     const methods = [route.method].flat();
-    const scope = `${methods.join(',')} ${route.url}`;
+    const constraints = constraintsText(route.constraints);
+    const where = `${route.url}${constraints}`;
+    const scope = `${methods.join(',')} ${where}`;
     const own = (c: SluiceRouteOptions): Options => scopedOptions(defaults, c, scope);
     let handler = everyRoute as onRequestHookHandler;
     if (config !== undefined) {
       const gets = getGates.get(config) ?? new Map<string, onRequestHookHandler>();
       const head = methods.length === 1 && methods[0] === 'HEAD';
-      const getGate = head ? (gets.get(route.url) ?? gets.get(route.url.replace(/(.)\/$/, '$1'))) : undefined;
+      const getGate = head
+        ? (gets.get(where) ?? gets.get(`${route.url.replace(/(.)\/$/, '$1')}${constraints}`))
+        : undefined;
       handler =
         getGate ?? gateOf(Array.isArray(config) ? config.map(own) : own(config as SluiceRouteOptions));
-      if (methods.includes('GET')) getGates.set(config, gets.set(route.url, handler));
+      if (methods.includes('GET')) getGates.set(config, gets.set(where, handler));
     }
     const existing = route[hook];
     route[hook] = [...(existing === undefined ? [] : [existing].flat()), handler] as never;
