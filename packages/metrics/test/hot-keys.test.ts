@@ -108,7 +108,7 @@ describe('hot keys', () => {
     const long = 'k'.repeat(15_000);
     const id = keyId(long);
     expect(id.length).toBeLessThan(200);
-    expect(id).toMatch(/^k{160}… \(15000 chars, #[0-9a-f]{8}\)$/);
+    expect(id).toMatch(/^k{160}… \(15000 chars, #[0-9a-f]{16}\)$/);
     expect(keyId(`${long}x`)).not.toBe(keyId(`${long}y`));
     expect(keyId('short')).toBe('short');
     const summary = new SpaceSaving(4);

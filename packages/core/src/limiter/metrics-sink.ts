@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { SluiceConfigError } from '../policy/config-error';
 import { MemoryStore } from '../stores/memory-store';
 import { RedisStore } from '../stores/redis/redis-store';
@@ -110,13 +111,34 @@ export function checkMetrics(
   return () => (metrics as MetricsSink).limiter(info);
 }
 
-/** The default name, from a prefix that may hold any text: what is not printable ASCII is `\\uXXXX`-escaped. */
+/**
+ * What is escaped in a default name: any UTF-16 code unit outside printable ASCII, and a
+ * backslash that, with what follows it, reads as an escape (`\\u` and four hex digits).
+ */
+const TO_ESCAPE = /[^\x20-\x7e]|\\(?=u[0-9a-fA-F]{4})/g;
+/** How a name past the bound ends: `...#` and 64 bits of the SHA-256 of the whole escaped name. */
+const DIGEST_HEX = 16;
+const DIGESTED = /\.\.\.#[0-9a-f]{16}$/;
+
+/**
+ * The default name, from a prefix that may hold any text. What is not printable ASCII is
+ * `\\uXXXX`-escaped (per UTF-16 code unit), and so is a backslash starting text that would read
+ * as an escape, so that each `\\uXXXX` of a name stands for one code unit and nothing else:
+ * distinct prefixes get distinct names. Every other printable name is kept as it is.
+ *
+ * Past 128 characters, a name keeps its first 108 and ends with `...#` and a digest of the
+ * whole escaped name: two long routes sharing their first 128 characters still get two names.
+ * A printable name of exactly 128 characters that ends like a digest is digested too, so it
+ * cannot be taken for another's. ASCII `...` (not `…`): names stay printable ASCII, as a `name`
+ * given by hand must be. Called once per limiter, at creation.
+ */
 function printableName(prefix: string): string {
-  const escaped = prefix.replace(
-    /[^\x20-\x7e]/g,
-    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
-  );
-  return escaped.length > MAX_NAME_LENGTH ? escaped.slice(0, MAX_NAME_LENGTH) : escaped;
+  const escaped = prefix.replace(TO_ESCAPE, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  if (escaped.length < MAX_NAME_LENGTH || (escaped.length === MAX_NAME_LENGTH && !DIGESTED.test(escaped)))
+    return escaped;
+  // The escaped name is ASCII, one-to-one with the prefix: hashing it hashes the prefix exactly.
+  const digest = createHash('sha256').update(escaped).digest('hex').slice(0, DIGEST_HEX);
+  return `${escaped.slice(0, MAX_NAME_LENGTH - DIGEST_HEX - 4)}...#${digest}`;
 }
 
 /**

@@ -3,7 +3,7 @@ import { hashOf, KeyTable } from './key-table';
 
 /** One of the most requested keys of a limiter (see {@link SpaceSaving}). */
 export interface HotKey {
-  /** The key as the limiter saw it; a key over 200 characters is shortened (see `keyId`). */
+  /** The key as the limiter saw it, or its shortened form (`keyId`: over 200 characters, or like one). */
   readonly key: string;
   /**
    * Its requests over about the last minute (each weighted by `e^(-age / 60 s)`): an upper
@@ -49,7 +49,8 @@ const RESCALE_AFTER_MS = 20 * TIME_CONSTANT_MS;
  * Space-Saving with weighted updates, so the bounds above hold for the weighted counts.
  *
  * A hit costs a `Map` lookup, a few additions and a sift in a heap of `size` (O(log size), mostly
- * O(1)); it allocates nothing for a key of up to 200 characters.
+ * O(1)); it allocates nothing for a key of up to 200 characters (but one like a shortened key:
+ * see `keyId`).
  */
 export class SpaceSaving {
   readonly size: number;
