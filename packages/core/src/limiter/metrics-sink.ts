@@ -8,7 +8,10 @@ import type { ConcurrencyDecision, ConcurrencyStats } from '../concurrency/concu
 
 /** What a limiter tells its metrics about itself, once, when it is created. */
 export interface LimiterInfo {
-  /** The `name` option (default: the `prefix`): labels everything the limiter reports. */
+  /**
+   * The `name` option (default: the `prefix`, made printable and at most 128 characters, a long
+   * one ending with a digest of the whole): labels everything the limiter reports.
+   */
   readonly name: string;
   /** The kind of store: `'memory'`, `'redis'`, or `'custom'` for any other. */
   readonly store: 'memory' | 'redis' | 'custom';

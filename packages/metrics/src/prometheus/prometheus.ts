@@ -30,7 +30,8 @@ const OPTION_NAMES: ReadonlySet<string> = new Set(['registry', 'hotKeys', 'clock
  *   decisions count in `sluice_decisions_total`, one admitted after waiting in the queue as `delayed`.
  *
  * The store series appear for limiters on a remote store (Redis) only. `limiter` is the
- * limiter's `name` (default: its `prefix`); limiters with the same name share their series.
+ * limiter's `name` (default: its `prefix`, made printable, a long one shortened with a digest);
+ * limiters with the same name share their series.
  *
  * @param options - `registry`, `hotKeys`, `clock`
  * @throws `SluiceConfigError` naming an unknown option, a `registry` that is not a prom-client
