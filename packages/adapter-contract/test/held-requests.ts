@@ -74,6 +74,15 @@ export function describeHeldRequests(driver: AdapterDriver): void {
       return { response: () => response };
     };
     const unitsLeft = async (): Promise<number> => (await limiter.peek(CLIENT)).remaining;
+    /** The first request runs; the next two are held (on fake timers from then on). */
+    const firstRunsTwoHeld = async (app: TestApp): Promise<void> => {
+      send(app);
+      await until(() => app.handled === 1, 'the first request ran');
+      fakeTimers();
+      send(app);
+      send(app);
+      await until(() => jest.getTimerCount() === 2, 'two requests are held');
+    };
 
     afterEach(async () => {
       jest.useRealTimers();
@@ -103,12 +112,7 @@ export function describeHeldRequests(driver: AdapterDriver): void {
 
     test('past maxHeld the limit refuses as it always does, and the refusal takes no unit', async () => {
       const app = await serve({ maxHeld: 2, status: 503 });
-      send(app);
-      await until(() => app.handled === 1, 'the first request ran');
-      fakeTimers();
-      send(app);
-      send(app);
-      await until(() => jest.getTimerCount() === 2, 'two requests are held');
+      await firstRunsTwoHeld(app);
       const third = send(app);
       await until(() => third.response() !== undefined || jest.getTimerCount() > 2, 'the third is answered');
       expect(third.response()?.statusCode).toBe(503);
@@ -135,12 +139,7 @@ export function describeHeldRequests(driver: AdapterDriver): void {
 
     test('with several limits, held requests whose client leaves give back every limit, one that did not delay them too', async () => {
       const { app, sharedLeft } = await serveWithShared();
-      send(app);
-      await until(() => app.handled === 1, 'the first request ran');
-      fakeTimers();
-      send(app);
-      send(app);
-      await until(() => jest.getTimerCount() === 2, 'two requests are held');
+      await firstRunsTwoHeld(app);
       expect(await sharedLeft()).toBe(0);
       for (const client of clients.splice(0)) client.destroy();
       await until(() => jest.getTimerCount() === 0, 'the held clients left');
