@@ -55,7 +55,7 @@ type ExpressHandlerMethod<This> = (this: This, req: Request, res: Response, next
  * ```ts
  * class ShopController {
  *   @RateLimit({ key: '$arg_sku_id', rate: '6r/m' })
- *   async sku(req: Request, res: Response) {
+ *   async sku(req: Request, res: Response, next: NextFunction) {
  *     res.json({ sku: req.query.sku_id });
  *   }
  * }

@@ -55,7 +55,7 @@ type KoaHandlerMethod<This> = (this: This, ctx: Context, next: Next) => unknown;
  * ```ts
  * class ShopController {
  *   @RateLimit({ key: '$http_user_id', rate: '2r/s' })
- *   async demo(ctx: Context) {
+ *   async demo(ctx: Context, next: Next) {
  *     ctx.body = { ok: true };
  *   }
  * }

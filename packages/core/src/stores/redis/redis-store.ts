@@ -54,7 +54,7 @@ export type { RedisStoreOptions } from './redis-store-options';
  *
  * @example
  * ```ts
- * import Redis from 'ioredis';
+ * import { Redis } from 'ioredis';
  * import { createLimiter, RedisStore } from '@sluice/core';
  *
  * const client = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
