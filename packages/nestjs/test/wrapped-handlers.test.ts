@@ -54,7 +54,7 @@ class ShopController {
 }
 
 /** Two controllers of one class name, their methods wrapped: named apart by their path. */
-const [v1, v2] = ['v1/users', 'v2/users'].map((path) => {
+function usersController(path: string) {
   @Controller(path)
   class UsersController {
     @Get()
@@ -65,7 +65,9 @@ const [v1, v2] = ['v1/users', 'v2/users'].map((path) => {
     }
   }
   return UsersController;
-});
+}
+const v1 = usersController('v1/users');
+const v2 = usersController('v2/users');
 
 /** One store for both decorators' permits, as a shared Redis would be. */
 const permits = new MemoryStore();
