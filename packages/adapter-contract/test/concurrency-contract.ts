@@ -165,6 +165,28 @@ export function describeConcurrencyContract(
         expect((await send(app, '/').reply)?.status).toBe(200);
       });
 
+      // A client that resets before its permit is granted (an async key, a Redis round trip) must
+      // not have its handler run with no permit held: 30 such clients ran 30 handlers at once
+      // past max 2 (found by an audit), the very backend calls the limit is there to bound.
+      test('a client that leaves before its permit is granted runs no handler, and its permit goes back', async () => {
+        const limiter = limiterOf({ max: 1 });
+        let grant = (): void => undefined;
+        const granted = new Promise<void>((resolve) => (grant = resolve));
+        const app = await serve({ concurrency: { limiter, key: () => granted.then(() => 'all') } });
+        let seen: { destroyed: boolean } | undefined;
+        app.server.once('connection', (socket) => (seen = socket));
+        const leaving = send(app, '/wait/never');
+        await until(() => seen !== undefined, 'the server has the connection');
+        leaving.leave();
+        await until(() => seen?.destroyed === true, 'the server sees the client leave');
+        grant();
+        await noPermitLeft(limiter, ['all']);
+        // A handler run on the permit would start within a few turns of the loop.
+        for (let i = 0; i < 20; i++) await new Promise((resolve) => setImmediate(resolve));
+        expect(handlers.started).not.toContain('/wait/never');
+        expect((await send(app, '/').reply)?.status).toBe(200);
+      });
+
       test('pipelined requests whose connection closes give every permit back, queued responses included', async () => {
         const limiter = limiterOf({ max: 1 });
         const app = await serve({ concurrency: { limiter, key: '$http_user_id' } });

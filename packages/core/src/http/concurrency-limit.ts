@@ -169,10 +169,13 @@ export function createHttpConcurrencyLimiter<TRequest, THandler extends (...args
   }
 }
 
-/** Ties the permit's release to the response. */
-function admit(response: ListenableResponse, permit: Permit): typeof NEXT {
-  releaseOnClose(response, permit);
-  return NEXT;
+/**
+ * Ties the permit's release to the response; a client that left while its permit was asked for
+ * (a reset before Redis answered) gets nothing: its permit goes back at once, and no handler
+ * runs for it without one, as a waiter that leaves the queue.
+ */
+function admit(response: ListenableResponse, permit: Permit): typeof NEXT | typeof GONE {
+  return releaseOnClose(response, permit) ? NEXT : GONE;
 }
 
 /** The reply to a request refused a permit (or, with `dryRun`, let through and reported). */

@@ -83,12 +83,16 @@ export function onResponseClose(response: ListenableResponse, onClose: () => voi
  *
  * @param response - the raw response
  * @param permit - what to release
+ * @returns `false` when the response had closed already (the client left while the permit was
+ *   asked for): the permit is given back at once, and nothing should run for the request
  */
-export function releaseOnClose(response: ListenableResponse, permit: { release(): unknown }): void {
+export function releaseOnClose(response: ListenableResponse, permit: { release(): unknown }): boolean {
   const socket = response.req?.socket ?? undefined;
   if (response.closed === true || response.destroyed === true || socket?.destroyed === true) {
     void permit.release();
-  } else if (response.socket != null || socket === undefined) {
+    return false;
+  }
+  if (response.socket != null || socket === undefined) {
     response.on('close', () => void permit.release());
   } else {
     const queue = queueOf(socket);
@@ -102,6 +106,7 @@ export function releaseOnClose(response: ListenableResponse, permit: { release()
     response.on('close', release);
     slot = join(queue, release);
   }
+  return true;
 }
 
 /** The queue of `socket`, its one `close` listener installed on first use. */
