@@ -69,7 +69,9 @@ export function mountSeckill(app: Express, zone: (name: string) => ZoneOptions):
       },
     ]),
     (req, res) => {
-      const name = SECKILL_STOCK[String(req.params.sku)];
+      // Own properties only: `__proto__` or `constructor` is a name every object has, not a SKU.
+      const sku = String(req.params.sku);
+      const name = Object.hasOwn(SECKILL_STOCK, sku) ? SECKILL_STOCK[sku] : undefined;
       if (name === undefined) res.status(404).json({ error: 'not on sale' });
       else res.json({ sku: req.params.sku, name, order: 'placed' });
     },

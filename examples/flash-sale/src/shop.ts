@@ -123,6 +123,7 @@ function productOf(req: Request): ({ sku: string } & Product) | undefined {
   // A repeated sku_id arrives as an array; the limit keys on its first value, and so does the shop.
   const raw = req.query.sku_id;
   const sku = String(Array.isArray(raw) ? raw[0] : (raw ?? ''));
-  const product = CATALOG[sku];
+  // Own properties only: `?sku_id=constructor` names what every object inherits, not a product.
+  const product = Object.hasOwn(CATALOG, sku) ? CATALOG[sku] : undefined;
   return product === undefined ? undefined : { sku, ...product };
 }
