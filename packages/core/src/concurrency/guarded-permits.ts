@@ -128,7 +128,15 @@ export function guardPermits(
     if (outage !== undefined && events.has('storeRecovered')) events.emit('storeRecovered', outage);
   };
 
-  /** `onStoreError`'s answer when the store could not give one. */
+  // Leases held here, by key, renewed on each tick.
+  const held = new Map<string, Set<string>>();
+
+  /**
+   * `onStoreError`'s answer when the store could not give one. The insurance admits only while
+   * its permits and the leases this process holds for the key (still running requests, whatever
+   * Redis makes of them meanwhile) stay within the insured `max`: each instance limits alone
+   * during an outage to its share in all, not to its share on top of what Redis granted it.
+   */
   const degrade = (key: string): RemoteAnswer => {
     if (onStoreError.mode === 'fail-open') return { grant: null, held: 0, degraded: 'fail-open' };
     if (onStoreError.mode === 'fail-closed') {
@@ -142,14 +150,20 @@ export function guardPermits(
       };
     }
     const table = insurance as PermitTable;
-    const taken = table.take(key, insuredMax);
+    const leased = held.get(key)?.size ?? 0;
+    const taken = table.take(key, insuredMax - leased);
     return taken < 0
-      ? { grant: undefined, held: table.count(key), degraded: 'insurance', reason: 'limited' }
-      : { grant: table, held: taken, degraded: 'insurance' };
+      ? { grant: undefined, held: table.count(key) + leased, degraded: 'insurance', reason: 'limited' }
+      : { grant: table, held: taken + leased, degraded: 'insurance' };
   };
+  /**
+   * Insurance permits of `key` held here now, which a lease Redis grants must fit beside (see
+   * {@link PermitGuard.insured}). No lookup while no key holds any: the hot path.
+   */
+  const insured = (key: string): number =>
+    insurance === undefined || insurance.size === 0 ? 0 : insurance.count(key);
 
-  // Leases held here, by key, renewed on each tick; releases that failed, retried on each tick.
-  const held = new Map<string, Set<string>>();
+  // Releases that failed, retried on each tick.
   const retries = new Map<string, { readonly key: string; readonly failedAt: number }>();
   let timer: NodeJS.Timeout | undefined;
   const track = (key: string, id: string): void => {
@@ -230,6 +244,7 @@ export function guardPermits(
     succeeded,
     report,
     degrade,
+    insured,
     track,
     retry,
     // Too late is not never: a lease the store took after all is given back. Called from the

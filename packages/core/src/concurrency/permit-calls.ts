@@ -44,6 +44,14 @@ export interface PermitGuard {
   report(key: string, error: unknown, startedAt: number): void;
   /** `onStoreError`'s answer to an acquire the store could not give. */
   degrade(key: string): RemoteAnswer;
+  /**
+   * Insurance permits of `key` this process still holds (0 without insurance). Redis does not
+   * see them, so a lease it grants is kept only if its count and these stay within `max`; else
+   * the lease goes back at once and the acquire is refused as limited. Not "the insurance decides
+   * the key until its permits are all back": under steady traffic on a hot key they may never all
+   * be back, and the key would never rejoin the shared limit.
+   */
+  insured(key: string): number;
   /** Renews the lease while it is held. */
   track(key: string, id: string): void;
   /** Retries a release that failed. */
@@ -82,6 +90,11 @@ export class AcquireCall extends GuardedOutcome<PermitAcquireReply, RemoteAnswer
       return this.fallBack(error);
     }
     if (!reply.acquired) return this.resolve({ grant: undefined, held: reply.held, reason: 'limited' });
+    const insured = guard.insured(request.key);
+    if (insured > 0 && reply.held + insured > request.max) {
+      guard.giveBack(request.key, request.id);
+      return this.resolve({ grant: undefined, held: reply.held - 1 + insured, reason: 'limited' });
+    }
     guard.track(request.key, request.id);
     this.resolve({ grant: request.id, held: reply.held });
   }
