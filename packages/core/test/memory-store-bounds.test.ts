@@ -69,6 +69,19 @@ describe('MemoryStore bounds', () => {
     expect((await limiter.consume('fresh-198')).allowed).toBe(true);
   });
 
+  test('forgotten counts the keys evicted while their state was live, not expired slots reused', async () => {
+    const store = new MemoryStore({ maxKeys: 100 });
+    const clock = fakeClock();
+    const limiter = createLimiter({ rate: '1r/s', store, clock });
+    for (let i = 0; i < 100; i++) await limiter.consume(`old-${i}`);
+    clock.advance(1000); // every state has ended: their slots make room for free
+    for (let i = 0; i < 100; i++) await limiter.consume(`new-${i}`);
+    expect([store.size, store.forgotten]).toEqual([100, 0]);
+    // Now every held key is live: each newcomer takes a live key's slot.
+    for (let i = 0; i < 30; i++) await limiter.consume(`more-${i}`);
+    expect([store.size, store.forgotten]).toEqual([100, 30]);
+  });
+
   test('maxKeys: 1 holds one key', async () => {
     const store = new MemoryStore({ maxKeys: 1 });
     const limiter = createLimiter({ rate: '1r/m', store, clock: fakeClock() });

@@ -85,6 +85,15 @@ export class MemoryStore implements Store {
     return this.#table.size;
   }
 
+  /**
+   * Keys evicted to make room for others while their state was still live (each then started
+   * afresh, its count forgotten): 0 while `maxKeys` is enough. Expired keys' slots, reused first,
+   * are not counted.
+   */
+  get forgotten(): number {
+    return this.#table.forgotten;
+  }
+
   consume(request: StoreRequest): Promise<Verdict> {
     return Promise.resolve(this.consumeSync(request));
   }

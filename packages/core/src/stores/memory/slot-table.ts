@@ -38,6 +38,7 @@ export class SlotTable {
   #next = 0;
   #hand = 0;
   #size = 0;
+  #forgotten = 0;
 
   constructor(readonly maxKeys: number) {
     const slots = Math.min(maxKeys, INITIAL_SLOTS);
@@ -54,6 +55,11 @@ export class SlotTable {
   /** Keys held. */
   get size(): number {
     return this.#size;
+  }
+
+  /** Keys evicted to make room while their state was still live (they started afresh). */
+  get forgotten(): number {
+    return this.#forgotten;
   }
 
   /** The key's slot when it holds live state at `now`; marks it used. */
@@ -124,6 +130,7 @@ export class SlotTable {
       const slot = this.#hand;
       this.#hand = slot + 1 === slots ? 0 : slot + 1;
       if (this.#used[slot] === 0 || (this.#expiresAt[slot] as number) <= now) {
+        if ((this.#expiresAt[slot] as number) > now) this.#forgotten++;
         this.#vacate(slot);
         return this.#free.pop() as number;
       }
