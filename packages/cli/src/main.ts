@@ -2,11 +2,13 @@ import { readFileSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
 import { parseCommandLine, type ReplayCommand } from './args/replay-args';
 import { USAGE } from './args/usage';
+import { checkOutputPaths } from './charts/output-paths';
 import { writeCharts } from './charts/write-charts';
 import { ReplayInputError } from './errors';
 import { replay } from './replay/replay';
 import { jsonReport } from './report/json-report';
 import { textReport } from './report/text-report';
+import { visible } from './report/visible';
 
 /** Where the command writes, and what relative paths are relative to. */
 export interface CommandIo {
@@ -40,7 +42,8 @@ export async function main(argv: readonly string[], io: CommandIo): Promise<numb
     return await runReplay(parsed.command, io);
   } catch (error) {
     if (error instanceof ReplayInputError) {
-      io.stderr(`sluice: ${error.message}\n`);
+      // The message may quote the log (an unknown format's first line): shown, never run.
+      io.stderr(`sluice: ${error.message.split('\n').map(visible).join('\n')}\n`);
       return EXIT.usage;
     }
     throw error;
@@ -48,15 +51,28 @@ export async function main(argv: readonly string[], io: CommandIo): Promise<numb
 }
 
 async function runReplay(command: ReplayCommand, io: CommandIo): Promise<number> {
-  const at = (path: string): string => (isAbsolute(path) || path === '-' ? path : resolve(io.cwd, path));
+  // `-` is standard input for the log only: `--out -` is a file named `-`.
+  const resolveOutput = (path: string): string => (isAbsolute(path) ? path : resolve(io.cwd, path));
+  const at = (path: string): string => (path === '-' ? path : resolveOutput(path));
   const { input } = command.replay;
+  const log = input.kind === 'log' ? at(input.path) : undefined;
+  const outputs = {
+    html: command.html === undefined ? undefined : resolveOutput(command.html),
+    svgDir: command.svgDir === undefined ? undefined : resolveOutput(command.svgDir),
+    log,
+  };
+  // Before the replay, which may take a while: a bad --out should not cost the whole run.
+  await checkOutputPaths(outputs);
   const result = await replay({
     ...command.replay,
-    input: input.kind === 'log' ? { ...input, path: at(input.path) } : input,
+    input: input.kind === 'log' && log !== undefined ? { ...input, path: log } : input,
   });
-  // Name the log as the user typed it, not its resolved path.
+  // Name the log as the user typed it, not its resolved path (a function: `$&` in a file name is
+  // no replacement pattern).
   const shown =
-    input.kind === 'log' ? { ...result, source: result.source.replace(at(input.path), input.path) } : result;
+    input.kind === 'log' && log !== undefined
+      ? { ...result, source: result.source.replace(log, () => input.path) }
+      : result;
   io.stdout(command.json ? jsonReport(shown) : textReport(shown));
   if (shown.requests - shown.noKey === 0) {
     io.stderr(
@@ -70,12 +86,8 @@ async function runReplay(command: ReplayCommand, io: CommandIo): Promise<number>
     );
     return EXIT.nothingReplayed;
   }
-  const written = await writeCharts(shown, {
-    html: command.html === undefined ? undefined : at(command.html),
-    svgDir: command.svgDir === undefined ? undefined : at(command.svgDir),
-    topKeys: command.topKeys,
-  });
-  for (const path of written) io.stderr(`wrote ${path}\n`);
+  const written = await writeCharts(shown, { ...outputs, topKeys: command.topKeys });
+  for (const path of written) io.stderr(`wrote ${visible(path)}\n`);
   return EXIT.ok;
 }
 

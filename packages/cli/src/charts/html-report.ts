@@ -48,9 +48,9 @@ export function htmlReport(result: ReplayResult, topKeys: number): string {
       `${thousands(result.outOfOrder)} lines were earlier than the line before them and were replayed at that line's time.`,
     );
   for (const policy of result.policies) {
-    if (policy.keysHeld >= policy.maxKeys) {
+    if (policy.forgotten > 0) {
       notes.push(
-        `${escapeXml(policy.label)}: its store reached its bound of ${thousands(policy.maxKeys)} keys; keys idle longest were forgotten (raise <code>--max-keys</code>).`,
+        `${escapeXml(policy.label)}: its store reached its bound of ${thousands(policy.maxKeys)} keys; ${thousands(policy.forgotten)} keys idle longest were forgotten while their state was live (raise <code>--max-keys</code>).`,
       );
     }
   }

@@ -1,6 +1,13 @@
-/** Text for SVG or HTML: `&`, `<`, `>`, `"` and `'` escaped. Log keys are untrusted input. */
+import { visible } from '../report/visible';
+
+/**
+ * Text for SVG or HTML: `&`, `<`, `>`, `"` and `'` escaped, and what XML 1.0 forbids (C0 controls,
+ * lone surrogates, U+FFFE, U+FFFF) or a reader should not be handed (DEL, C1, bidi overrides)
+ * written out as `\x1b`, `\u202e`, as the text report shows it: the file stays well-formed and
+ * the key reads as it is. Log keys are untrusted input.
+ */
 export function escapeXml(text: string): string {
-  return text.replace(/[&<>"']/g, (char) => `&#${char.charCodeAt(0)};`);
+  return visible(text).replace(/[&<>"']/g, (char) => `&#${char.charCodeAt(0)};`);
 }
 
 /** A coordinate with at most one decimal: small files, and the same text on every machine. */

@@ -8,7 +8,14 @@ export interface CombinedLine {
   readonly request: HttpRequest;
 }
 
-const QUOTED = '"((?:[^"\\\\]|\\\\.)*)"';
+/**
+ * A quoted field, `\` escaping the next character. Written as the unrolled loop
+ * `[^"\\]*(?:\\.[^"\\]*)*` rather than `(?:[^"\\]|\\.)*`: Irregexp keeps a backtrack entry per
+ * iteration of a loop with a choice in it, and the second form overflowed its stack on a 10 M
+ * character user agent. The first iterates once per escape (half a million at most in a line of
+ * `MAX_LINE_BYTES`, well within the stack) and its runs of plain text take no stack at all.
+ */
+const QUOTED = '"([^"\\\\]*(?:\\\\.[^"\\\\]*)*)"';
 /**
  * nginx `combined` / Apache `%h %l %u %t "%r" %>s %b "%{Referer}i" "%{User-agent}i"`, and the
  * common format without the last two; anything after them (nginx's `main` adds

@@ -117,6 +117,9 @@ function jsonParser(options: ParserOptions): LineParser {
   };
 }
 
+/** Why a CSV record does not parse when its quotes do not (see `readLog`, which reads its lines again). */
+export const MISPLACED_QUOTE = 'an unterminated or misplaced quote';
+
 function csvParser(options: ParserOptions, headerLine: string): LineParser {
   const names = splitCsvLine(headerLine.trim())?.map((name) => name.trim());
   if (names === undefined || csvTimeColumn(names, options.timeField) < 0) {
@@ -127,7 +130,7 @@ function csvParser(options: ParserOptions, headerLine: string): LineParser {
   const timeOf = cachedLogTime();
   return (line) => {
     const fields = splitCsvLine(line);
-    if (fields === undefined) return 'an unterminated or misplaced quote';
+    if (fields === undefined) return MISPLACED_QUOTE;
     if (fields.length !== names.length) return `${fields.length} fields where the header has ${names.length}`;
     // No prototype: a column named `__proto__` is a field like any other.
     const record: Record<string, string> = Object.create(null) as Record<string, string>;

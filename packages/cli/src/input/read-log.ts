@@ -1,12 +1,15 @@
 import { compileKeyTemplate, compileTrustProxy, resolveIpv6Subnet, SluiceConfigError } from '@sluice/core';
 import { ReplayInputError } from '../errors';
-import { forEachLine, openLog } from './lines';
+import { quoteLeftOpen } from './csv-fields';
+import { forEachLine, MAX_LINE_BYTES, openLog, type LineHandlers } from './lines';
 import {
   detectFormat,
   lineParser,
+  MISPLACED_QUOTE,
   shortened,
   type KeyChoice,
   type LineParser,
+  type LogEntry,
   type LogFormat,
 } from './log-formats';
 import { Sequencer, type RequestSink } from './sequencer';
@@ -92,9 +95,8 @@ export async function readLog(input: LogInput, sink: RequestSink): Promise<LogRe
     if (held !== undefined && lineErrors.length < MAX_LINE_ERRORS) lineErrors.push(held);
   });
   const parserOptions = { key, ...(input.timeField === undefined ? {} : { timeField: input.timeField }) };
-  try {
-    await forEachLine(stream, (line, lineNumber) => {
-      lines = lineNumber;
+  const handlers: LineHandlers = {
+    line(line, lineNumber) {
       if (line.trim() === '') return;
       if (parser === undefined) {
         format = requested === 'auto' ? detectFormat(line, input.timeField) : requested;
@@ -104,19 +106,51 @@ export async function readLog(input: LogInput, sink: RequestSink): Promise<LogRe
           );
         }
         parser = lineParser(format, parserOptions, line);
-        if (format === 'csv') return;
+        // The header is one line; the records after it may hold newlines in quoted fields.
+        if (format === 'csv') {
+          handlers.csv = true;
+          return;
+        }
       }
       const entry = parser(line);
-      if (typeof entry === 'string') {
-        unparsed++;
-        if (lineErrors.length < MAX_LINE_ERRORS)
-          lineErrors.push({ line: lineNumber, reason: entry, text: snippet(line) });
-        return;
+      // A CSV record whose quoted field spans lines but whose quotes do not parse (closed, then
+      // followed by more text) was not written by a CSV writer, which doubles every quote in a
+      // field: it is a line with a stray quote. Its lines are read one by one, as before records
+      // could span lines, so that one broken line does not take the next ones with it. A record
+      // a writer wrote always parses, whatever its fields hold, so a field's newlines never make
+      // records this way; one cut off inside a quoted field (the log's end) stays one bad record.
+      if (entry === MISPLACED_QUOTE && line.includes('\n') && !quoteLeftOpen(line)) {
+        line.split('\n').forEach((piece, i) => {
+          const text = piece.endsWith('\r') ? piece.slice(0, -1) : piece;
+          if (text.trim() !== '') take(text, lineNumber + i, (parser as LineParser)(text));
+        });
+      } else {
+        take(line, lineNumber, entry);
       }
-      if (sequencer.push(entry.time, entry.key))
-        held = { line: lineNumber, reason: entries === 0 ? BAD_FIRST_TIME : BAD_TIME, text: snippet(line) };
-      entries++;
-    });
+    },
+    tooLong(head, lineNumber, lastLine) {
+      unparsed++;
+      const reason =
+        lastLine > lineNumber
+          ? `record longer than ${MAX_LINE_BYTES} bytes (lines ${lineNumber} to ${lastLine}: a quote left open?)`
+          : `line longer than ${MAX_LINE_BYTES} bytes`;
+      if (lineErrors.length < MAX_LINE_ERRORS)
+        lineErrors.push({ line: lineNumber, reason, text: snippet(head) });
+    },
+  };
+  function take(line: string, lineNumber: number, entry: LogEntry | string): void {
+    if (typeof entry === 'string') {
+      unparsed++;
+      if (lineErrors.length < MAX_LINE_ERRORS)
+        lineErrors.push({ line: lineNumber, reason: entry, text: snippet(line) });
+      return;
+    }
+    if (sequencer.push(entry.time, entry.key))
+      held = { line: lineNumber, reason: entries === 0 ? BAD_FIRST_TIME : BAD_TIME, text: snippet(line) };
+    entries++;
+  }
+  try {
+    lines = await forEachLine(stream, handlers);
   } catch (error) {
     if (error instanceof ReplayInputError) throw error;
     // Not `instanceof Error`: errors from Node's streams may come from another realm (a test VM).

@@ -1,6 +1,6 @@
 import { ReplayInputError } from '../errors';
 import type { RequestSink } from '../input/sequencer';
-import { arrivals, seededRandom, type Segment } from './arrivals';
+import { arrivals, seededRandom, Timeline, type Segment } from './arrivals';
 
 /** The traffic `sluice replay --pattern` generates. */
 export const PATTERNS = ['steady', 'burst', 'boundary', 'flash-sale'] as const;
@@ -44,48 +44,43 @@ const BURST_PERIOD_MS = 10_000;
  * - `flash-sale`: calm (a fifth of `rps`) until a quarter of the way, then a surge to 5 × `rps`
  *   that halves every tenth of the duration; random (Poisson) arrivals, keys weighted 1/rank
  *   (Zipf), so a few keys are much hotter than the rest.
+ *
+ * The periodic patterns are one period of stretches, repeated: nothing is built per period.
  */
 function patternShape(options: PatternOptions): {
-  segments: Segment[];
+  timeline: Timeline;
   random: boolean;
   weightOf: (keyIndex: number) => number;
 } {
   const { name, durationMs: duration, rps, windowMs: window } = options;
+  const even = (segments: Segment[], periodMs: number) => ({
+    timeline: new Timeline(segments, periodMs, duration),
+    random: false,
+    weightOf: () => 1,
+  });
   switch (name) {
     case 'steady':
-      return { segments: [{ startMs: 0, endMs: duration, rps }], random: false, weightOf: () => 1 };
-    case 'burst': {
-      const segments: Segment[] = [];
-      for (let start = 0; start < duration; start += BURST_PERIOD_MS) {
-        segments.push({
-          startMs: start,
-          endMs: Math.min(duration, start + BURST_PERIOD_MS / 10),
-          rps: rps * 10,
-        });
-      }
-      return { segments, random: false, weightOf: () => 1 };
-    }
-    case 'boundary': {
-      const segments: Segment[] = [];
-      for (let open = 0; open < duration; open += 2 * window) {
-        // The probe, then the window's last tenth and the next window's first tenth.
-        segments.push({ startMs: open, endMs: Math.min(duration, open + 1), rps: 1000 });
-        const edge = open + window;
-        segments.push({
-          startMs: edge - window / 10,
-          endMs: Math.min(duration, edge + window / 10),
-          rps: rps * 10,
-        });
-      }
-      return { segments, random: false, weightOf: () => 1 };
-    }
+      return even([{ startMs: 0, endMs: duration, rps }], duration);
+    case 'burst':
+      return even([{ startMs: 0, endMs: BURST_PERIOD_MS / 10, rps: rps * 10 }], BURST_PERIOD_MS);
+    case 'boundary':
+      // The probe, then the window's last tenth and the next window's first tenth.
+      return even(
+        [
+          { startMs: 0, endMs: 1, rps: 1000 },
+          { startMs: window - window / 10, endMs: window + window / 10, rps: rps * 10 },
+        ],
+        2 * window,
+      );
     case 'flash-sale': {
       let harmonic = 0;
       for (let i = 1; i <= options.keys; i++) harmonic += 1 / i;
       const opens = duration / 4;
       const halfLife = duration / 10;
+      // At most 600 stretches (60 a half-life) whatever the duration: the surge's curve, not a
+      // stretch per second of a year.
+      const step = Math.max(100, duration / 600);
       const segments: Segment[] = [];
-      const step = Math.max(100, Math.min(1000, duration / 600));
       for (let start = 0; start < duration; start += step) {
         const middle = start + step / 2;
         const surge = middle < opens ? 0 : 4.8 * 0.5 ** ((middle - opens) / halfLife);
@@ -96,7 +91,11 @@ function patternShape(options: PatternOptions): {
         });
       }
       // Key i sends 1/(i+1) as much as the first; the mean over keys stays `rps`.
-      return { segments, random: true, weightOf: (i) => options.keys / harmonic / (i + 1) };
+      return {
+        timeline: new Timeline(segments, duration, duration),
+        random: true,
+        weightOf: (i) => options.keys / harmonic / (i + 1),
+      };
     }
   }
 }
@@ -108,23 +107,52 @@ interface Head {
   readonly next: Iterator<number, void>;
 }
 
-/** Most requests a pattern may come to (mean rate × keys × duration): about half a minute of replay. */
+/** Most requests a pattern may generate: about half a minute of replay. */
 export const MAX_PATTERN_REQUESTS = 50_000_000;
-/** Most windows `boundary` may attack (each is a segment of every key's arrivals). */
+/** Most windows `boundary` may attack. */
 export const MAX_PATTERN_WINDOWS = 1_000_000;
 
+/** Standard deviations above its mean that a Poisson pattern's count is bounded by. */
+const POISSON_MARGIN = 8;
+
 /**
- * Refuses a pattern too big to generate in reasonable time and memory, naming what to lower:
+ * The most requests a pattern generates: exact to within one a key for the even patterns (a key
+ * of `n.f` requests' worth sends `n` or `n + 1`), so `boundary` counts each key's
+ * window-opening request every two windows, not only `rps`; for `flash-sale` (Poisson) its mean
+ * plus eight standard deviations, which a seeded run all but never passes (and
+ * {@link generatePattern} stops at {@link MAX_PATTERN_REQUESTS} regardless). Computed from one
+ * period, whatever the duration.
+ */
+export function patternRequestBound(options: PatternOptions): number {
+  const { timeline, random } = patternShape(options);
+  // Keys' weights add up to `keys`: the pattern sends `keys` × one key's worth at weight 1.
+  const mean = timeline.total * options.keys;
+  return random ? mean + POISSON_MARGIN * Math.sqrt(mean) + POISSON_MARGIN : mean + options.keys;
+}
+
+/**
+ * Refuses a pattern too big to generate in reasonable time, naming what to lower:
  * `--rps 1000000 --keys 100000 --duration 365d` would be 3e18 requests, `--pattern boundary
- * --window 1ms --duration 1d` 86 million windows.
+ * --window 2ms --duration 2000s --keys 1000` 5e8 (a window-opening request per key every 4 ms),
+ * `--pattern boundary --window 1ms --duration 1d` 86 million windows.
  *
  * @throws {@link ReplayInputError} naming the options
  */
-export function checkPatternSize({ name, durationMs, rps, keys, windowMs }: PatternOptions): void {
-  const requests = (rps * keys * durationMs) / 1000;
+export function checkPatternSize(options: PatternOptions): void {
+  const { name, durationMs, rps, keys, windowMs } = options;
+  const requests = patternRequestBound(options);
   if (requests > MAX_PATTERN_REQUESTS) {
+    const cycles = Math.ceil(durationMs / (2 * windowMs));
+    const probes =
+      name === 'boundary'
+        ? ` and a window-opening request per key every two windows (${(cycles * keys).toPrecision(3)})`
+        : '';
+    const lower =
+      name === 'boundary'
+        ? 'lower --duration, --rps or --keys, or raise --window'
+        : 'lower --duration, --rps or --keys';
     throw new ReplayInputError(
-      `--pattern ${name}: ${keys} key${keys === 1 ? '' : 's'} × ${rps} r/s × ${durationMs / 1000} s come to about ${requests.toPrecision(3)} requests; at most ${MAX_PATTERN_REQUESTS.toLocaleString('en-US')} are generated: lower --duration, --rps or --keys`,
+      `--pattern ${name}: ${keys} key${keys === 1 ? '' : 's'} × ${rps} r/s × ${durationMs / 1000} s${probes} come to about ${requests.toPrecision(3)} requests; at most ${MAX_PATTERN_REQUESTS.toLocaleString('en-US')} are generated: ${lower}`,
     );
   }
   const windows = durationMs / windowMs;
@@ -149,9 +177,9 @@ export function patternKey(index: number): string {
  */
 export function generatePattern(options: PatternOptions, sink: RequestSink): number {
   const heads: Head[] = [];
-  const { segments, random, weightOf } = patternShape(options);
+  const { timeline, random, weightOf } = patternShape(options);
   for (let i = 0; i < options.keys; i++) {
-    const next = arrivals(segments, i / options.keys, {
+    const next = arrivals(timeline, i / options.keys, {
       scale: weightOf(i),
       ...(random ? { random: seededRandom(options.seed * 1_000_003 + i) } : {}),
     });
@@ -166,6 +194,11 @@ export function generatePattern(options: PatternOptions, sink: RequestSink): num
   let count = 0;
   while (heads.length > 0) {
     const head = heads[0] as Head;
+    // checkPatternSize bounds every pattern under this; a Poisson one could pass its bound.
+    if (count === MAX_PATTERN_REQUESTS)
+      throw new ReplayInputError(
+        `--pattern ${options.name}: more than ${MAX_PATTERN_REQUESTS.toLocaleString('en-US')} requests; lower --duration, --rps or --keys`,
+      );
     sink.request(PATTERN_EPOCH_MS + Math.floor(head.at), head.key);
     count++;
     const following = head.next.next();

@@ -46,7 +46,13 @@ export interface PolicyResult {
   readonly worstSecond: WorstSecond | undefined;
   /** The keys refused most, most first; `error` > 0 when `limited` may be up to that much too high. */
   readonly limitedKeys: ReadonlyArray<{ key: string; limited: number; error: number }>;
-  /** Keys held by its store at the end, and its bound: equal means keys were forgotten along the way. */
+  /**
+   * Keys its store forgot to make room while their state was still live (each then started
+   * afresh, as in a server with that bound): 0 when it filled up only with expired keys' slots,
+   * or never had to make room (`MemoryStore.forgotten`).
+   */
+  readonly forgotten: number;
+  /** Keys held by its store at the end (expired ones included until their slot is reused), and its bound. */
   readonly keysHeld: number;
   readonly maxKeys: number;
   /** Requests by outcome over time. */
@@ -155,6 +161,7 @@ export async function replay(options: ReplayOptions): Promise<ReplayResult> {
         limitedKeys: tally.limitedKeys
           .top(KEYS_LISTED)
           .map(({ key, count, error }) => ({ key, limited: count, error })),
+        forgotten: candidate.store.forgotten,
         keysHeld: candidate.store.size,
         maxKeys,
         series: tally.series,

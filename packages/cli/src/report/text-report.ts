@@ -1,5 +1,6 @@
 import type { ReplayResult } from '../replay/replay';
 import { duration, moment, percent, thousands } from './format';
+import { visible } from './visible';
 
 /** Keys named per policy in "refused most". */
 const KEYS_NAMED = 5;
@@ -7,13 +8,15 @@ const KEYS_NAMED = 5;
 /**
  * The replay's summary for a terminal: what was replayed, then per policy the admitted, delayed
  * and limited requests, the worst second, the keys refused most, and what to know about the
- * input (lines that did not parse, empty keys, lines out of order, a store that filled up).
+ * input (lines that did not parse, empty keys, lines out of order, a store that filled up). Text
+ * from the log (the source name, keys, unreadable lines) is shown through {@link visible}, so an
+ * escape sequence in a User-Agent is printed, not run by the terminal.
  */
 export function textReport(result: ReplayResult): string {
   const relative = result.format === undefined;
   const start = result.firstMs ?? 0;
   const at = (ms: number): string => moment(ms, start, relative);
-  const lines: string[] = [`sluice replay: ${result.source}`];
+  const lines: string[] = [`sluice replay: ${visible(result.source)}`];
   const span =
     result.firstMs === undefined || result.lastMs === undefined
       ? ''
@@ -28,7 +31,7 @@ export function textReport(result: ReplayResult): string {
     const decided = policy.admitted + policy.delayed + policy.limited;
     const worst = policy.worstSecond;
     return [
-      policy.label,
+      visible(policy.label),
       `${thousands(policy.admitted)}  ${percent(policy.admitted, decided)}`,
       policy.delayed === 0
         ? '0'
@@ -45,27 +48,29 @@ export function textReport(result: ReplayResult): string {
   if (limited.length > 0) {
     lines.push('', 'Keys limited most');
     const named = limited.map((policy) => [
-      `  ${policy.label}`,
+      `  ${visible(policy.label)}`,
       policy.limitedKeys
         .slice(0, KEYS_NAMED)
         .map(
-          ({ key, limited: count, error }) => `${key || '""'} (${error > 0 ? '≤ ' : ''}${thousands(count)})`,
+          ({ key, limited: count, error }) =>
+            `${visible(key) || '""'} (${error > 0 ? '≤ ' : ''}${thousands(count)})`,
         )
         .join(' · '),
     ]);
     lines.push(...columns(named));
   }
   for (const policy of result.policies) {
-    if (policy.keysHeld >= policy.maxKeys) {
+    if (policy.forgotten > 0) {
       lines.push(
         '',
-        `${policy.label}: its store reached --max-keys (${thousands(policy.maxKeys)} keys), so keys idle longest were forgotten and started afresh, as in a server with that bound; raise --max-keys to replay without forgetting`,
+        `${visible(policy.label)}: its store reached --max-keys (${thousands(policy.maxKeys)} keys), so ${thousands(policy.forgotten)} keys idle longest were forgotten while their state was live and started afresh, as in a server with that bound; raise --max-keys to replay without forgetting`,
       );
     }
   }
   if (result.lineErrors.length > 0) {
     lines.push('', 'Lines that could not be read');
-    for (const error of result.lineErrors) lines.push(`  line ${error.line}: ${error.reason}: ${error.text}`);
+    for (const error of result.lineErrors)
+      lines.push(`  line ${error.line}: ${visible(error.reason)}: ${visible(error.text)}`);
     const more = result.unparsed - result.lineErrors.length;
     if (more > 0) lines.push(`  … and ${thousands(more)} more`);
   }
