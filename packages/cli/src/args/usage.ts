@@ -35,7 +35,8 @@ Pattern (generated, the same every time)
   --keys <n>                distinct keys, client-1 ... (default 1, at most 100000)
   --window <time>           boundary: the window attacked (default: the first policy's)
   --seed <n>                flash-sale: its random arrivals (default 1)
-  At most 50 000 000 requests (keys x rps x duration) and, for boundary, 1 000 000 windows.
+  At most 50 000 000 requests (keys x rps x duration, and boundary's window openings) and,
+  for boundary, 1 000 000 windows.
 
 Replay and output
   --max-keys <n>            keys each policy's store holds (default 100000, MemoryStore's)
