@@ -2,7 +2,7 @@ import type { Stats } from 'node:fs';
 import { constants } from 'node:fs';
 import { access, stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { ReplayInputError } from '../errors';
+import { describeFsError, ReplayInputError } from '../errors';
 
 /** Where the replay's results go, as resolved paths, and the log they must never overwrite. */
 export interface OutputPaths {
@@ -30,7 +30,7 @@ export async function checkOutputPaths({ html, svgDir, log }: OutputPaths): Prom
     if (existing === undefined) {
       await creatable(html, { parents: false, cannot });
     } else {
-      if (existing.isDirectory()) throw cannot(describeWriteError({ code: 'EISDIR' }));
+      if (existing.isDirectory()) throw cannot(describeFsError({ code: 'EISDIR' }));
       if (sameFile(existing, input)) throw isTheLog(`--out ${html}: it`, 'report');
       await writable(html, constants.W_OK, cannot);
     }
@@ -40,7 +40,7 @@ export async function checkOutputPaths({ html, svgDir, log }: OutputPaths): Prom
       new ReplayInputError(`--svg ${svgDir}: cannot write charts there: ${why}`);
     const existing = await statOrMissing(svgDir, cannot);
     if (existing === undefined) await creatable(svgDir, { parents: true, cannot });
-    else if (!existing.isDirectory()) throw cannot(describeWriteError({ code: 'ENOTDIR' }));
+    else if (!existing.isDirectory()) throw cannot(describeFsError({ code: 'ENOTDIR' }));
     else await writable(svgDir, constants.W_OK | constants.X_OK, cannot);
   }
 }
@@ -65,30 +65,6 @@ function isTheLog(subject: string, what: 'report' | 'charts'): ReplayInputError 
   return new ReplayInputError(`${subject} is the log being replayed; write the ${what} elsewhere`);
 }
 
-/** An error from writing, for the user: the errno code in words, as for the log's. */
-export function describeWriteError(error: unknown): string {
-  const code = (error as NodeJS.ErrnoException).code;
-  switch (code) {
-    case 'ENOENT':
-      return 'no such file or directory (ENOENT)';
-    case 'EACCES':
-    case 'EPERM':
-      return `permission denied (${code})`;
-    case 'EISDIR':
-      return 'it is a directory (EISDIR)';
-    case 'ENOTDIR':
-      return 'it is not a directory (ENOTDIR)';
-    case 'EROFS':
-      return 'read-only file system (EROFS)';
-    case 'ENOSPC':
-      return 'no space left on the device (ENOSPC)';
-    case 'EIO':
-      return 'input/output error (EIO)';
-    default:
-      return error instanceof Error ? error.message : String(code);
-  }
-}
-
 /** A file's identity (device and inode): the same file by any name, link or symbolic link. */
 function sameFile(a: Stats, b: Stats | undefined): boolean {
   return b !== undefined && a.dev === b.dev && a.ino === b.ino;
@@ -109,7 +85,7 @@ async function statOrMissing(
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'ENOENT' || code === 'ENOTDIR') return undefined;
-    throw cannot(describeWriteError(error));
+    throw cannot(describeFsError(error));
   }
 }
 
@@ -141,6 +117,6 @@ async function writable(
   try {
     await access(path, mode);
   } catch (error) {
-    throw cannot(describeWriteError(error));
+    throw cannot(describeFsError(error));
   }
 }

@@ -1,9 +1,9 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ReplayResult } from '../replay/replay';
-import { ReplayInputError } from '../errors';
+import { describeFsError, ReplayInputError } from '../errors';
 import { htmlReport } from './html-report';
-import { describeWriteError, refuseTheLog } from './output-paths';
+import { refuseTheLog } from './output-paths';
 import { policySvg, sharedScales } from './policy-svg';
 
 /** A file name for a policy's chart: `'gcra 10r/s burst=20'` → `'gcra-10r-s-burst-20'`. */
@@ -67,7 +67,7 @@ export async function writeCharts(
     try {
       await mkdir(svgDir, { recursive: true });
     } catch (error) {
-      throw new ReplayInputError(`--svg ${svgDir}: cannot write charts there: ${describeWriteError(error)}`);
+      throw new ReplayInputError(`--svg ${svgDir}: cannot write charts there: ${describeFsError(error)}`);
     }
     for (const { path, svg } of svgs) {
       await write(path, svg, (why) => `--svg ${svgDir}: cannot write ${path}: ${why}`);
@@ -81,6 +81,6 @@ async function write(path: string, text: string, message: (why: string) => strin
   try {
     await writeFile(path, text);
   } catch (error) {
-    throw new ReplayInputError(message(describeWriteError(error)));
+    throw new ReplayInputError(message(describeFsError(error)));
   }
 }

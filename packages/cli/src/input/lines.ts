@@ -1,7 +1,7 @@
 import { open } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
-import { ReplayInputError } from '../errors';
+import { describeFsError, ReplayInputError } from '../errors';
 import { CsvRecordEnds } from './csv-fields';
 
 /**
@@ -151,19 +151,4 @@ export async function openLog(path: string): Promise<Readable> {
   const gunzip = createGunzip();
   file.on('error', (error) => gunzip.destroy(error));
   return file.pipe(gunzip);
-}
-
-function describeFsError(error: unknown): string {
-  const code = (error as NodeJS.ErrnoException).code;
-  switch (code) {
-    case 'ENOENT':
-      return 'no such file (ENOENT)';
-    case 'EACCES':
-    case 'EPERM':
-      return `permission denied (${code})`;
-    case 'EISDIR':
-      return 'it is a directory (EISDIR)';
-    default:
-      return error instanceof Error ? error.message : String(error);
-  }
 }
