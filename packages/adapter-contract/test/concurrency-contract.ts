@@ -172,6 +172,15 @@ export function describeConcurrencyContract(
         const limiter = limiterOf({ max: 1 });
         let grant = (): void => undefined;
         const granted = new Promise<void>((resolve) => (grant = resolve));
+        // Counts the decisions made, so that the checks below wait for the one of the client
+        // that left: before it, no permit is held only because none was asked for yet.
+        let decided = 0;
+        const acquire = limiter.acquire.bind(limiter);
+        limiter.acquire = (...args) =>
+          acquire(...args).then((decision) => {
+            decided++;
+            return decision;
+          });
         const app = await serve({ concurrency: { limiter, key: () => granted.then(() => 'all') } });
         let seen: { destroyed: boolean } | undefined;
         app.server.once('connection', (socket) => (seen = socket));
@@ -180,6 +189,7 @@ export function describeConcurrencyContract(
         leaving.leave();
         await until(() => seen?.destroyed === true, 'the server sees the client leave');
         grant();
+        await until(() => decided === 1, 'the permit of the client that left is decided');
         await noPermitLeft(limiter, ['all']);
         // A handler run on the permit would start within a few turns of the loop.
         for (let i = 0; i < 20; i++) await new Promise((resolve) => setImmediate(resolve));
