@@ -1,5 +1,5 @@
 import type { PeerSocket } from '../keys/client-address';
-import type { HttpRequest } from '../keys/http-request';
+import { NOT_FOUND_ROUTE, type HttpRequest } from '../keys/http-request';
 import { decodeKeyText } from '../keys/key-text';
 import { NeutralRequest } from './neutral-request';
 
@@ -75,6 +75,22 @@ class FromNodeRequest extends NeutralRequest<NodeRequestLike> {
     // Decoded before lower-casing: '%41' is 'A', which a case-insensitive mount matches as 'a'.
     const decoded = mount.includes('%') ? decodeKeyText(mount, { keep: '/' }) : mount;
     return (caseSensitive(source.app) ? decoded : decoded.toLowerCase()) + String(path);
+  }
+}
+
+/**
+ * A request that matched no route of an Express app (a middleware after every route): its
+ * `$route` is {@link NOT_FOUND_ROUTE}, one value for every such request.
+ *
+ * @param req - Node's request, as Express hands it over
+ */
+export function fromUnmatchedNodeRequest(req: NodeRequestLike): HttpRequest {
+  return new UnmatchedNodeRequest(req);
+}
+
+class UnmatchedNodeRequest extends FromNodeRequest {
+  override route(): string {
+    return NOT_FOUND_ROUTE;
   }
 }
 

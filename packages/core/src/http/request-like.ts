@@ -1,11 +1,11 @@
 import type { PeerSocket } from '../keys/client-address';
-import type { HttpRequest } from '../keys/http-request';
+import { NOT_FOUND_ROUTE, type HttpRequest } from '../keys/http-request';
 import { NeutralRequest } from './neutral-request';
 
 /**
  * The request that goes with a `ReplyLike`: Fastify's, as its hooks and Nest on
  * `@nestjs/platform-fastify` hand it over. Node's request is `raw`; the route Fastify matched
- * is `routeOptions.url`.
+ * is `routeOptions.url`, {@link NOT_FOUND_ROUTE} when none did (`is404`).
  */
 export interface RequestLike {
   readonly raw: { readonly socket: PeerSocket | null | undefined };
@@ -13,6 +13,8 @@ export interface RequestLike {
   readonly headers: HttpRequest['headers'];
   readonly query?: unknown;
   readonly routeOptions?: { readonly url?: string | undefined };
+  /** Whether Fastify runs its not-found handler for it: no route matched. */
+  readonly is404?: boolean;
 }
 
 /**
@@ -41,6 +43,7 @@ class FromRequestLike extends NeutralRequest<RequestLike> {
   }
 
   route(): string | undefined {
-    return this.source.routeOptions?.url;
+    const { source } = this;
+    return source.is404 === true ? NOT_FOUND_ROUTE : source.routeOptions?.url;
   }
 }

@@ -40,10 +40,18 @@ export interface HttpRequest {
   readonly query?: () => unknown;
   /**
    * The route pattern the framework matched (`'/shop/sku/:id'`), `undefined` when it has matched
-   * none yet (Express app-level middleware runs before routing). Read only by `$route`.
+   * none yet (Express app-level middleware runs before routing), {@link NOT_FOUND_ROUTE} when
+   * routing is over and no route matched. Read only by `$route`.
    */
   readonly route?: () => string | undefined;
 }
+
+/**
+ * `$route` of a request that matched no route, once routing is over (a framework's not-found
+ * handler): one value for all of them, so that a client cannot make a bucket per URL it invents.
+ * No route pattern starts with `(`.
+ */
+export const NOT_FOUND_ROUTE = '(not found)';
 
 /**
  * One header's value: a repeated header Node keeps as an array (`set-cookie`, unknown names in

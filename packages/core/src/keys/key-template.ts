@@ -54,7 +54,9 @@ const VARIABLE = /\$(?:\{([A-Za-z0-9_]+)\}|([A-Za-z0-9_]+))/g;
  *   lower-cased unless the apps match case-sensitively: a mount parameter counts by its value
  *   (`/t/acme/sku/:id`: one bucket per tenant, however spelled). Where no route has matched yet
  *   (Express middleware mounted with `app.use`, Koa middleware before the router), it is `$uri`,
- *   and a `SluiceKeyWarning` says so once: mount such a limit on the route.
+ *   and a `SluiceKeyWarning` says so once: mount such a limit on the route. A request that
+ *   matched no route at all (Fastify's and Nest's not-found handler) has the `$route`
+ *   `NOT_FOUND_ROUTE`, `'(not found)'`: one bucket for every URL a client makes up.
  *
  * A key reading the client address refuses a request whose connection is already gone (see
  * {@link readsClientAddress}); the other variables are read only from what the request carries.
