@@ -193,19 +193,23 @@ export function createHttpLimiter<TRequest, THandler extends (...args: never[]) 
       // The connection is gone, so the client's address is unknown: keyed by it, the request
       // would have the empty key and pass (or share one bucket). Refused, whatever onMissingKey says.
       const gone = http.remoteAddress === undefined && limit.readsAddress;
+      view.several = false;
       const key = gone ? '' : await keyOf(limit, request, view);
-      const missing = gone ? 'reject' : key === '' ? limit.onMissingKey : undefined;
+      // A variable given several differing values (`?sku_id=B&sku_id=A`): the app may read any of
+      // them, so no one bucket stands for the request. Refused, whatever onMissingKey says.
+      const several = view.several;
+      const missing = gone || several ? 'reject' : key === '' ? limit.onMissingKey : undefined;
       if (missing === 'skip') continue;
       if (missing === 'reject') {
         if (limit.dryRun) {
           dryRunMissingKey = true;
           continue;
         }
-        // Refused before any limit consumed anything. A missing key is the client's error (400,
-        // not `status`): the request lacks what the limit keys on, and sending it again
-        // unchanged cannot help. A client that is gone gets the limit's own refusal (no one
+        // Refused before any limit consumed anything. A missing or ambiguous key is the client's
+        // error (400, not `status`): the request lacks what the limit keys on, and sending it
+        // again unchanged cannot help. A client that is gone gets the limit's own refusal (no one
         // reads it; a log does).
-        const { type, body } = rejectionBody(undefined, view.header('accept'));
+        const { type, body } = rejectionBody(undefined, view.header('accept'), several);
         const status = gone ? limit.status : MISSING_KEY_STATUS;
         return { kind: 'reply', headers: [], status, type, body };
       }

@@ -13,6 +13,7 @@ export interface NodeRequestLike {
   /** Express: the URL as received, before a router mount took its path off `url`. */
   readonly originalUrl?: string | undefined;
   readonly headers: HttpRequest['headers'];
+  readonly rawHeaders?: readonly string[];
   /** Express: the query as the app parses it. */
   readonly query?: unknown;
   /** Express: the text that matched the mount path of the router running the route. */
@@ -59,7 +60,7 @@ export function fromNodeRequest(req: NodeRequestLike): HttpRequest {
 /** Node's request with Express's additions: the URL before any mount, the mount path and pattern. */
 class FromNodeRequest extends NeutralRequest<NodeRequestLike> {
   constructor(req: NodeRequestLike) {
-    super(req, req.socket, req.originalUrl ?? req.url ?? '/', req.headers);
+    super(req, req.socket, req.originalUrl ?? req.url ?? '/', req.headers, req.rawHeaders);
   }
 
   query(): unknown {

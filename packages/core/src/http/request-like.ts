@@ -8,7 +8,7 @@ import { NeutralRequest } from './neutral-request';
  * is `routeOptions.url`, {@link NOT_FOUND_ROUTE} when none did (`is404`).
  */
 export interface RequestLike {
-  readonly raw: { readonly socket: PeerSocket | null | undefined };
+  readonly raw: { readonly socket: PeerSocket | null | undefined; readonly rawHeaders?: readonly string[] };
   readonly url: string;
   readonly headers: HttpRequest['headers'];
   readonly query?: unknown;
@@ -35,7 +35,7 @@ export function fromRequestLike(request: RequestLike): HttpRequest {
 /** Fastify's request: the URL it routed, the route pattern it matched. */
 class FromRequestLike extends NeutralRequest<RequestLike> {
   constructor(request: RequestLike) {
-    super(request, request.raw.socket, request.url, request.headers);
+    super(request, request.raw.socket, request.url, request.headers, request.raw.rawHeaders);
   }
 
   query(): unknown {
