@@ -96,11 +96,13 @@ export function createHttpLimiter<TRequest, THandler extends (...args: never[]) 
   const replies = limits.map((limit) => new ReplyCache(limit.headers, limit.policyName, limit.now));
   // Decided once: whether a request can be decided without calling user code or awaiting.
   const only = limits.length === 1 ? (limits[0] as ResolvedLimit<TRequest, THandler>) : undefined;
+  // A cost of 0 is a probe (see `decideAll`), which the fast paths do not take.
   const syncLimit =
     only !== undefined &&
     only.template !== undefined &&
     only.skip === undefined &&
-    typeof only.cost !== 'function'
+    typeof only.cost !== 'function' &&
+    only.cost !== 0
       ? only
       : undefined;
   const syncReplies = replies[0] as ReplyCache;
@@ -231,24 +233,29 @@ function consume<TRequest, THandler>(entry: Entry<TRequest, THandler>, request: 
   return limit.limiter.consume(key, cost === undefined ? undefined : { cost });
 }
 
+/**
+ * The entries' decisions. A request of cost 0 still needs a unit left: it is a probe at cost 1,
+ * refused as a request of cost 1 would be and taking nothing (`limiter.consume` at cost 0 only
+ * looks, as redis-cell's quantity 0 does: it would let a spent key pass, unreported). It is
+ * reported to the limiter's metrics as any decision.
+ */
 async function decideAll<TRequest, THandler>(
   entries: Array<Entry<TRequest, THandler>>,
   request: TRequest,
 ): Promise<Array<Result<TRequest, THandler>>> {
   if (entries.length === 0) return [];
-  if (entries.length === 1) {
-    const entry = entries[0] as Entry<TRequest, THandler>;
-    return [{ entry, decision: await consume(entry, request) }];
-  }
+  const entry = entries[0] as Entry<TRequest, THandler>;
+  if (entries.length === 1 && entry.cost !== 0) return [{ entry, decision: await consume(entry, request) }];
   // Every limit takes its cost or none does (see `consumeAll`); a limit not asked has no result.
   // A held request that will not run gives back what every limit took (see `delayOutcome`).
   const { decisions, refunds } = await takeAll(
     entries.map(({ limit, key, cost }) => ({
       limiter: limit.limiter,
       key,
-      cost,
+      cost: cost === 0 ? 1 : cost,
       context: limit.passRequest ? request : undefined,
       dryRun: limit.dryRun,
+      probe: cost === 0,
     })),
   );
   const results: Array<Result<TRequest, THandler>> = [];

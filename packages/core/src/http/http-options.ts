@@ -119,7 +119,12 @@ export interface HttpLimitOptions<TRequest, THandler extends (...args: never[]) 
    * @defaultValue `'$binary_remote_addr'`
    */
   key?: string | ((request: TRequest) => MaybePromise<string | undefined | null>);
-  /** Units a request takes: a whole number, or a function of the request. @defaultValue 1 */
+  /**
+   * Units a request takes: a whole number, or a function of the request. A request of cost 0
+   * takes nothing but still needs a unit left: it is refused when a request of cost 1 would be,
+   * and reported to `metrics` as any request (a limiter's `consume` at cost 0 only looks).
+   * @defaultValue 1
+   */
   cost?: number | ((request: TRequest) => MaybePromise<number>);
   /** A ready limiter instead of limiter options (`rate`, `store`, …). */
   limiter?: Limiter;
