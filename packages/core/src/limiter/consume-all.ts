@@ -119,7 +119,9 @@ export async function takeAll(requests: readonly TakeRequest[]): Promise<TakenAl
   // (measured: the flash-sale replay placed 2 more orders on Redis). Each limit taken alone
   // (below) still meets its block cache first.
   const store = (sides[0] as LimiterSide).store;
+  // One limit alone (a probe): taken alone, its block cache first, as `consume` would be.
   const together =
+    parts.length > 1 &&
     store.consumeAll !== undefined &&
     sides.every(
       ({ remote, store: own }, i) =>

@@ -35,18 +35,19 @@ const HTTP: HttpRequest = { remoteAddress: '203.0.113.9', url: '/cart', headers:
 let prefixes = 0;
 
 /** A metrics sink that keeps every decision it is told of. */
-function recording(): { sink: MetricsSink; decided: Decision[] } {
+function recording(): { sink: MetricsSink; decided: Decision[]; blockCacheHits: () => number } {
   const decided: Decision[] = [];
+  let hits = 0;
   const ignore = () => undefined;
   const metrics: LimiterMetrics = {
     decided: (decision) => decided.push(decision),
     storeCall: ignore,
     storeError: ignore,
     storeUp: ignore,
-    blockCacheHit: ignore,
+    blockCacheHit: () => hits++,
     leaseCall: ignore,
   };
-  return { sink: { limiter: () => metrics }, decided };
+  return { sink: { limiter: () => metrics }, decided, blockCacheHits: () => hits };
 }
 
 /** What a client sees of an outcome: its status (200 when let through), `RateLimit` and `Retry-After`. */
@@ -74,7 +75,7 @@ describe.each(STORES)('a request of cost 0 needs a unit left and takes none (%s 
     }) as Options;
 
   test.each(POLICIES)('one limit: $algorithm', async (policy) => {
-    const { sink, decided } = recording();
+    const { sink, decided, blockCacheHits } = recording();
     const limits = createHttpLimiter<Req, () => void>(options(policy, { metrics: sink }));
     const [limiter] = limits.limiters;
     const decide = async (items: number) => seen(await limits.decide({ items }, HTTP));
@@ -89,10 +90,14 @@ describe.each(STORES)('a request of cost 0 needs a unit left and takes none (%s 
     expect(zero[0]).toBe(429);
     expect(zero).toEqual(one);
     expect(Number(zero[2])).toBeGreaterThan(0);
-    // Counted like any request: two admitted, two limited, under the key.
+    // On Redis, the refusal is remembered (block cache): the next probe is refused without a call.
+    expect(await decide(0)).toEqual(one);
+    expect(blockCacheHits()).toBe(store() === undefined ? 0 : 2);
+    // Counted like any request: two admitted, three limited, under the key.
     expect(decided.map((d) => [d.key, d.allowed])).toEqual([
       ['cart', true],
       ['cart', true],
+      ['cart', false],
       ['cart', false],
       ['cart', false],
     ]);
