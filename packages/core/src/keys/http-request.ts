@@ -124,7 +124,8 @@ export class RequestView {
    * A header as `$http_` reads it: its value as the app reads it ({@link RequestView.header};
    * a line's commas are part of it), but a header sent on several lines, which Node joins
    * (`a, b`) or keeps the first of (`authorization`), is read line by line: the lines' one value
-   * when they agree (`a` twice is `a`), else the first, and {@link RequestView.several} is set.
+   * when they agree (`a` twice is `a`), else the value as Node gives it, and
+   * {@link RequestView.several} is set.
    * `cookie` lines are one list of cookies (HTTP/2 sends a cookie a line) and read joined.
    */
   keyHeader(name: string): string {

@@ -44,10 +44,6 @@ const VARIABLE = /\$(?:\{([A-Za-z0-9_]+)\}|([A-Za-z0-9_]+))/g;
  *   (an array by its one value, an object as absent), else the `sku_id` of the URL,
  *   percent-decoded, so `%61` and `a` share a bucket (see {@link RequestView.arg}).
  * - `$cookie_session`: the cookie named exactly `session`.
- *
- * A variable given several differing values (`?sku_id=B&sku_id=A`, a header on two lines, a
- * cookie twice) reads the first and sets {@link RequestView.several}: the app may read any of
- * them, so the HTTP layer refuses such a request (400).
  * - `$server_name`: the host the client asked for (`Host`, without port). The client chooses it: for
  *   one bucket per server use a constant key such as `'server'`.
  * - `$uri`: the path, normalized as nginx does (decoded, `.`/`..` and `//` resolved; case and a
@@ -62,6 +58,10 @@ const VARIABLE = /\$(?:\{([A-Za-z0-9_]+)\}|([A-Za-z0-9_]+))/g;
  *   and a `SluiceKeyWarning` says so once: mount such a limit on the route. A request that
  *   matched no route at all (Fastify's and Nest's not-found handler) has the `$route`
  *   `NOT_FOUND_ROUTE`, `'(not found)'`: one bucket for every URL a client makes up.
+ *
+ * A variable given several differing values (`?sku_id=B&sku_id=A`, a header on two lines, a
+ * cookie twice) reads one of them and sets {@link RequestView.several}: the app may read any of
+ * them, so the HTTP layer refuses such a request (400).
  *
  * A key reading the client address refuses a request whose connection is already gone (see
  * {@link readsClientAddress}); the other variables are read only from what the request carries.
