@@ -1,4 +1,10 @@
-import { createLimiter, SluiceConfigError, type LimitEvent } from '@sluice/core';
+import {
+  createLimiter,
+  SluiceConfigError,
+  type Decision,
+  type LimitEvent,
+  type LimiterMetrics,
+} from '@sluice/core';
 import request from 'supertest';
 import { FAKE_EPOCH, fakeClock, type FakeClock } from '../../core/test/contract/fake-clock';
 import { describeDelayContract } from './delay-contract';
@@ -61,6 +67,65 @@ export function describeAdapterContract(driver: AdapterDriver, stores: readonly 
 
         clock.advance(30_000);
         expect((await get(app)).status).toBe(200);
+      });
+
+      test('a request of cost 0 passes only while its key has a unit left, counted as any request', async () => {
+        // What a metrics sink is told (`@sluice/metrics` counts and finds hot keys from it).
+        const decided: Decision[] = [];
+        const ignore = () => undefined;
+        const sink: LimiterMetrics = {
+          decided: (decision) => decided.push(decision),
+          storeCall: ignore,
+          storeError: ignore,
+          storeUp: ignore,
+          blockCacheHit: ignore,
+          leaseCall: ignore,
+        };
+        const metrics = { limiter: () => sink };
+        const items = driver.keyFromQuery('items') as (request: unknown) => unknown;
+        const app = await serve(
+          withStore({
+            name: 'cart',
+            rate: '2/1m',
+            clock,
+            metrics,
+            cost: (req: unknown) => Number(items(req)),
+          }),
+        );
+        const cart = async (n: number) => {
+          const res = await get(app, `/?items=${n}`);
+          return [res.status, res.headers.ratelimit, res.headers['retry-after']];
+        };
+        expect(await cart(0)).toEqual([200, '"2/1m";r=2;t=0', undefined]);
+        expect(await cart(2)).toEqual([200, '"2/1m";r=0;t=60', undefined]);
+        // Spent: refused as a request of cost 1 is; before, neither took anything.
+        expect(await cart(0)).toEqual([429, '"2/1m";r=0;t=60', '30']);
+        expect(await cart(1)).toEqual([429, '"2/1m";r=0;t=60', '30']);
+        expect(app.handled).toBe(2);
+        expect(decided.map((d) => [d.key, d.allowed])).toEqual([
+          ['127.0.0.1', true],
+          ['127.0.0.1', true],
+          ['127.0.0.1', false],
+          ['127.0.0.1', false],
+        ]);
+        clock.advance(30_000);
+        expect(await cart(0)).toEqual([200, '"2/1m";r=1;t=30', undefined]);
+        expect(await cart(1)).toEqual([200, '"2/1m";r=0;t=60', undefined]);
+      });
+
+      test('several limits: a request of cost 0 refused by its limit takes nothing from the others', async () => {
+        const perSku = createLimiter(withStore({ rate: '3/1m', clock }) as never);
+        const items = driver.keyFromQuery('items') as (request: unknown) => unknown;
+        const app = await serve([
+          { limiter: perSku, key: '$arg_sku_id' },
+          withStore({ rate: '1/1m', clock, cost: (req: unknown) => Number(items(req)) }),
+        ]);
+        expect((await get(app, '/?sku_id=a&items=0')).status).toBe(200);
+        expect((await get(app, '/?sku_id=a&items=1')).status).toBe(200);
+        expect((await perSku.peek('a')).remaining).toBe(1);
+        expect((await get(app, '/?sku_id=a&items=0')).status).toBe(429);
+        expect((await perSku.peek('a')).remaining).toBe(1);
+        expect(app.handled).toBe(2);
       });
 
       test('several limits: a request rejected by the second uses no unit of the first', async () => {

@@ -76,6 +76,16 @@ export interface AdapterDriver {
     prefix?: string,
     settings?: RouteSettings,
   ): Promise<TestApp>;
+  /**
+   * Serves a site whose every route is limited by `options` (Express and Koa `app.use`, the
+   * Fastify plugin's options, Nest's module): `GET /known`, and `GET /health` exempt from the
+   * limit (Express and Koa: mounted before it; Fastify `config: { rateLimit: false }`; Nest
+   * `@SkipRateLimit()`), both answering 200 `{"ok":true}`. Any other path matches no route: the
+   * framework's 404, or with `customNotFound` the app's own handler (404 `{"custom":true}`:
+   * Express and Koa a last middleware, Fastify `setNotFoundHandler`, Nest an exception filter
+   * of `NotFoundException`). `handled` counts what reached the routes and the custom handler.
+   */
+  serveSite(options: ContractOptions, customNotFound?: boolean): Promise<TestApp>;
   /** A fallback in the framework's own terms: replies `status` with `{ handled: true, remaining }`. */
   fallbackHandler(status: number): unknown;
   /** A fallback in the framework's own terms that fails as `how` says. */
@@ -115,6 +125,8 @@ export function writePartial(raw: ServerResponse): void {
 }
 
 const OK = { ok: true };
+/** The body of a site's own not-found handler (see {@link AdapterDriver.serveSite}). */
+export const CUSTOM_NOT_FOUND = { custom: true };
 
 async function listen(
   server: Server,
@@ -179,6 +191,23 @@ function expressDriver(name: string, express: typeof express5): AdapterDriver {
       else app.use([prefix, ...settings.alsoAt], router);
       return listen(createServer(app), state);
     },
+    async serveSite(options, customNotFound = false) {
+      const app = express();
+      const state = { handled: 0 };
+      const ok = (_req: Request, res: Response) => {
+        state.handled++;
+        res.json(OK);
+      };
+      app.get('/health', ok);
+      app.use(rateLimit(options as unknown as Options));
+      app.get('/known', ok);
+      if (customNotFound)
+        app.use((_req: Request, res: Response) => {
+          state.handled++;
+          res.status(404).json(CUSTOM_NOT_FOUND);
+        });
+      return listen(createServer(app), state);
+    },
     fallbackHandler: (status) => (_req: Request, res: Response, d: Decision) =>
       res.status(status).json({ handled: true, remaining: d.remaining }),
     failingFallback: (how) => (_req: Request, res: Response) =>
@@ -232,6 +261,29 @@ function koaDriver(name: string, Koa: typeof Koa3): AdapterDriver {
         ctx.body = OK;
       });
       app.use(router.routes());
+      return listen(createServer(app.callback()), state);
+    },
+    async serveSite(options, customNotFound = false) {
+      const app = new Koa();
+      app.silent = true;
+      const state = { handled: 0 };
+      const ok = (ctx: Context) => {
+        state.handled++;
+        ctx.body = OK;
+      };
+      const health = new Router();
+      health.get('/health', ok);
+      const known = new Router();
+      known.get('/known', ok);
+      app.use(health.routes());
+      app.use(rateLimit(options as unknown as Options));
+      app.use(known.routes());
+      if (customNotFound)
+        app.use((ctx) => {
+          state.handled++;
+          ctx.status = 404;
+          ctx.body = CUSTOM_NOT_FOUND;
+        });
       return listen(createServer(app.callback()), state);
     },
     fallbackHandler: (status) => (ctx: Context, d: Decision) => {
@@ -303,6 +355,24 @@ function fastifyDriver(name: string, fastify: typeof fastify5): AdapterDriver {
         },
         { prefix },
       );
+      await app.listen({ port: 0, host: '::' });
+      return listen(app.server, state, () => app.close());
+    },
+    async serveSite(options, customNotFound = false) {
+      const app: FastifyInstance = fastify();
+      const state = { handled: 0 };
+      await app.register(sluiceFastify, options as never);
+      const ok = async () => {
+        state.handled++;
+        return OK;
+      };
+      app.get('/known', ok);
+      app.get('/health', { config: { rateLimit: false } }, ok);
+      if (customNotFound)
+        app.setNotFoundHandler(async (_request, reply) => {
+          state.handled++;
+          return reply.code(404).send(CUSTOM_NOT_FOUND);
+        });
       await app.listen({ port: 0, host: '::' });
       return listen(app.server, state, () => app.close());
     },

@@ -99,7 +99,7 @@ export function describeHostileKeys(driver: AdapterDriver, stores: readonly Stor
           BIG_TOO,
         ];
         const { buckets } = await expectBucketsAsRead(app, [
-          ...values.map((v) => `/buy?x=1&sku_id=${v}&sku_id=other`),
+          ...values.map((v) => `/buy?x=1&sku_id=${v}`),
           '/buy?x=1&sku_id=',
         ]);
         // Only bytes that are not UTF-8 may be read alike (as U+FFFD, or %25FF as %FF).
@@ -130,7 +130,7 @@ export function describeHostileKeys(driver: AdapterDriver, stores: readonly Stor
         const app = await serve(keyed('$cookie_session'), 'middleware', ROOMY);
         const values = ['a', '{}', '__proto__', '%0D%0A', '%C3%A9', '%FF', '%25FF', 'a%3Bb', BIG, BIG_TOO];
         await expectOwnBuckets(app, values, (v) => ({
-          headers: { Cookie: `theme=dark; session=${v}; session=other` },
+          headers: { Cookie: `theme=dark; session=${v}` },
         }));
       });
 
@@ -169,7 +169,9 @@ export function describeHostileKeys(driver: AdapterDriver, stores: readonly Stor
           const app = await serve(keyed(`$arg_${name}`));
           // Absent: nothing inherited from Object.prototype is read as a value.
           expect((await send(app)).headers.ratelimit).toBeUndefined();
-          const paths = ['x', 'y', '__proto__'].map((v) => `/?${name}=${v}&toString=1&constructor=1`);
+          // Beside the other prototype names (the one read given twice would be several values).
+          const others = ['toString', 'constructor'].filter((other) => other !== name);
+          const paths = ['x', 'y', '__proto__'].map((v) => `/?${name}=${v}&${others.join('=1&')}=1`);
           const { readings } = await expectBucketsAsRead(app, paths, name);
           // Express 4 (qs) drops an argument named __proto__: its app reads none, so there is no key.
           const dropped = name === '__proto__' && driver.name === 'express 4';

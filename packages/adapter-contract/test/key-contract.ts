@@ -1,5 +1,5 @@
 import type { LimitEvent } from '@sluice/core';
-import type request from 'supertest';
+import request from 'supertest';
 import type { FakeClock } from '../../core/test/contract/fake-clock';
 import type { AdapterDriver, ContractOptions, Mount, TestApp } from './drivers';
 
@@ -58,11 +58,56 @@ export function describeKeyContract(
       expect((await send('b')).status).toBe(200);
     });
 
-    test('a repeated query argument keys on its first value and does not crash', async () => {
-      const app = await serve({ key: '$arg_sku_id', rate: '1/1m', clock });
-      expect((await get(app, '/?sku_id=a&sku_id=b')).status).toBe(200);
-      expect((await get(app, '/?sku_id=a')).status).toBe(429);
-      expect((await get(app, '/?sku_id=b&sku_id=a')).status).toBe(200);
+    /** The status and error of a GET with `headers`, each given as one line per value. */
+    const sent = async (app: TestApp, headers: Record<string, string | string[]>, path = '/') => {
+      const res = await request(app.url).get(path).set(headers).set('Accept', 'application/json');
+      return [res.status, res.body.error ?? res.headers['sluice-dry-run']] as const;
+    };
+
+    test('a variable given several differing values is refused with 400, whichever value the app reads', async () => {
+      const arg = await serve({ key: '$arg_sku_id', rate: '1/1m', clock });
+      expect(await sent(arg, {}, '/?sku_id=a&sku_id=a')).toEqual([200, undefined]);
+      expect(await sent(arg, {}, '/?sku_id=a')).toEqual([429, 'rate_limited']);
+      expect(await sent(arg, {}, '/?sku_id=b&sku_id=a')).toEqual([400, 'ambiguous_key']);
+      expect(await sent(arg, {}, '/?sku_id=&sku_id=a')).toEqual([400, 'ambiguous_key']);
+      expect(await sent(arg, {}, '/?sku_id=b')).toEqual([200, undefined]);
+      expect(arg.handled).toBe(2);
+
+      // A header on several lines: Node joins them (`a, b`) or keeps the first (`authorization`).
+      const header = await serve({ key: '$http_user_id', rate: '1/1m', clock });
+      expect(await sent(header, { 'User-Id': 'a' })).toEqual([200, undefined]);
+      expect(await sent(header, { 'User-Id': ['a', 'a'] })).toEqual([429, 'rate_limited']);
+      expect(await sent(header, { 'User-Id': ['b', 'a'] })).toEqual([400, 'ambiguous_key']);
+      // One line is one value, commas and all: what the app reads.
+      expect(await sent(header, { 'User-Id': 'b, a' })).toEqual([200, undefined]);
+      const auth = await serve({ key: '$http_authorization', rate: '1/1m', clock });
+      expect(await sent(auth, { Authorization: 'a' })).toEqual([200, undefined]);
+      expect(await sent(auth, { Authorization: ['a', 'b'] })).toEqual([400, 'ambiguous_key']);
+      expect(await sent(auth, { Authorization: ['b', 'a'] })).toEqual([400, 'ambiguous_key']);
+
+      const cookie = await serve({ key: '$cookie_session', rate: '1/1m', clock });
+      expect(await sent(cookie, { Cookie: 'session=a; theme=dark' })).toEqual([200, undefined]);
+      expect(await sent(cookie, { Cookie: 'session=a; session=a' })).toEqual([429, 'rate_limited']);
+      expect(await sent(cookie, { Cookie: 'session=b; session=a' })).toEqual([400, 'ambiguous_key']);
+      // Cookie lines are one list (HTTP/2 sends one cookie a line).
+      expect(await sent(cookie, { Cookie: ['theme=dark', 'session=a'] })).toEqual([429, 'rate_limited']);
+      expect(await sent(cookie, { Cookie: ['session=b', 'session=a'] })).toEqual([400, 'ambiguous_key']);
+      expect(header.handled + auth.handled + cookie.handled).toBe(4);
+    });
+
+    test('several values: refused whatever onMissingKey says, in a composed key too; never in a dry run', async () => {
+      const composed = await serve({
+        key: '$http_user_id:$arg_sku_id',
+        rate: '1/1m',
+        clock,
+        onMissingKey: 'shared',
+      });
+      expect(await sent(composed, { 'User-Id': 'u' }, '/?sku_id=a&sku_id=b')).toEqual([400, 'ambiguous_key']);
+      expect(await sent(composed, { 'User-Id': ['u', 'v'] }, '/?sku_id=a')).toEqual([400, 'ambiguous_key']);
+      expect(await sent(composed, { 'User-Id': 'u' }, '/?sku_id=a')).toEqual([200, undefined]);
+      const dry = await serve({ key: '$arg_sku_id', rate: '1/1m', clock, dryRun: true });
+      expect(await sent(dry, {}, '/?sku_id=a&sku_id=b')).toEqual([200, undefined]);
+      expect(composed.handled + dry.handled).toBe(2);
     });
 
     test('an empty key is not limited by default; reject and shared are one option away', async () => {

@@ -1,16 +1,33 @@
 import 'reflect-metadata';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { All, Controller, Get, HttpCode, Module, type INestApplication } from '@nestjs/common';
-import { NestFactory } from '@nestjs/core';
+import {
+  All,
+  Catch,
+  Controller,
+  Get,
+  HttpCode,
+  Module,
+  NotFoundException,
+  type ArgumentsHost,
+  type INestApplication,
+} from '@nestjs/common';
+import { APP_FILTER, NestFactory } from '@nestjs/core';
 import { version as NEST_VERSION } from '@nestjs/core/package.json';
 import { ExpressAdapter } from '@nestjs/platform-express';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
 import type { Decision } from '@sluice/core';
-import { RateLimit, SluiceModule, type SluiceModuleOptions } from '@sluice/nestjs';
+import { RateLimit, SkipRateLimit, SluiceModule, type SluiceModuleOptions } from '@sluice/nestjs';
 import type { Request, Response } from 'express';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { failing, writePartial, type AdapterDriver, type ServerSettings, type TestApp } from './drivers';
+import {
+  CUSTOM_NOT_FOUND,
+  failing,
+  writePartial,
+  type AdapterDriver,
+  type ServerSettings,
+  type TestApp,
+} from './drivers';
 
 /** The Nest major the jest project maps `@nestjs/*` to. */
 const NEST_MAJOR = NEST_VERSION.split('.')[0];
@@ -63,6 +80,51 @@ function routedModule(pattern: string, prefix: string, limits: unknown, state: {
   return AppModule;
 }
 
+/**
+ * A site limited by the module (see `AdapterDriver.serveSite`): `GET /known`, `GET /health` with
+ * `@SkipRateLimit()`, and with `customNotFound` a global filter of Nest's `NotFoundException`.
+ */
+function siteModule(
+  platform: 'express' | 'fastify',
+  limits: unknown,
+  customNotFound: boolean,
+  state: { handled: number },
+): unknown {
+  class Site {
+    known(): unknown {
+      state.handled++;
+      return { ok: true };
+    }
+    health(): unknown {
+      state.handled++;
+      return { ok: true };
+    }
+  }
+  const prototype = Site.prototype;
+  const known = Object.getOwnPropertyDescriptor(prototype, 'known') as PropertyDescriptor;
+  const health = Object.getOwnPropertyDescriptor(prototype, 'health') as PropertyDescriptor;
+  Get('known')(prototype, 'known', known);
+  Get('health')(prototype, 'health', health);
+  SkipRateLimit()(prototype, 'health', health);
+  Controller()(Site);
+  class NotFound {
+    catch(_exception: NotFoundException, host: ArgumentsHost): void {
+      state.handled++;
+      const response = host.switchToHttp().getResponse<Response & FastifyReply>();
+      if (platform === 'express') response.status(404).json(CUSTOM_NOT_FOUND);
+      else response.code(404).send(CUSTOM_NOT_FOUND);
+    }
+  }
+  Catch(NotFoundException)(NotFound);
+  class AppModule {}
+  Module({
+    imports: [SluiceModule.forRoot(limits as SluiceModuleOptions)],
+    controllers: [Site],
+    providers: customNotFound ? [{ provide: APP_FILTER, useClass: NotFound }] : [],
+  })(AppModule);
+  return AppModule;
+}
+
 function nestDriver(platform: 'express' | 'fastify'): AdapterDriver {
   const express = platform === 'express';
   /** Starts the app on a free port (Express: on a server of our own that carries `settings`). */
@@ -103,6 +165,10 @@ function nestDriver(platform: 'express' | 'fastify'): AdapterDriver {
     serveRoute(pattern, options, prefix = '') {
       const state = { handled: 0 };
       return start(routedModule(pattern, prefix, options, state), state, {});
+    },
+    serveSite(options, customNotFound = false) {
+      const state = { handled: 0 };
+      return start(siteModule(platform, options, customNotFound, state), state, {});
     },
     fallbackHandler: (status) =>
       express

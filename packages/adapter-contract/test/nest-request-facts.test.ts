@@ -2,6 +2,7 @@ import { describeConnectionResets } from './connection-resets';
 import { describeDecodingCost } from './decoding-cost';
 import { NEST_DRIVERS } from './nest-drivers';
 import { describeQueryBypasses } from './query-bypasses';
+import { describeNotFound } from './not-found';
 import { describeRoutes } from './routes';
 
 // What the key reads of a request (issue #16, items 1, 2, 3 and 7) on Nest, both platforms:
@@ -11,4 +12,5 @@ for (const driver of NEST_DRIVERS) {
   describeQueryBypasses(driver);
   describeDecodingCost(driver);
   describeRoutes(driver);
+  describeNotFound(driver);
 }

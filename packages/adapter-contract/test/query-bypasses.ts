@@ -1,6 +1,6 @@
 import { fakeClock } from '../../core/test/contract/fake-clock';
 import { MOUNTS, type AdapterDriver, type TestApp } from './drivers';
-import { appReadings, keyOfReading, rawStatus } from './raw-http';
+import { appReadings, keyOfReading, rawStatus, SEVERAL } from './raw-http';
 
 /**
  * Queries that spell `sku_id=X` so that some framework reads `X` where a parser of the URL did not
@@ -14,10 +14,30 @@ const SPELLINGS = [
   '/sku?sku_id[]=X',
   '/sku?sku_id[0]=X',
   '/sku?sku_id%5B%5D=X',
-  '/sku?sku_id=X&sku_id=Y',
+  '/sku?sku_id=X&sku_id=X',
   '/sku?%73ku_id=X',
   '/sku?sku_id[a]=X',
   '/sku?sku_id=X%00',
+];
+
+/**
+ * An argument given twice or more: whichever of its values the app reads (the first, the last,
+ * all of them), the limit of each applies; values the frameworks read alike are one value.
+ */
+const REPEATS = [
+  '/sku?sku_id=&sku_id=X',
+  '/sku?sku_id=Y&sku_id=X',
+  '/sku?sku_id=X&sku_id=Y&sku_id=X',
+  '/sku?sku_id=X&sku_id=X',
+  '/sku?sku_id[]=',
+  '/sku?sku_id[0]=X',
+  '/sku?sku_id[]=Z&sku_id=X',
+  '/sku?sku_id[a]=Z&sku_id=X',
+  '/sku?SKU_ID=Y',
+  '/sku?sku_id=X&SKU_ID=Y',
+  '/sku?sku_id=X+Y&sku_id=X%20Y',
+  '/sku?sku_id=X;sku_id=Y',
+  '/sku?sku_id=X%3Bsku_id%3DY',
 ];
 
 /**
@@ -53,8 +73,8 @@ export function describeQueryBypasses(driver: AdapterDriver): void {
         const readings = (await appReadings(driver, 'sku_id', SPELLINGS)).map(keyOfReading);
         const readAsX = SPELLINGS.filter((_, i) => readings[i] === 'X');
         expect(readAsX).toEqual(expect.arrayContaining([...(REPORTED[driver.name] ?? [])]));
-        // Repeated arguments and escaped names are read as X everywhere.
-        expect(readAsX).toEqual(expect.arrayContaining(['/sku?sku_id=X&sku_id=Y', '/sku?%73ku_id=X']));
+        // A repeated argument's one value and escaped names are read as X everywhere.
+        expect(readAsX).toEqual(expect.arrayContaining(['/sku?sku_id=X&sku_id=X', '/sku?%73ku_id=X']));
         await expectLimitedAsRead(mount, '/sku?sku_id=X', SPELLINGS);
       },
     );
@@ -68,6 +88,16 @@ export function describeQueryBypasses(driver: AdapterDriver): void {
         // Every framework reads at least one of them as it reads %FF.
         expect(readings).toContain(first);
         await expectLimitedAsRead(mount, '/sku?sku_id=%FF', INVALID);
+      },
+    );
+
+    test.each(MOUNTS)(
+      'an argument the app reads as several differing values is refused with 400, whichever it reads (%s)',
+      async (mount) => {
+        const readings = (await appReadings(driver, 'sku_id', REPEATS)).map(keyOfReading);
+        // Every framework hands the app both values of a repeated argument.
+        expect(readings.slice(0, 3)).toEqual([SEVERAL, SEVERAL, SEVERAL]);
+        await expectLimitedAsRead(mount, '/sku?sku_id=X', REPEATS);
       },
     );
 
@@ -88,6 +118,7 @@ export function describeQueryBypasses(driver: AdapterDriver): void {
       const seen = new Set([baseReading]);
       const expected = targets.map((target, i) => {
         const reading = readings[i] as string;
+        if (reading === SEVERAL) return [target, 400];
         const limited = seen.has(reading) && reading !== '';
         seen.add(reading);
         return [target, limited ? 429 : 200];

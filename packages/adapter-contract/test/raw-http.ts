@@ -42,10 +42,19 @@ export async function writeAndReset(app: TestApp, target: string, method = 'POST
   await once(socket, 'close');
 }
 
-/** The key `$arg_` must give for what the app reads: a string as is, an array by its first element, nothing else. */
+/** What `$arg_` must do with an argument the app reads as several differing values: refuse the request. */
+export const SEVERAL = 'several values (400)';
+
+/**
+ * The key `$arg_` must give for what the app reads: a string as is; an array by its one value when
+ * every element is that text (an element that is no text reads as `''`), else {@link SEVERAL};
+ * nothing for anything else (`''`, no key).
+ */
 export function keyOfReading(reading: unknown): string {
-  const value = Array.isArray(reading) ? (reading[0] as unknown) : reading;
-  return typeof value === 'string' ? value : '';
+  const text = (value: unknown) => (typeof value === 'string' ? value : '');
+  if (!Array.isArray(reading)) return text(reading);
+  const texts = new Set((reading as unknown[]).map(text));
+  return texts.size > 1 ? SEVERAL : (texts.values().next().value ?? '');
 }
 
 /**

@@ -2,6 +2,7 @@ import { describeConnectionResets } from './connection-resets';
 import { describeDecodingCost } from './decoding-cost';
 import { DRIVERS } from './drivers';
 import { describeQueryBypasses } from './query-bypasses';
+import { describeNotFound } from './not-found';
 import { describeRoutes } from './routes';
 
 // What the key reads of a request, on every framework major (issue #16, items 1, 2, 3 and 7):
@@ -12,4 +13,5 @@ for (const driver of DRIVERS) {
   describeQueryBypasses(driver);
   describeDecodingCost(driver);
   describeRoutes(driver);
+  describeNotFound(driver);
 }

@@ -3,6 +3,7 @@ import {
   checkDefaults,
   definesLimit,
   namingAdapterOptions,
+  notFoundHook,
   scopedOptions,
   SluiceConfigError,
 } from '@sluice/core';
@@ -67,7 +68,8 @@ function createGate(options: Options | readonly Options[]): Gate {
 }
 
 /**
- * The sluice Fastify plugin (Fastify 4 and 5). Registered with a `rate` (or `rules`), it limits every route;
+ * The sluice Fastify plugin (Fastify 4 and 5). Registered with a `rate` (or `rules`), it limits every route,
+ * and the requests that match none (the not-found handler: same buckets, `$route` `'(not found)'`);
  * without one, only routes whose `config.rateLimit` sets one; `config: { rateLimit: false }`
  * exempts a route. The HEAD route Fastify adds for each GET route (`exposeHeadRoutes`) shares
  * the GET's limit: one bucket for both. Register it before the routes it limits. Invalid
@@ -93,13 +95,17 @@ async function sluicePlugin(fastify: FastifyInstance, options: SluicePluginOptio
     throw new SluiceConfigError('hook', hook, "expected 'onRequest' or 'preHandler'");
   }
   // A typo of `hook` is reported as unknown: its message names the plugin's own option too.
-  const gateOf = (limits: Options | readonly Options[]): onRequestHookHandler =>
-    hookOf(
-      namingAdapterOptions(['hook'], 'Fastify plugin options (not per route)', () => createGate(limits)),
-      'sluiceRateLimit',
+  const limitsOf = (limits: Options | readonly Options[]) =>
+    namingAdapterOptions(['hook'], 'Fastify plugin options (not per route)', () =>
+      createHttpLimiter<FastifyRequest, FastifyFallback>(limits),
     );
+  const hookFor = (limits: Options | readonly Options[]): onRequestHookHandler =>
+    hookOf(gateOf(limitsOf(limits)), 'sluiceRateLimit');
   checkDefaults(defaults);
-  const everyRoute = definesLimit(defaults) ? gateOf(defaults as Options) : undefined;
+  const every = definesLimit(defaults) ? limitsOf(defaults as Options) : undefined;
+  const everyRoute = every === undefined ? undefined : hookOf(gateOf(every), 'sluiceRateLimit');
+  // The not-found handler runs in no route: the same buckets count its requests (see notFoundHook).
+  if (every !== undefined) fastify.addHook(hook as 'onRequest', notFoundHook(every));
 
   // Each GET route's gate by its `rateLimit` options, URL and constraints. Fastify's automatic
   // HEAD route (`exposeHeadRoutes`) is the same route: its options are a copy of the GET's, made
@@ -125,7 +131,7 @@ async function sluicePlugin(fastify: FastifyInstance, options: SluicePluginOptio
         ? (gets.get(where) ?? gets.get(`${route.url.replace(/(.)\/$/, '$1')}${constraints}`))
         : undefined;
       handler =
-        getGate ?? gateOf(Array.isArray(config) ? config.map(own) : own(config as SluiceRouteOptions));
+        getGate ?? hookFor(Array.isArray(config) ? config.map(own) : own(config as SluiceRouteOptions));
       if (methods.includes('GET')) getGates.set(config, gets.set(where, handler));
     }
     const existing = route[hook];

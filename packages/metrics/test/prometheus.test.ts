@@ -16,6 +16,30 @@ async function samples(registry: Registry, name: string): Promise<string[]> {
 }
 
 describe('prometheus()', () => {
+  test('requests of cost 0 count as any request, in the decisions and the hot keys', async () => {
+    const registry = new Registry();
+    const clock = fakeClock();
+    const metrics = prometheus({ registry, clock });
+    const app = express();
+    const cost = (req: express.Request) => Number(req.query.items);
+    app.use(rateLimit({ name: 'cart', key: '$arg_user', rate: '2/1m', metrics, clock, cost }));
+    app.get('/', (_req, res) => {
+      res.send('ok');
+    });
+    const statuses = [];
+    for (const items of [0, 2, 0, 0, 1])
+      statuses.push((await request(app).get(`/?user=u&items=${items}`)).status);
+    expect(statuses).toEqual([200, 200, 429, 429, 429]);
+    expect(await samples(registry, 'sluice_decisions_total')).toEqual([
+      'sluice_decisions_total{limiter="cart",outcome="admitted"} 2',
+      'sluice_decisions_total{limiter="cart",outcome="delayed"} 0',
+      'sluice_decisions_total{limiter="cart",outcome="limited"} 3',
+    ]);
+    expect(metrics.hotKeys('cart')).toEqual([
+      { key: 'u', requests: 5, admitted: 2, delayed: 0, limited: 3, error: 0 },
+    ]);
+  });
+
   test('an Express app: decisions by limiter and outcome, as the scrape reads them', async () => {
     const registry = new Registry();
     const metrics = prometheus({ registry });

@@ -2,6 +2,8 @@ import type { ServerResponse } from 'node:http';
 import {
   fromNodeRequest,
   fromRequestLike,
+  notFoundHook,
+  notFoundMiddleware,
   SluiceConfigError,
   writeReplyOutcome,
   writeResponseOutcome,
@@ -37,6 +39,8 @@ export interface Platform {
   raw(response: unknown): ServerResponse;
   /** Does what the outcome says on the platform's response. */
   apply(request: unknown, response: unknown, outcome: Outcome): Verdict;
+  /** Limits by `limits` (the module's) what no route of `app` answered (called at start: after the routes). */
+  unmatched(app: unknown, limits: never): void;
 }
 
 /** `@nestjs/platform-express`: the request read and the response written by the same core code as `@sluice/express`'s. */
@@ -45,6 +49,7 @@ const express: Platform = {
   raw: (response) => response as ServerResponse,
   apply: (request, response, outcome) =>
     writeResponseOutcome(request, response as ServerResponse & NodeResponse, outcome),
+  unmatched: (app, limits) => (app as { use(f: unknown): void }).use(notFoundMiddleware(limits)),
 };
 
 /** `@nestjs/platform-fastify`: the request read and the reply written by the same core code as `@sluice/fastify`'s. */
@@ -52,6 +57,8 @@ const fastify: Platform = {
   http: (request) => httpOfReply(request as RequestLike),
   raw: (response) => (response as ReplyLike).raw as ServerResponse,
   apply: (request, response, outcome) => writeReplyOutcome(request, response as ReplyLike, outcome),
+  unmatched: (app, limits) =>
+    (app as { addHook(name: string, f: unknown): void }).addHook('onRequest', notFoundHook(limits)),
 };
 
 /**

@@ -35,7 +35,8 @@ const started = new WeakSet<object>();
  * Nest's injector builds it for `SluiceModule`; it is not meant for `@UseGuards`.
  */
 export class SluiceGuard implements CanActivate, OnModuleInit {
-  /** The module's limits on every route, when its options carry a rate. */
+  /** The module's limits on every route, when its options carry a rate; requests matching none count too. */
+  readonly #every: Parameters<typeof platformGate>[0] | undefined;
   readonly #everyRoute: Gate | undefined;
   /** One object of defaults that decorators' options merge over; none when the module has a list. */
   readonly #defaults: RouteOptions<unknown, unknown> | undefined;
@@ -68,12 +69,12 @@ export class SluiceGuard implements CanActivate, OnModuleInit {
         'expected SluiceModule options: an object such as { rate: "10r/s" }, or a list of limits',
       );
     }
-    const list = Array.isArray(options);
-    this.#defaults = list ? undefined : (options as RouteOptions<unknown, unknown>);
+    this.#defaults = Array.isArray(options) ? undefined : (options as RouteOptions<unknown, unknown>);
     const defaults = this.#defaults;
     if (defaults !== undefined) checkDefaults(defaults);
     const complete = defaults === undefined || definesLimit(defaults);
-    this.#everyRoute = complete ? this.#gate(options as Limits | readonly Limits[]) : undefined;
+    this.#every = complete ? createHttpLimiter<unknown, Fallback>(options as Limits | Limits[]) : undefined;
+    this.#everyRoute = this.#every && platformGate(this.#every, () => this.#platformNow());
   }
 
   /** Builds the limits of every decorated controller and route now, at start, not at their first request. */
@@ -91,6 +92,7 @@ export class SluiceGuard implements CanActivate, OnModuleInit {
     // (`null`): only HTTP requests are limited.
     const adapter = this.adapterHost.httpAdapter as HttpAdapterHost['httpAdapter'] | null | undefined;
     if (adapter !== undefined && adapter !== null) this.#platform = platformOf(adapter.getType());
+    if (this.#platform && this.#every) this.#platform.unmatched(adapter?.getInstance(), this.#every as never);
     // From the classes, not their instances: a request-scoped controller has none yet.
     const controllers = this.discovery
       .getControllers()

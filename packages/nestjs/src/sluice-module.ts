@@ -47,10 +47,10 @@ const guardProvider: Provider = {
  */
 export class SluiceModule {
   /**
-   * With a `rate` (or `rules`, or a `limiter`), every route is limited; without one, only the
-   * routes and controllers decorated with `@RateLimit`, for which the options are defaults
-   * (`store`, `headers`, …). A list of complete limits applies them all to every route, in order.
-   * Invalid options fail the application's start, naming the option.
+   * With a `rate` (or `rules`, or a `limiter`), every route is limited, and the requests matching
+   * none; without one, only the routes and controllers decorated with `@RateLimit`, for which the
+   * options are defaults (`store`, `headers`, …). A list of complete limits applies them all to
+   * every route, in order. Invalid options fail the application's start, naming the option.
    *
    * @param options - defaults and the limit on every route, or several limits
    * @defaultValue `{}`: only decorated routes are limited

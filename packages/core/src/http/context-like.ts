@@ -8,7 +8,11 @@ import { NeutralRequest } from './neutral-request';
  * the route it matched `_matchedRoute`.
  */
 export interface ContextLike {
-  readonly req: { readonly socket: PeerSocket | null | undefined; readonly headers: HttpRequest['headers'] };
+  readonly req: {
+    readonly socket: PeerSocket | null | undefined;
+    readonly headers: HttpRequest['headers'];
+    readonly rawHeaders?: readonly string[];
+  };
   readonly originalUrl: string;
   readonly query?: unknown;
   readonly _matchedRoute?: unknown;
@@ -32,7 +36,7 @@ export function fromContextLike(ctx: ContextLike): HttpRequest {
 /** Koa's context: the query it parsed, the route `@koa/router` matched. */
 class FromContextLike extends NeutralRequest<ContextLike> {
   constructor(ctx: ContextLike) {
-    super(ctx, ctx.req.socket, ctx.originalUrl, ctx.req.headers);
+    super(ctx, ctx.req.socket, ctx.originalUrl, ctx.req.headers, ctx.req.rawHeaders);
   }
 
   query(): unknown {

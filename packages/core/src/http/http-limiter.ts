@@ -96,11 +96,13 @@ export function createHttpLimiter<TRequest, THandler extends (...args: never[]) 
   const replies = limits.map((limit) => new ReplyCache(limit.headers, limit.policyName, limit.now));
   // Decided once: whether a request can be decided without calling user code or awaiting.
   const only = limits.length === 1 ? (limits[0] as ResolvedLimit<TRequest, THandler>) : undefined;
+  // A cost of 0 is a probe (see `decideAll`), which the fast paths do not take.
   const syncLimit =
     only !== undefined &&
     only.template !== undefined &&
     only.skip === undefined &&
-    typeof only.cost !== 'function'
+    typeof only.cost !== 'function' &&
+    only.cost !== 0
       ? only
       : undefined;
   const syncReplies = replies[0] as ReplyCache;
@@ -193,19 +195,23 @@ export function createHttpLimiter<TRequest, THandler extends (...args: never[]) 
       // The connection is gone, so the client's address is unknown: keyed by it, the request
       // would have the empty key and pass (or share one bucket). Refused, whatever onMissingKey says.
       const gone = http.remoteAddress === undefined && limit.readsAddress;
+      view.several = false;
       const key = gone ? '' : await keyOf(limit, request, view);
-      const missing = gone ? 'reject' : key === '' ? limit.onMissingKey : undefined;
+      // A variable given several differing values (`?sku_id=B&sku_id=A`): the app may read any of
+      // them, so no one bucket stands for the request. Refused, whatever onMissingKey says.
+      const several = view.several;
+      const missing = gone || several ? 'reject' : key === '' ? limit.onMissingKey : undefined;
       if (missing === 'skip') continue;
       if (missing === 'reject') {
         if (limit.dryRun) {
           dryRunMissingKey = true;
           continue;
         }
-        // Refused before any limit consumed anything. A missing key is the client's error (400,
-        // not `status`): the request lacks what the limit keys on, and sending it again
-        // unchanged cannot help. A client that is gone gets the limit's own refusal (no one
+        // Refused before any limit consumed anything. A missing or ambiguous key is the client's
+        // error (400, not `status`): the request lacks what the limit keys on, and sending it
+        // again unchanged cannot help. A client that is gone gets the limit's own refusal (no one
         // reads it; a log does).
-        const { type, body } = rejectionBody(undefined, view.header('accept'));
+        const { type, body } = rejectionBody(undefined, view.header('accept'), several);
         const status = gone ? limit.status : MISSING_KEY_STATUS;
         return { kind: 'reply', headers: [], status, type, body };
       }
@@ -227,24 +233,29 @@ function consume<TRequest, THandler>(entry: Entry<TRequest, THandler>, request: 
   return limit.limiter.consume(key, cost === undefined ? undefined : { cost });
 }
 
+/**
+ * The entries' decisions. A request of cost 0 still needs a unit left: it is a probe at cost 1,
+ * refused as a request of cost 1 would be and taking nothing (`limiter.consume` at cost 0 only
+ * looks, as redis-cell's quantity 0 does: it would let a spent key pass, unreported). It is
+ * reported to the limiter's metrics as any decision.
+ */
 async function decideAll<TRequest, THandler>(
   entries: Array<Entry<TRequest, THandler>>,
   request: TRequest,
 ): Promise<Array<Result<TRequest, THandler>>> {
   if (entries.length === 0) return [];
-  if (entries.length === 1) {
-    const entry = entries[0] as Entry<TRequest, THandler>;
-    return [{ entry, decision: await consume(entry, request) }];
-  }
+  const entry = entries[0] as Entry<TRequest, THandler>;
+  if (entries.length === 1 && entry.cost !== 0) return [{ entry, decision: await consume(entry, request) }];
   // Every limit takes its cost or none does (see `consumeAll`); a limit not asked has no result.
   // A held request that will not run gives back what every limit took (see `delayOutcome`).
   const { decisions, refunds } = await takeAll(
     entries.map(({ limit, key, cost }) => ({
       limiter: limit.limiter,
       key,
-      cost,
+      cost: cost === 0 ? 1 : cost,
       context: limit.passRequest ? request : undefined,
       dryRun: limit.dryRun,
+      probe: cost === 0,
     })),
   );
   const results: Array<Result<TRequest, THandler>> = [];

@@ -111,11 +111,20 @@ export interface HttpLimitOptions<TRequest, THandler extends (...args: never[]) 
    * constant text (one bucket for all), or a function (`undefined`, `null` or `''`: the key is
    * missing). `$arg_` is the value the framework's parsed query gives the app; `$uri` the
    * normalized path; `$route` the matched route pattern (see `compileKeyTemplate`). A key reading
-   * the client address refuses a request whose connection is already gone.
+   * the client address refuses a request whose connection is already gone. A variable given
+   * several differing values (`?sku_id=B&sku_id=A`, `?sku_id=&sku_id=A`, a header on two lines, a
+   * cookie twice) is refused with 400 and an `ambiguous_key` body, whatever `onMissingKey` says:
+   * the app may read any of them, so no one bucket stands for the request (the same value twice is
+   * that value; one header line is one value, commas and all).
    * @defaultValue `'$binary_remote_addr'`
    */
   key?: string | ((request: TRequest) => MaybePromise<string | undefined | null>);
-  /** Units a request takes: a whole number, or a function of the request. @defaultValue 1 */
+  /**
+   * Units a request takes: a whole number, or a function of the request. A request of cost 0
+   * takes nothing but still needs a unit left: it is refused when a request of cost 1 would be,
+   * and reported to `metrics` as any request (a limiter's `consume` at cost 0 only looks).
+   * @defaultValue 1
+   */
   cost?: number | ((request: TRequest) => MaybePromise<number>);
   /** A ready limiter instead of limiter options (`rate`, `store`, …). */
   limiter?: Limiter;

@@ -54,7 +54,9 @@ export {
 } from './write-outcome';
 export { fromContextLike } from './context-like';
 export type { ContextLike } from './context-like';
-export { fromNodeRequest } from './node-request';
+export { fromNodeRequest, fromUnmatchedNodeRequest } from './node-request';
+export { notFoundHook, notFoundMiddleware } from './not-found';
+export type { PassingCallback } from './not-found';
 export type { NodeRequestLike } from './node-request';
 export { fromRequestLike } from './request-like';
 export type { RequestLike } from './request-like';

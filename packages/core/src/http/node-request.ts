@@ -1,5 +1,5 @@
 import type { PeerSocket } from '../keys/client-address';
-import type { HttpRequest } from '../keys/http-request';
+import { NOT_FOUND_ROUTE, type HttpRequest } from '../keys/http-request';
 import { decodeKeyText } from '../keys/key-text';
 import { NeutralRequest } from './neutral-request';
 
@@ -13,6 +13,7 @@ export interface NodeRequestLike {
   /** Express: the URL as received, before a router mount took its path off `url`. */
   readonly originalUrl?: string | undefined;
   readonly headers: HttpRequest['headers'];
+  readonly rawHeaders?: readonly string[];
   /** Express: the query as the app parses it. */
   readonly query?: unknown;
   /** Express: the text that matched the mount path of the router running the route. */
@@ -59,7 +60,7 @@ export function fromNodeRequest(req: NodeRequestLike): HttpRequest {
 /** Node's request with Express's additions: the URL before any mount, the mount path and pattern. */
 class FromNodeRequest extends NeutralRequest<NodeRequestLike> {
   constructor(req: NodeRequestLike) {
-    super(req, req.socket, req.originalUrl ?? req.url ?? '/', req.headers);
+    super(req, req.socket, req.originalUrl ?? req.url ?? '/', req.headers, req.rawHeaders);
   }
 
   query(): unknown {
@@ -75,6 +76,22 @@ class FromNodeRequest extends NeutralRequest<NodeRequestLike> {
     // Decoded before lower-casing: '%41' is 'A', which a case-insensitive mount matches as 'a'.
     const decoded = mount.includes('%') ? decodeKeyText(mount, { keep: '/' }) : mount;
     return (caseSensitive(source.app) ? decoded : decoded.toLowerCase()) + String(path);
+  }
+}
+
+/**
+ * A request that matched no route of an Express app (a middleware after every route): its
+ * `$route` is {@link NOT_FOUND_ROUTE}, one value for every such request.
+ *
+ * @param req - Node's request, as Express hands it over
+ */
+export function fromUnmatchedNodeRequest(req: NodeRequestLike): HttpRequest {
+  return new UnmatchedNodeRequest(req);
+}
+
+class UnmatchedNodeRequest extends FromNodeRequest {
+  override route(): string {
+    return NOT_FOUND_ROUTE;
   }
 }
 

@@ -54,18 +54,24 @@ export function prefersJson(accept: string): boolean {
 /**
  * The short body of a rejection: JSON when the client prefers it, else one sentence.
  *
- * @param decision - the rejecting decision, or `undefined` for a request refused for lack of a key
+ * @param decision - the rejecting decision, or `undefined` for a request refused for its key:
+ *   lacking one, or with `several` values for it
  * @param accept - the `Accept` header
+ * @param several - with `decision` `undefined`: the key was given several differing values
  * @example
  * ```ts
  * rejectionBody(decision, 'application/json').body; // '{"error":"rate_limited","message":"Too many requests, retry in 6 s.","retryAfter":6}'
+ * rejectionBody(undefined, '', true).body; // 'This request gives its rate-limit key several values.\n'
  * ```
  */
-export function rejectionBody(decision: Decision | undefined, accept: string): ReplyBody {
+export function rejectionBody(decision: Decision | undefined, accept: string, several = false): ReplyBody {
   let error: string;
   let message: string;
   let retryAfter: number | undefined;
-  if (decision === undefined) {
+  if (decision === undefined && several) {
+    error = 'ambiguous_key';
+    message = 'This request gives its rate-limit key several values.';
+  } else if (decision === undefined) {
     error = 'missing_key';
     message = 'This request has no rate-limit key.';
   } else if (decision.reason === 'store-unavailable') {

@@ -1,18 +1,20 @@
 import type { PeerSocket } from '../keys/client-address';
-import type { HttpRequest } from '../keys/http-request';
+import { NOT_FOUND_ROUTE, type HttpRequest } from '../keys/http-request';
 import { NeutralRequest } from './neutral-request';
 
 /**
  * The request that goes with a `ReplyLike`: Fastify's, as its hooks and Nest on
  * `@nestjs/platform-fastify` hand it over. Node's request is `raw`; the route Fastify matched
- * is `routeOptions.url`.
+ * is `routeOptions.url`, {@link NOT_FOUND_ROUTE} when none did (`is404`).
  */
 export interface RequestLike {
-  readonly raw: { readonly socket: PeerSocket | null | undefined };
+  readonly raw: { readonly socket: PeerSocket | null | undefined; readonly rawHeaders?: readonly string[] };
   readonly url: string;
   readonly headers: HttpRequest['headers'];
   readonly query?: unknown;
   readonly routeOptions?: { readonly url?: string | undefined };
+  /** Whether Fastify runs its not-found handler for it: no route matched. */
+  readonly is404?: boolean;
 }
 
 /**
@@ -33,7 +35,7 @@ export function fromRequestLike(request: RequestLike): HttpRequest {
 /** Fastify's request: the URL it routed, the route pattern it matched. */
 class FromRequestLike extends NeutralRequest<RequestLike> {
   constructor(request: RequestLike) {
-    super(request, request.raw.socket, request.url, request.headers);
+    super(request, request.raw.socket, request.url, request.headers, request.raw.rawHeaders);
   }
 
   query(): unknown {
@@ -41,6 +43,7 @@ class FromRequestLike extends NeutralRequest<RequestLike> {
   }
 
   route(): string | undefined {
-    return this.source.routeOptions?.url;
+    const { source } = this;
+    return source.is404 === true ? NOT_FOUND_ROUTE : source.routeOptions?.url;
   }
 }

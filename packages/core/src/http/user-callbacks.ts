@@ -140,8 +140,9 @@ export async function keyOf<TRequest>(
 /**
  * The key of a limit keyed by nginx variables, as the fast paths read it (at once, no promise):
  * `undefined` when the general path must decide — a client that is gone while the key reads its
- * address (refused there), or a missing key that is not shared (rare). The template is pure, so
- * the general path reading it again is fine.
+ * address (refused there), a missing key that is not shared, or a variable given several
+ * differing values (`RequestView.several`; all rare). The template is pure, so the general path
+ * reading it again is fine.
  */
 export function templateKeyOf(
   limit: {
@@ -154,7 +155,9 @@ export function templateKeyOf(
 ): string | undefined {
   if (limit.template === undefined) return undefined;
   if (http.remoteAddress === undefined && limit.readsAddress) return undefined;
+  view.several = false;
   const key = limit.template(view);
+  if (view.several) return undefined;
   return key === '' && limit.onMissingKey !== 'shared' ? undefined : key;
 }
 

@@ -33,6 +33,12 @@ export interface HttpRequest {
   /** Headers with lower-case names, as Node parses them (`req.headers`). */
   readonly headers: Readonly<Record<string, string | readonly string[] | undefined>>;
   /**
+   * The header lines as received, names and values in turn (Node's `req.rawHeaders`), where
+   * `$http_` sees a header sent on several lines (see {@link RequestView.keyHeader}). Without it,
+   * `$http_` reads {@link HttpRequest.headers} alone.
+   */
+  readonly rawHeaders?: readonly string[] | undefined;
+  /**
    * The query as the framework parsed it, what the app will read (Express `req.query`, Koa
    * `ctx.query`, Fastify `request.query`). Called at most once per request, and only by a key
    * using `$arg_`. Without it, `$arg_` parses {@link HttpRequest.url}.
@@ -40,10 +46,18 @@ export interface HttpRequest {
   readonly query?: () => unknown;
   /**
    * The route pattern the framework matched (`'/shop/sku/:id'`), `undefined` when it has matched
-   * none yet (Express app-level middleware runs before routing). Read only by `$route`.
+   * none yet (Express app-level middleware runs before routing), {@link NOT_FOUND_ROUTE} when
+   * routing is over and no route matched. Read only by `$route`.
    */
   readonly route?: () => string | undefined;
 }
+
+/**
+ * `$route` of a request that matched no route, once routing is over (a framework's not-found
+ * handler): one value for all of them, so that a client cannot make a bucket per URL it invents.
+ * No route pattern starts with `(`.
+ */
+export const NOT_FOUND_ROUTE = '(not found)';
 
 /**
  * One header's value: a repeated header Node keeps as an array (`set-cookie`, unknown names in
@@ -74,6 +88,11 @@ const UNREAD: unique symbol = Symbol('unread');
 const FROM_URL: unique symbol = Symbol('from-url');
 const PLUS_AS_SPACE = { plusAsSpace: true } as const;
 
+/** What was sent several times with differing values: the first of them. */
+class Several {
+  constructor(readonly first: string) {}
+}
+
 /**
  * The parts of a request keys and replies read, each read on first use, and only the part a key
  * uses: a key of `$arg_sku_id` decodes that one argument, never the rest of the query, so a
@@ -81,6 +100,13 @@ const PLUS_AS_SPACE = { plusAsSpace: true } as const;
  */
 export class RequestView {
   readonly request: HttpRequest;
+  /**
+   * Set when a key variable read something the request sends several times with differing
+   * values (`?sku_id=B&sku_id=A`, a header on two lines, a cookie twice): the reader returns the
+   * first, but the app may read any of them, so no one key stands for the request. Whoever reads
+   * a key clears it first (the HTTP layer refuses such a request: see `createHttpLimiter`).
+   */
+  several = false;
   #query: unknown = UNREAD;
   #path: string | undefined;
 
@@ -95,27 +121,67 @@ export class RequestView {
   }
 
   /**
-   * Query argument `name` as the app reads it, `''` when absent:
-   *
-   * - from the framework's parsed query when the adapter gives one: a string as is, an array
-   *   (`?a=1&a=2`, Express's `?a[]=1`) by its first element, anything else (an object such as
-   *   Express's `?a[b]=1`) as absent — a key is never `'[object Object]'`;
-   * - else (no framework, or its parser threw) from the URL: the first value of `name` (exact,
-   *   after decoding), percent-decoded (`+` is a space), as nginx's `$arg_`; escapes that are not
-   *   UTF-8, and a decoded `%`, stay encoded (see {@link decodeKeyText}), so distinct values never
-   *   share a key.
+   * A header as `$http_` reads it: its value as the app reads it ({@link RequestView.header};
+   * a line's commas are part of it), but a header sent on several lines, which Node joins
+   * (`a, b`) or keeps the first of (`authorization`), is read line by line: the lines' one value
+   * when they agree (`a` twice is `a`), else the value as Node gives it, and
+   * {@link RequestView.several} is set.
+   * `cookie` lines are one list of cookies (HTTP/2 sends a cookie a line) and read joined.
    */
-  arg(name: string): string {
-    if (this.#query === UNREAD) this.#query = frameworkQuery(this.request);
-    return this.#query === FROM_URL ? urlArg(this.request.url, name) : parsedArg(this.#query, name);
+  keyHeader(name: string): string {
+    const { rawHeaders } = this.request;
+    const value = this.header(name);
+    if (rawHeaders === undefined || name === 'cookie') return value;
+    let first: string | undefined;
+    let lines = 0;
+    for (let i = 0; i + 1 < rawHeaders.length; i += 2) {
+      const field = rawHeaders[i] as string;
+      if (field.length !== name.length || field.toLowerCase() !== name) continue;
+      const line = rawHeaders[i + 1] as string;
+      lines++;
+      if (first === undefined) first = line;
+      else if (line !== first) return this.#one(new Several(value));
+    }
+    return lines > 1 ? (first as string) : value;
   }
 
   /**
-   * The first cookie called `name` (exact, case-sensitive, as RFC 6265 compares names), decoded
-   * like {@link RequestView.arg} but without `+` as space; `''` when absent. Only its value is decoded.
+   * Query argument `name` as the app reads it, `''` when absent:
+   *
+   * - from the framework's parsed query when the adapter gives one: a string as is, an array
+   *   (`?a=1&a=2`, Express's `?a[]=1`) by its one value when every element is that text (an
+   *   element that is no text counts as `''`), anything else (an object such as Express's
+   *   `?a[b]=1`) as absent — a key is never `'[object Object]'`;
+   * - else (no framework, or its parser threw) from the URL: the value of `name` (exact, after
+   *   decoding), percent-decoded (`+` is a space), as nginx's `$arg_`; escapes that are not
+   *   UTF-8, and a decoded `%`, stay encoded (see {@link decodeKeyText}), so distinct values never
+   *   share a key.
+   *
+   * Given several differing values (`?a=&a=1`, `?a=2&a=1`), it returns the first and sets
+   * {@link RequestView.several}: the app may read any of them.
+   */
+  arg(name: string): string {
+    if (this.#query === UNREAD) this.#query = frameworkQuery(this.request);
+    return this.#one(
+      this.#query === FROM_URL ? urlArg(this.request.url, name) : parsedArg(this.#query, name),
+    );
+  }
+
+  /**
+   * The cookie called `name` (exact, case-sensitive, as RFC 6265 compares names), decoded like
+   * {@link RequestView.arg} but without `+` as space; `''` when absent. Only its value is decoded.
+   * Sent several times with differing values (`a=1; a=2`), the first, and
+   * {@link RequestView.several} is set.
    */
   cookie(name: string): string {
-    return cookieValue(this.header('cookie'), name);
+    return this.#one(cookieValue(this.header('cookie'), name));
+  }
+
+  /** A value read: several differing ones set {@link RequestView.several} and give the first. */
+  #one(value: string | Several): string {
+    if (typeof value === 'string') return value;
+    this.several = true;
+    return value.first;
   }
 
   /**
@@ -160,24 +226,31 @@ function frameworkQuery(request: HttpRequest): unknown {
 }
 
 /** An argument of a framework's parsed query: own entries only (`__proto__` is a name like any other). */
-function parsedArg(query: unknown, name: string): string {
+function parsedArg(query: unknown, name: string): string | Several {
   if (typeof query !== 'object' || query === null || !Object.hasOwn(query, name)) return '';
-  let value: unknown = (query as Record<string, unknown>)[name];
-  if (Array.isArray(value)) value = value[0];
+  const value: unknown = (query as Record<string, unknown>)[name];
+  if (!Array.isArray(value)) return textOf(value);
+  const first = textOf(value[0]);
+  for (let i = 1; i < value.length; i++) if (textOf(value[i]) !== first) return new Several(first);
+  return first;
+}
+
+function textOf(value: unknown): string {
   return typeof value === 'string' ? value : '';
 }
 
 /**
- * The first value of argument `name` in the URL's query (up to a `#`). One scan: each name is
- * compared as sent, and decoded only when it holds an escape and could be `name`; only the
- * matching value is decoded.
+ * The value of argument `name` in the URL's query (up to a `#`). One scan: each name is compared
+ * as sent, and decoded only when it holds an escape and could be `name`; only the matching
+ * values are decoded.
  */
-function urlArg(url: string, name: string): string {
+function urlArg(url: string, name: string): string | Several {
   const mark = url.indexOf('?');
   if (mark < 0) return '';
   let end = url.indexOf('#', mark);
   if (end < 0) end = url.length;
   let start = mark + 1;
+  let found: string | undefined;
   while (start < end) {
     let stop = url.indexOf('&', start);
     if (stop < 0 || stop > end) stop = end;
@@ -187,12 +260,14 @@ function urlArg(url: string, name: string): string {
       const eq = pair.indexOf('=');
       const raw = eq < 0 ? pair : pair.slice(0, eq);
       if (raw === name || (isEncodedName(raw, name) && decodeKeyText(raw, PLUS_AS_SPACE) === name)) {
-        return eq < 0 ? '' : decodeKeyText(pair.slice(eq + 1), PLUS_AS_SPACE);
+        const value = eq < 0 ? '' : decodeKeyText(pair.slice(eq + 1), PLUS_AS_SPACE);
+        if (found === undefined) found = value;
+        else if (value !== found) return new Several(found);
       }
     }
     start = stop + 1;
   }
-  return '';
+  return found ?? '';
 }
 
 /** Whether `raw` could decode to `name` (word characters): it holds an escape, and decoding only shortens text. */
@@ -200,8 +275,9 @@ function isEncodedName(raw: string, name: string): boolean {
   return raw.length > name.length && raw.includes('%');
 }
 
-function cookieValue(header: string, name: string): string {
+function cookieValue(header: string, name: string): string | Several {
   let start = 0;
+  let found: string | undefined;
   while (start < header.length) {
     let stop = header.indexOf(';', start);
     if (stop < 0) stop = header.length;
@@ -210,11 +286,13 @@ function cookieValue(header: string, name: string): string {
     if (eq >= 0 && pair.slice(0, eq).trim() === name) {
       let value = pair.slice(eq + 1).trim();
       if (value.length >= 2 && value.startsWith('"') && value.endsWith('"')) value = value.slice(1, -1);
-      return decodeKeyText(value);
+      value = decodeKeyText(value);
+      if (found === undefined) found = value;
+      else if (value !== found) return new Several(found);
     }
     start = stop + 1;
   }
-  return '';
+  return found ?? '';
 }
 
 /**

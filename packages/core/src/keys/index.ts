@@ -1,6 +1,6 @@
 export { clientAddressKey, resolveIpv6Subnet, socketPeerAddress } from './client-address';
 export type { PeerSocket } from './client-address';
-export { headerValue, RequestView } from './http-request';
+export { headerValue, NOT_FOUND_ROUTE, RequestView } from './http-request';
 export type { HttpRequest } from './http-request';
 export { compileKeyTemplate, KEY_VARIABLES, readsClientAddress } from './key-template';
 export type { ClientAddressOptions, KeyReader } from './key-template';

@@ -38,11 +38,12 @@ const VARIABLE = /\$(?:\{([A-Za-z0-9_]+)\}|([A-Za-z0-9_]+))/g;
  * - `$binary_remote_addr`, `$remote_addr`: the client address (honouring `trustProxy`), IPv6 grouped
  *   by `ipv6Subnet`, `::ffff:a.b.c.d` as IPv4. Both give the same readable text: nginx's binary form
  *   saves shared memory, which a string key has no use for, and readable keys are easier to operate.
- * - `$http_user_id`: header `user-id` (lower-cased, `_` read as `-`, as nginx does).
+ * - `$http_user_id`: header `user-id` (lower-cased, `_` read as `-`, as nginx does; see
+ *   {@link RequestView.keyHeader}).
  * - `$arg_sku_id`: query argument `sku_id` as the app reads it — from the framework's parsed query
- *   (an array by its first element, an object as absent), else the first `sku_id` of the URL,
+ *   (an array by its one value, an object as absent), else the `sku_id` of the URL,
  *   percent-decoded, so `%61` and `a` share a bucket (see {@link RequestView.arg}).
- * - `$cookie_session`: the first cookie named exactly `session`.
+ * - `$cookie_session`: the cookie named exactly `session`.
  * - `$server_name`: the host the client asked for (`Host`, without port). The client chooses it: for
  *   one bucket per server use a constant key such as `'server'`.
  * - `$uri`: the path, normalized as nginx does (decoded, `.`/`..` and `//` resolved; case and a
@@ -54,7 +55,13 @@ const VARIABLE = /\$(?:\{([A-Za-z0-9_]+)\}|([A-Za-z0-9_]+))/g;
  *   lower-cased unless the apps match case-sensitively: a mount parameter counts by its value
  *   (`/t/acme/sku/:id`: one bucket per tenant, however spelled). Where no route has matched yet
  *   (Express middleware mounted with `app.use`, Koa middleware before the router), it is `$uri`,
- *   and a `SluiceKeyWarning` says so once: mount such a limit on the route.
+ *   and a `SluiceKeyWarning` says so once: mount such a limit on the route. A request that
+ *   matched no route at all (Fastify's and Nest's not-found handler) has the `$route`
+ *   `NOT_FOUND_ROUTE`, `'(not found)'`: one bucket for every URL a client makes up.
+ *
+ * A variable given several differing values (`?sku_id=B&sku_id=A`, a header on two lines, a
+ * cookie twice) reads one of them and sets {@link RequestView.several}: the app may read any of
+ * them, so the HTTP layer refuses such a request (400).
  *
  * A key reading the client address refuses a request whose connection is already gone (see
  * {@link readsClientAddress}); the other variables are read only from what the request carries.
@@ -166,7 +173,7 @@ function variableReader(name: string, template: string, client: ClientAddressOpt
   const [, kind, field] = /^(http|arg|cookie)_(.+)$/.exec(name) ?? [];
   if (kind === 'http' && field !== undefined) {
     const header = field.toLowerCase().replaceAll('_', '-');
-    return (view) => view.header(header);
+    return (view) => view.keyHeader(header);
   }
   if (kind === 'arg' && field !== undefined) return (view) => view.arg(field);
   if (kind === 'cookie' && field !== undefined) return (view) => view.cookie(field);

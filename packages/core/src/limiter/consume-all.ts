@@ -20,8 +20,18 @@ export interface LimitRequest {
   readonly dryRun?: boolean;
 }
 
+/** A limit of a request as {@link takeAll} takes it: a {@link LimitRequest}, or a probe. */
+export interface TakeRequest extends LimitRequest {
+  /**
+   * Decide the request at its `cost` but take nothing: it is refused as a request of that cost
+   * would be, admitted while the units are left (see `JointPart.probe`), and reported like any
+   * decision. The HTTP layer asks a request of cost 0 so, at cost 1. @defaultValue false
+   */
+  readonly probe?: boolean;
+}
+
 interface Joint {
-  readonly requests: readonly LimitRequest[];
+  readonly requests: readonly TakeRequest[];
   readonly sides: readonly LimiterSide[];
   readonly parts: readonly JointPart[];
   readonly targets: readonly Target[];
@@ -86,16 +96,19 @@ export interface TakenAll {
  * {@link consumeAll}, with the refunds of what each limit took: for the HTTP layer, whose held
  * requests may end before they run.
  */
-export async function takeAll(requests: readonly LimitRequest[]): Promise<TakenAll> {
+export async function takeAll(requests: readonly TakeRequest[]): Promise<TakenAll> {
   checkRequests(requests);
   const sides = requests.map(({ limiter }) => sideOf(limiter));
-  if (requests.length === 1 || !sides.every((side): side is LimiterSide => side !== undefined))
+  // A probe needs a store that can decide without writing; a limiter not from createLimiter is
+  // asked at the probe's cost (taking it: never a unit given away).
+  const alone = requests.length === 1 && requests[0]?.probe !== true;
+  if (alone || !sides.every((side): side is LimiterSide => side !== undefined))
     return { decisions: await inOrder(requests), refunds: NO_REFUNDS };
   const parts: JointPart[] = [];
   const targets: Target[] = [];
-  requests.forEach(({ key, cost, context, dryRun = false }, i) => {
+  requests.forEach(({ key, cost, context, dryRun = false, probe }, i) => {
     const { part, target } = (sides[i] as LimiterSide).part(key, cost, context, dryRun);
-    parts.push(part);
+    parts.push(probe === true ? { ...part, probe } : part);
     targets.push(target);
   });
   const joint: Joint = { requests, sides, parts, targets };
@@ -106,7 +119,9 @@ export async function takeAll(requests: readonly LimitRequest[]): Promise<TakenA
   // (measured: the flash-sale replay placed 2 more orders on Redis). Each limit taken alone
   // (below) still meets its block cache first.
   const store = (sides[0] as LimiterSide).store;
+  // One limit alone (a probe): taken alone, its block cache first, as `consume` would be.
   const together =
+    parts.length > 1 &&
     store.consumeAll !== undefined &&
     sides.every(
       ({ remote, store: own }, i) =>
@@ -166,7 +181,7 @@ function inProcess({ sides, parts, targets }: Joint): TakenAll {
   const refunds: Array<Refund | undefined> = [];
   if (admitted) {
     for (const [joint, indexes] of prepared) {
-      const receipts = joint.commit(indexes.map(() => true));
+      const receipts = joint.commit(indexes.map((i) => (parts[i] as JointPart).probe !== true));
       indexes.forEach((i, place) => {
         const { store } = sides[i] as LimiterSide;
         const taken = receipts[place];
@@ -179,7 +194,8 @@ function inProcess({ sides, parts, targets }: Joint): TakenAll {
   }
   const decisions = untilRefused(parts, (part, i) => {
     const [joint, place] = at[i] as [PreparedJoint, number];
-    const verdicts = admitted && admits(i) ? (joint.verdicts[place] as Verdict[]) : joint.unchanged(place);
+    const written = admitted && admits(i) && part.probe !== true;
+    const verdicts = written ? (joint.verdicts[place] as Verdict[]) : joint.unchanged(place);
     return (sides[i] as LimiterSide).decision(verdicts, targets[i] as Target, part, undefined);
   });
   return { decisions, refunds };
@@ -257,7 +273,7 @@ async function takeOne({ sides, parts, targets, requests }: Joint, i: number): P
   if (side.remote !== undefined) return side.remote.take(part, target);
   const taken = takeAlone(side.store, part);
   if (taken === undefined) {
-    const { limiter, context } = requests[i] as LimitRequest;
+    const { limiter, context } = requests[i] as TakeRequest;
     return { decision: await limiter.consume(part.key, { cost: part.cost, context }) };
   }
   const { verdicts, receipts } = await taken;

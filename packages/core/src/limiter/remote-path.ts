@@ -119,7 +119,10 @@ export function remotePath(options: RemotePathOptions): RemotePath {
   const take: RemoteSide['take'] = async (part, target) => {
     const { key, cost } = part;
     const joint = store.consumeAll !== undefined || store.prepareAllSync !== undefined;
-    if (leased !== undefined || !joint) {
+    // A probe asks the store, which writes nothing for it: a lease would take its units. (The
+    // store does not see the units this instance holds leased: a probe may be refused while
+    // some are left here, never admitted without one. A custom store takes the unit.)
+    if ((leased !== undefined && part.probe !== true) || !joint) {
       const decision = await decide(key, cost, target);
       const taken = decision.allowed && decision.degraded === undefined && cost > 0;
       // Leased units go back to the key's local lease; a custom store's cannot be given back.

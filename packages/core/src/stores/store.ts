@@ -50,6 +50,13 @@ export interface RulesRequest {
 export interface JointPart extends RulesRequest {
   /** A dry-run limit: counted when the request is admitted, but its refusal refuses nothing. */
   readonly dryRun?: boolean;
+  /**
+   * Decided at its `cost` but never written: it refuses as a request of that cost would, and
+   * when it admits it takes nothing and reports its state as it stays (a peek). The HTTP layer
+   * sends a request of cost 0 so, at cost 1: it passes only while a unit is left. A store that
+   * does not know it writes the part as any other (a unit taken, never one given away).
+   */
+  readonly probe?: boolean;
 }
 
 /** A store's answer to a joint decision, part by part. */

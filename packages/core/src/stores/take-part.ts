@@ -15,8 +15,8 @@ export interface TakenPart {
 export function takeAlone(store: Store, part: JointPart): Promise<TakenPart> | undefined {
   if (store.prepareAllSync !== undefined) {
     const prepared = store.prepareAllSync([part]);
-    const receipts = prepared.commit([true])[0];
-    // A refusal writes nothing: its admitting rules report their state as it stays.
+    const receipts = prepared.commit([part.probe !== true])[0];
+    // A refusal (or a probe) writes nothing: its admitting rules report their state as it stays.
     return Promise.resolve({
       verdicts: receipts === undefined ? prepared.unchanged(0) : (prepared.verdicts[0] as Verdict[]),
       receipts,

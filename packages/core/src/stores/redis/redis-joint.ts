@@ -62,7 +62,7 @@ export function jointCall(client: ScriptClient, parts: readonly JointPart[], key
   for (const part of parts) {
     const own = keysOf(part);
     keys.push(...own);
-    args.push(String(own.length), String(part.cost), timeArg(part.nowMs), part.dryRun === true ? '1' : '0');
+    args.push(String(own.length), String(part.cost), timeArg(part.nowMs), flagsOf(part));
     for (const policy of part.policies) args.push(...kindAndParams(policy));
   }
   const width = keys.length * RECEIPT_FIELDS;
@@ -106,6 +106,11 @@ export function giveBackJointCall(
   };
 }
 
+/** A part's flags as the joint script reads them: 1 for a dry run, plus 2 for a probe. */
+function flagsOf(part: JointPart): string {
+  return String((part.dryRun === true ? 1 : 0) + (part.probe === true ? 2 : 0));
+}
+
 function timeArg(nowMs: number | undefined): string {
   return nowMs === undefined ? '' : String(nowMs);
 }
@@ -143,8 +148,8 @@ function jointVerdicts(reply: unknown, parts: readonly JointPart[]): JointVerdic
       at += RECEIPT_FIELDS;
     }
     verdicts.push(own);
-    // Written only when every part that may refuse admitted and this one did too.
-    receipts.push(own.every((v) => v.allowed) && part.cost > 0 ? taken : undefined);
+    // Written only when every part that may refuse admitted and this one did too (a probe never).
+    receipts.push(own.every((v) => v.allowed) && part.cost > 0 && part.probe !== true ? taken : undefined);
   }
   // A part reported as a peek was not written: its receipt is none.
   const written = verdicts.every((own, p) => own.every((v) => v.allowed) || parts[p]?.dryRun === true);

@@ -5,14 +5,16 @@
  * first; a part admits when all its keys admit; only when every enforcing part admits (a dry-run
  * part counts but never refuses) are the admitted parts' states written, each with its own TTL.
  * Otherwise nothing is written and the keys that would have admitted report their state as it
- * stays (their step at cost 0), as the several-rules script does.
+ * stays (their step at cost 0), as the several-rules script does. A probe part is decided as any
+ * (its refusal refuses) but never written: admitting, its keys report their state as it stays.
  *
  * Two parts must not share a key (the client checks): a step reads the state as stored, not as
  * an earlier part of the same call would leave it.
  *
  * KEYS: every part's keys, in order (on Cluster, all in one slot). ARGV: `now` ('' for the
  * server's TIME, read once), the number of parts, then per part `keys, cost, now ('' for the
- * first), dryRun (1 or 0)` followed per key by the number of its kind of state (from 1, in
+ * first), flags (1: a dry run, 2: a probe, never written; or both)` followed per key by the
+ * number of its kind of state (from 1, in
  * `STATE_KINDS` order) and the policy's numbers, padded to 5. Replies six integers per key:
  * `code, remaining, resetMs, waitMs` as the other scripts, then the admission's receipt
  * `at, member` (see `Receipt`; 0 0 when nothing was written).
@@ -26,9 +28,10 @@ local function joint(a, k, count, now, reply, r)
   local all = true
   local from_k = k
   for p = 1, count do
+    local flags = tonumber(ARGV[a + 3])
     local part = { n = tonumber(ARGV[a]), cost = tonumber(ARGV[a + 1]), now = tonumber(ARGV[a + 2]) or now,
-      admitted = true, from = k + 1 }
-    local dry = ARGV[a + 3] == '1'
+      admitted = true, from = k + 1, probe = flags >= 2 }
+    local dry = flags % 2 == 1
     a = a + 4
     for _ = 1, part.n do
       k = k + 1
@@ -48,7 +51,7 @@ local function joint(a, k, count, now, reply, r)
   for _, part in ipairs(parts) do
     for i = part.from, part.from + part.n - 1 do
       local s = steps[i]
-      if all and part.admitted then
+      if all and part.admitted and not part.probe then
         if s.value then
           -- WRITES holds false for a string's kind in the batch script: there it is set_state.
           local first = (WRITES[s.kind] or set_state)(KEYS[i], s.ttl_ms, s.value, part.now, part.cost)
@@ -61,7 +64,7 @@ local function joint(a, k, count, now, reply, r)
           end
         end
       elseif s.code == 0 and part.cost > 0 then
-        -- Nothing of this part is written: it reports its state as it stays.
+        -- Nothing of this part is written (or it is a probe): it reports its state as it stays.
         local args = s.args
         s.code, s.remaining, s.reset_ms, s.wait_ms = STEPS[s.kind](KEYS[i], part.now, 0, args[1], args[2],
           args[3], args[4], args[5])
