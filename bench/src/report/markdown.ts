@@ -341,6 +341,14 @@ export function markdown(results: Results): string {
         g.met === null ? 'not measured' : g.met ? '**met**' : '**not met**',
       ]),
     ),
+    ...sectionTables(results),
+  ];
+  return `${lines.join('\n')}\n`;
+}
+
+/** One table per section that ran (each under a `##` heading, with its notes): the report without its goals. */
+export function sectionTables(results: Results): string[] {
+  return [
     ...microSection(results),
     ...memorySection(results),
     ...httpSection(results),
@@ -348,5 +356,4 @@ export function markdown(results: Results): string {
     ...replaySection(results),
     ...metricsSection(results),
   ];
-  return `${lines.join('\n')}\n`;
 }

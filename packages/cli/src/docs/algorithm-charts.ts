@@ -4,7 +4,7 @@ import { policySvgFiles } from '../charts/write-charts';
 import { replay, type PatternInput } from '../replay/replay';
 
 /**
- * The README's "Algorithms" charts: the same traffic — the fixed-window edge attack on one key,
+ * The charts of docs/algorithms.md: the same traffic — the fixed-window edge attack on one key,
  * 100 requests each side of every other 10 s boundary — through each of the six algorithms at
  * 100 per 10 s. It shows at a glance the fixed window letting 200 through in 2 s, and the leaky
  * bucket turning each burst into a steady 10 r/s of delayed requests.

@@ -1,4 +1,4 @@
-// `pnpm docs:charts`: regenerates the README's algorithm charts under docs/algorithms/ (run from
+// `pnpm docs:charts`: regenerates the algorithm charts under docs/algorithms/ (run from
 // the repository root). `test/docs-charts.test.ts` fails while the committed files differ.
 import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';

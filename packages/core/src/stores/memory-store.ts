@@ -31,13 +31,13 @@ const OPTIONS = new Set(['maxKeys']);
  * distinct keys cannot grow memory and cannot push out the keys in use. An idle key's state is
  * ignored once expired, and its slot is reused.
  *
- * Memory: about 45 bytes per key plus the key text (measured with `--expose-gc` over 1 000 000
- * keys; a plain `Map` of `{ tokens, last }` objects takes about 100). Key text is bounded: a key
- * over 42 characters is held by its SHA-256 (43 characters), a shorter one as its own copy, so a
- * key's text costs at most 64 bytes (104 beyond Latin-1). The default store (`maxKeys: 100 000`)
- * stays under 16 MB of heap for keys such as addresses and ids or longer than 42 characters, and
- * under 20 MB whatever the keys. Verdicts never carry the held text: decisions report the key as
- * given.
+ * Memory: about 54 bytes per key plus the key text (`pnpm bench`, section memory: 1 000 000
+ * keys, `--expose-gc`; a plain `Map` of `{ tokens, last }` objects takes about 85). Key text is
+ * bounded: a key over 42 characters is held by its SHA-256 (43 characters), a shorter one as its
+ * own copy, so a key's text costs at most 64 bytes (104 beyond Latin-1). The default store
+ * (`maxKeys: 100 000`) stays under 16 MB of heap for keys such as addresses and ids or longer
+ * than 42 characters, and under 20 MB whatever the keys. Verdicts never carry the held text:
+ * decisions report the key as given.
  *
  * @example
  * ```ts

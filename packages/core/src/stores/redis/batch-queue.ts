@@ -56,7 +56,7 @@ export const MAX_IN_FLIGHT = 2;
  * waiting): sixteen, so that with the default `maxSize` of 64 a thousand requests in flight (an
  * HTTP server under 100 connections × 10 pipelined requests) all go out at once, as they would
  * with a command each, instead of 128 per round trip. Waiting for a call to land adds nothing to
- * a full batch but latency: measured (issue 11, bench/src/http/redis-path.ts: one hot key, 1000
+ * a full batch but latency: measured (bench/src/http/redis-path.ts: one hot key, 1000
  * callers, Redis on the other of 2 shared cores, 7 interleaved rounds), Node's CPU per decision
  * falls from 9.2 µs (8.1 to 11.2) to 5.1 (4.7 to 5.6), its GC time from 6.0 to 3.2 µs, and
  * decisions/s rise from 46 000 to 78 000: with two calls the event loop idled half the time

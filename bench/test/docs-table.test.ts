@@ -1,0 +1,52 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Results } from '../src/report/results';
+import { DOC_FILES, docRegions, fillRegions, latestResults, staleRegions } from '../src/report/docs-table';
+
+const ROOT = join(__dirname, '../..');
+
+// The figures in the docs are generated from bench/results/latest.json: a document that differs
+// from what `pnpm docs:bench` writes is stale (or was edited by hand inside a region).
+describe('docs figures from the latest full bench run', () => {
+  let results: Results;
+  beforeAll(async () => {
+    results = await latestResults(ROOT);
+  });
+
+  test.each(DOC_FILES)('%s says what latest.json says (else: pnpm docs:bench)', (file) => {
+    const text = readFileSync(join(ROOT, file), 'utf8');
+    expect(text).toMatch(/^<!-- bench:[a-z-]+ -->$/m);
+    expect(staleRegions(text, results, file)).toEqual([]);
+  });
+
+  test('a region edited by hand is stale; its formatting alone is not', () => {
+    const text = readFileSync(join(ROOT, 'docs/benchmarks.md'), 'utf8');
+    expect(staleRegions(text.replace(/\| 0\.921 +\|/, '| 0.95 |'), results, 'x.md')).toEqual(['peers']);
+    expect(staleRegions(text.replace(/ +\|/g, ' |'), results, 'x.md')).toEqual([]);
+  });
+
+  test('a figure that changes in the results changes the docs', () => {
+    const before = docRegions(results).batching?.join('\n');
+    const redis = results.redis;
+    if (redis === undefined) throw new Error('latest.json has no redis section');
+    const changed: Results = {
+      ...results,
+      redis: { ...redis, rows: redis.rows.map((row) => ({ ...row, perSecond: row.perSecond + 1000 })) },
+    };
+    expect(docRegions(changed).batching?.join('\n')).not.toBe(before);
+  });
+
+  test('an unknown, mismatched or unclosed region is an error, not a silent pass', () => {
+    const regions = { run: ['x'] };
+    expect(fillRegions('<!-- bench:run -->\nold\n<!-- /bench:run -->', regions, 'a.md')).toBe(
+      '<!-- bench:run -->\n\nx\n\n<!-- /bench:run -->',
+    );
+    expect(() => fillRegions('<!-- bench:nope -->\n<!-- /bench:nope -->', regions, 'a.md')).toThrow(
+      /unknown region bench:nope/,
+    );
+    expect(() => fillRegions('<!-- bench:run -->\n<!-- /bench:peers -->', regions, 'a.md')).toThrow(
+      /closed by/,
+    );
+    expect(() => fillRegions('<!-- bench:run -->\nold\n', regions, 'a.md')).toThrow(/not closed/);
+  });
+});
