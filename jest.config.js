@@ -11,6 +11,7 @@ const shared = {
   },
   moduleNameMapper: {
     '^@sluice/(core|express|koa|fastify|metrics|nestjs)$': '<rootDir>/packages/$1/src/index.ts',
+    '^@sluice/core/adapter$': '<rootDir>/packages/core/src/adapter.ts',
   },
 };
 

@@ -1,4 +1,5 @@
-import { createLimiter, SluiceConfigError, type LimitEvent } from '@sluice/core';
+import { createLimiter, SluiceConfigError } from '@sluice/core';
+import type { LimitEvent } from '@sluice/core/adapter';
 import request from 'supertest';
 import { FAKE_EPOCH, fakeClock, type FakeClock } from '../../core/test/contract/fake-clock';
 import { describeDelayContract } from './delay-contract';

@@ -1,12 +1,13 @@
+import { SluiceConfigError } from '@sluice/core';
 import {
   createHttpLimiter,
   checkDefaults,
   definesLimit,
   namingAdapterOptions,
   scopedOptions,
-  SluiceConfigError,
-} from '@sluice/core';
-import type { Decision, PartialRateLimitOptions, RateLimitOptions } from '@sluice/core';
+} from '@sluice/core/adapter';
+import type { Decision } from '@sluice/core';
+import type { PartialRateLimitOptions, RateLimitOptions } from '@sluice/core/adapter';
 import type {
   FastifyInstance,
   FastifyReply,
@@ -176,16 +177,18 @@ export function RateLimit(options: Options | readonly Options[]) {
   };
 }
 
+export type { ConcurrencyDecision, Decision } from '@sluice/core';
 export type {
   CallbackErrorEvent,
-  ConcurrencyDecision,
-  Decision,
+  CallbackSource,
+  ConcurrencyLimitEvent,
   HeaderMode,
+  JsonValue,
   LimitEvent,
   MissingKeyMode,
   StaticFallback,
   TrustProxy,
-} from '@sluice/core';
+} from '@sluice/core/adapter';
 
 export { concurrencyLimit } from './concurrency-limit';
 export type { ConcurrencyLimitOptions, FastifyConcurrencyFallback } from './concurrency-limit';

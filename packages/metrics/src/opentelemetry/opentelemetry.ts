@@ -1,4 +1,5 @@
-import { checkOptionNames, SluiceConfigError } from '@sluice/core';
+import { SluiceConfigError } from '@sluice/core';
+import { checkOptionNames } from '@sluice/core/adapter';
 import { DURATION_BUCKETS, type LimiterCounts } from '../counting/limiter-counts';
 import { countsOf, SluiceMetrics, type CountingOptions } from '../counting/sluice-metrics';
 
