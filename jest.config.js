@@ -74,7 +74,7 @@ module.exports = {
     {
       ...shared,
       displayName: 'sluice',
-      roots: ['<rootDir>/packages', '<rootDir>/examples', '<rootDir>/bench'],
+      roots: ['<rootDir>/packages', '<rootDir>/examples', '<rootDir>/bench', '<rootDir>/scripts'],
       testMatch: ['**/test/**/*.test.ts'],
       testPathIgnorePatterns: [
         ...shared.testPathIgnorePatterns,

@@ -27,6 +27,8 @@ export type { PolicyOptions } from './policy/resolve-policy';
 export { MemoryStore } from './stores/memory-store';
 export type { MemoryStoreOptions } from './stores/memory-store';
 export { RedisStore, type RedisStoreClient, type RedisStoreOptions } from './stores/redis/redis-store';
+export type { IoredisLikeClient, NodeRedisLikeClient } from './stores/redis/redis-client';
+export type { BatchOption } from './stores/redis/batch-option';
 export type { RedisPermits } from './stores/redis/redis-permits';
 export type {
   JointPart,
@@ -46,6 +48,7 @@ export type {
   StoreErrorEvent,
 } from './resilience/events';
 export type { InsuranceOption, OnStoreError } from './resilience/on-store-error';
+export type { LeaseOption } from './resilience/token-lease';
 export { StoreKeyError, StoreTimeoutError } from './resilience/store-errors';
 export type { StoreErrorScope } from './resilience/store-errors';
 export { createConcurrencyLimiter } from './concurrency';

@@ -103,3 +103,4 @@ export type {
 
 export { concurrencyLimit } from './concurrency-limit';
 export type { ConcurrencyLimitOptions, ExpressConcurrencyFallback } from './concurrency-limit';
+export type { ExpressHandlerMethod };

@@ -10,6 +10,7 @@ import type { Decision } from '@sluice/core';
 import type { PartialRateLimitOptions, RateLimitOptions } from '@sluice/core/adapter';
 import type {
   FastifyInstance,
+  FastifyPluginAsync,
   FastifyReply,
   FastifyRequest,
   onRequestHookHandler,
@@ -135,7 +136,10 @@ async function sluicePlugin(fastify: FastifyInstance, options: SluicePluginOptio
 }
 
 /** The plugin, wrapped by fastify-plugin so its hooks reach the routes of the instance it is registered on. */
-export const sluice = fp(sluicePlugin, { fastify: '4.x || 5.x', name: '@sluice/fastify' });
+export const sluice: FastifyPluginAsync<SluicePluginOptions> = fp(sluicePlugin, {
+  fastify: '4.x || 5.x',
+  name: '@sluice/fastify',
+});
 export default sluice;
 
 /**
@@ -192,3 +196,4 @@ export type {
 
 export { concurrencyLimit } from './concurrency-limit';
 export type { ConcurrencyLimitOptions, FastifyConcurrencyFallback } from './concurrency-limit';
+export type { Options as RateLimitOptions };

@@ -91,3 +91,4 @@ export type {
 
 export { concurrencyLimit } from './concurrency-limit';
 export type { ConcurrencyLimitOptions, KoaConcurrencyFallback } from './concurrency-limit';
+export type { KoaHandlerMethod };

@@ -108,7 +108,7 @@ export class SluiceGuard implements CanActivate, OnModuleInit {
     }
   }
 
-  canActivate(context: ExecutionContext): Verdict {
+  canActivate(context: ExecutionContext): boolean | Promise<boolean> {
     if (context.getType() !== 'http') return true;
     const [handler, controller] = [context.getHandler(), context.getClass()];
     const rate = this.#limitsOf(handler, controller);

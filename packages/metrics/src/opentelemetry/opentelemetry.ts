@@ -4,6 +4,7 @@ import { DURATION_BUCKETS, type LimiterCounts } from '../counting/limiter-counts
 import { countsOf, SluiceMetrics, type CountingOptions } from '../counting/sluice-metrics';
 
 type Attributes = Record<string, string>;
+export type { Attributes as OtelAttributes };
 
 /** The part of an `@opentelemetry/api` `Observable` this package holds (an opaque handle). */
 export type OtelObservable = object;
