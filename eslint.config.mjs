@@ -14,13 +14,15 @@ export default tseslint.config(
     },
   },
   {
-    // Adapters and the CLI talk to core only through its public entry point, never its internals.
+    // Adapters, the metrics and the CLI talk to core only through its published entry points
+    // (`@sluice/core` and `@sluice/core/adapter`), never its internals.
     files: [
       'packages/express/**/*.ts',
       'packages/koa/**/*.ts',
       'packages/fastify/**/*.ts',
       'packages/cli/**/*.ts',
       'packages/nestjs/**/*.ts',
+      'packages/metrics/src/**/*.ts',
     ],
     rules: {
       'no-restricted-imports': [
@@ -28,8 +30,8 @@ export default tseslint.config(
         {
           patterns: [
             {
-              group: ['@sluice/core/*', '../../core/*', '../core/*'],
-              message: 'Import from @sluice/core only.',
+              group: ['@sluice/core/*', '!@sluice/core/adapter', '../../core/*', '../core/*'],
+              message: 'Import from @sluice/core or @sluice/core/adapter only.',
             },
           ],
         },

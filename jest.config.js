@@ -11,6 +11,7 @@ const shared = {
   },
   moduleNameMapper: {
     '^@sluice/(core|express|koa|fastify|metrics|nestjs)$': '<rootDir>/packages/$1/src/index.ts',
+    '^@sluice/core/adapter$': '<rootDir>/packages/core/src/adapter.ts',
   },
 };
 
@@ -73,7 +74,7 @@ module.exports = {
     {
       ...shared,
       displayName: 'sluice',
-      roots: ['<rootDir>/packages', '<rootDir>/examples', '<rootDir>/bench'],
+      roots: ['<rootDir>/packages', '<rootDir>/examples', '<rootDir>/bench', '<rootDir>/scripts'],
       testMatch: ['**/test/**/*.test.ts'],
       testPathIgnorePatterns: [
         ...shared.testPathIgnorePatterns,

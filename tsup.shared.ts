@@ -11,7 +11,9 @@ export function packageBuild(external: string[]): Options {
     entry: { index: 'src/index.ts' },
     format: ['esm', 'cjs'],
     outExtension: ({ format }) => ({ js: format === 'esm' ? '.mjs' : '.cjs' }),
-    dts: true,
+    // `@internal` members (symbol-keyed fast paths, constructors users never call) stay out of
+    // the published declarations, so no public type names a module-private one.
+    dts: { compilerOptions: { stripInternal: true } },
     sourcemap: true,
     clean: true,
     target: 'node20',

@@ -13,10 +13,11 @@
 //   by a stand-in response's close); PROBE_HEAP=<bytes>: bytes by allocation site
 //   instead (run with node --no-turbo-inlining --import tsx to see inlined functions apart)
 import { GCProfiler } from 'node:v8';
-import { resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import Redis from 'ioredis';
 import { RateLimiterRedis } from 'rate-limiter-flexible';
 import type * as Core from '@sluice/core';
+import type * as CoreAdapter from '@sluice/core/adapter';
 import { hasTaskset } from '../machine';
 import { startRedis } from '../redis/redis-server';
 import { redisRoundTrip } from './round-trip';
@@ -104,6 +105,14 @@ async function main(): Promise<void> {
     const cases: Array<[string, (key: string) => Promise<unknown>]> = builds.map(([name, path]) => {
       // eslint-disable-next-line @typescript-eslint/no-require-imports
       const core = require(resolve(path)) as typeof Core;
+      // The HTTP layer is `@sluice/core/adapter`: adapter.cjs beside index.cjs (older builds had
+      // it on the main entry).
+      const adapter = (
+        'createHttpLimiter' in core
+          ? core
+          : // eslint-disable-next-line @typescript-eslint/no-require-imports
+            require(join(dirname(resolve(path)), 'adapter.cjs'))
+      ) as typeof CoreAdapter;
       const store = new core.RedisStore({ client });
       const limiter = core.createLimiter({
         algorithm: (process.env.PROBE_ALGORITHM ?? 'gcra') as Core.AlgorithmName,
@@ -144,7 +153,7 @@ async function main(): Promise<void> {
         if (process.env.PROBE_HTTP) {
           // The HTTP layer's share, as the adapters call it, on a stand-in response whose
           // `close` (the end of the request) gives the permit back.
-          const http = core.createHttpConcurrencyLimiter({ limiter: limit } as never) as unknown as {
+          const http = adapter.createHttpConcurrencyLimiter({ limiter: limit } as never) as unknown as {
             decide(r: unknown, h: unknown, response: unknown): Promise<{ kind: string }>;
           };
           return [
@@ -174,7 +183,7 @@ async function main(): Promise<void> {
       }
       if (process.env.PROBE_HTTP) {
         // The HTTP layer's share, as the adapters call it (decideSync first, then decide).
-        const http = core.createHttpLimiter({ limiter } as never) as unknown as {
+        const http = adapter.createHttpLimiter({ limiter } as never) as unknown as {
           decideSync(r: unknown, h: unknown): unknown;
           decide(r: unknown, h: unknown): Promise<unknown>;
         };

@@ -6,14 +6,8 @@
 //   cd bench && npx tsx src/http/overhead.ts
 import { IncomingMessage, ServerResponse } from 'node:http';
 import { Socket } from 'node:net';
-import {
-  createConcurrencyLimiter,
-  createHttpConcurrencyLimiter,
-  createHttpLimiter,
-  createLimiter,
-  MemoryStore,
-  type Limiter,
-} from '@sluice/core';
+import { createConcurrencyLimiter, createLimiter, MemoryStore, type Limiter } from '@sluice/core';
+import { createHttpConcurrencyLimiter, createHttpLimiter } from '@sluice/core/adapter';
 import { concurrencyLimit as expressConcurrency, rateLimit as expressRateLimit } from '@sluice/express';
 import sluiceFastify, { concurrencyLimit as fastifyConcurrency } from '@sluice/fastify';
 import { concurrencyLimit as koaConcurrency, rateLimit as koaRateLimit } from '@sluice/koa';

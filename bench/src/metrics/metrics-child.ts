@@ -2,13 +2,8 @@
 // the time of one Prometheus scrape with 50 limiters, and the heap the hot keys hold.
 import { IncomingMessage } from 'node:http';
 import { Socket } from 'node:net';
-import {
-  createHttpLimiter,
-  createLimiter,
-  type Decision,
-  type LimiterMetrics,
-  type Policy,
-} from '@sluice/core';
+import { createLimiter, type Decision, type LimiterMetrics, type Policy } from '@sluice/core';
+import { createHttpLimiter } from '@sluice/core/adapter';
 import { prometheus } from '@sluice/metrics';
 import { Registry } from 'prom-client';
 

@@ -18,10 +18,10 @@ import {
   createConcurrencyLimiter,
   createLimiter,
   RedisStore,
-  resolvePolicy,
   type AlgorithmName,
   type Permit,
 } from '@sluice/core';
+import { resolvePolicy } from '@sluice/core/adapter';
 import Redis from 'ioredis';
 import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import { freePort } from './redis-server';

@@ -1,10 +1,5 @@
-import {
-  createLimiter,
-  SluiceConfigError,
-  type Decision,
-  type LimitEvent,
-  type LimiterMetrics,
-} from '@sluice/core';
+import { createLimiter, SluiceConfigError, type Decision, type LimiterMetrics } from '@sluice/core';
+import type { LimitEvent } from '@sluice/core/adapter';
 import request from 'supertest';
 import { FAKE_EPOCH, fakeClock, type FakeClock } from '../../core/test/contract/fake-clock';
 import { describeDelayContract } from './delay-contract';

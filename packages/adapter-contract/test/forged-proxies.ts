@@ -1,4 +1,5 @@
-import { createLimiter, type Limiter, type LimitEvent } from '@sluice/core';
+import { createLimiter, type Limiter } from '@sluice/core';
+import type { LimitEvent } from '@sluice/core/adapter';
 import type { AdapterDriver, TestApp } from './drivers';
 import { useHostileApps } from './hostile-harness';
 

@@ -1,4 +1,4 @@
-import type { CallbackErrorEvent } from '@sluice/core';
+import type { CallbackErrorEvent } from '@sluice/core/adapter';
 import request from 'supertest';
 import { fakeClock, type FakeClock } from '../../core/test/contract/fake-clock';
 import type { AdapterDriver, ContractOptions, Mount, ServerSettings, TestApp } from './drivers';

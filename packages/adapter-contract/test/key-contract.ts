@@ -1,4 +1,4 @@
-import type { LimitEvent } from '@sluice/core';
+import type { LimitEvent } from '@sluice/core/adapter';
 import request from 'supertest';
 import type { FakeClock } from '../../core/test/contract/fake-clock';
 import type { AdapterDriver, ContractOptions, Mount, TestApp } from './drivers';

@@ -1,3 +1,10 @@
+/**
+ * Rate and concurrency limits for Node.js applications: limiters, stores, errors and the parsers of
+ * rates and durations. What framework adapters need (the HTTP-neutral request views, reply
+ * writers, held requests, option-name lists) is on the subpath `@sluice/core/adapter`.
+ *
+ * @packageDocumentation
+ */
 export { createLimiter } from './limiter/create-limiter';
 export type {
   ConsumeOptions,
@@ -12,16 +19,16 @@ export type { RuleOptions } from './limiter/rules';
 export type { LimiterInfo, LimiterMetrics, MetricsSink } from './limiter/metrics-sink';
 export type { OverrideRate, Overrides } from './limiter/overrides';
 export { SluiceConfigError } from './policy/config-error';
-export { checkOptionNames } from './policy/option-checks';
 export type { SluiceConfigErrorCode } from './policy/config-error';
 export { parseDuration } from './policy/duration';
 export { parseRate } from './policy/rate';
 export type { ParsedRate, RateInput, RateObject } from './policy/rate';
-export { resolvePolicy } from './policy/resolve-policy';
 export type { PolicyOptions } from './policy/resolve-policy';
 export { MemoryStore } from './stores/memory-store';
 export type { MemoryStoreOptions } from './stores/memory-store';
 export { RedisStore, type RedisStoreClient, type RedisStoreOptions } from './stores/redis/redis-store';
+export type { IoredisLikeClient, NodeRedisLikeClient } from './stores/redis/redis-client';
+export type { BatchOption } from './stores/redis/batch-option';
 export type { RedisPermits } from './stores/redis/redis-permits';
 export type {
   JointPart,
@@ -31,8 +38,6 @@ export type {
   Store,
   StoreRequest,
 } from './stores/store';
-export { algorithms, runStep } from './algorithms';
-export type { Algorithm, AlgorithmStates, Step } from './algorithms';
 export { ALGORITHMS } from './types';
 export type { AlgorithmName, Decision, DecisionLimit, Policy, Receipt, RejectReason, Verdict } from './types';
 export type {
@@ -43,12 +48,22 @@ export type {
   StoreErrorEvent,
 } from './resilience/events';
 export type { InsuranceOption, OnStoreError } from './resilience/on-store-error';
-export { StoreKeyError, StoreTimeoutError, storeErrorScope } from './resilience/store-errors';
+export type { LeaseOption } from './resilience/token-lease';
+export { StoreKeyError, StoreTimeoutError } from './resilience/store-errors';
 export type { StoreErrorScope } from './resilience/store-errors';
-export { capacityOf } from './policy/resolve-policy';
-export * from './keys';
-export * from './http';
-export * from './concurrency';
+export { createConcurrencyLimiter } from './concurrency';
+export type {
+  AcquireOptions,
+  ConcurrencyDecision,
+  ConcurrencyEventName,
+  ConcurrencyEvents,
+  ConcurrencyLimiter,
+  ConcurrencyLimiterOptions,
+  ConcurrencyQueueOptions,
+  ConcurrencyRefusal,
+  ConcurrencyStats,
+  Permit,
+} from './concurrency';
 export type {
   PermitAcquireReply,
   PermitAcquireRequest,

@@ -1,9 +1,9 @@
+import type { ConcurrencyDecision } from '@sluice/core';
 import {
   createHttpConcurrencyLimiter,
-  type ConcurrencyDecision,
   type ConcurrencyLimitOptions as CoreOptions,
   type MaybePromise,
-} from '@sluice/core';
+} from '@sluice/core/adapter';
 import type { Request, RequestHandler, Response } from 'express';
 import { gateOf, middlewareOf } from './gate';
 

@@ -6,7 +6,7 @@ import {
   type HttpDecider,
   type NodeFallback,
   type Pass,
-} from '@sluice/core';
+} from '@sluice/core/adapter';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 
 /** What a rate limit or a concurrency limit decides for an Express request. */

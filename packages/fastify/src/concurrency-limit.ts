@@ -1,8 +1,8 @@
+import type { ConcurrencyDecision } from '@sluice/core';
 import {
   createHttpConcurrencyLimiter,
-  type ConcurrencyDecision,
   type ConcurrencyLimitOptions as CoreOptions,
-} from '@sluice/core';
+} from '@sluice/core/adapter';
 import type { FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
 import { gateOf, hookOf } from './gate';
 

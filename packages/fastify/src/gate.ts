@@ -6,7 +6,7 @@ import {
   type HttpDecider,
   type NodeFallback,
   type Pass,
-} from '@sluice/core';
+} from '@sluice/core/adapter';
 import type { FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
 
 /** What a rate limit or a concurrency limit decides for a Fastify request. */

@@ -1,3 +1,4 @@
+import { SluiceConfigError } from '@sluice/core';
 import {
   createHttpLimiter,
   checkDefaults,
@@ -5,11 +6,12 @@ import {
   namingAdapterOptions,
   notFoundHook,
   scopedOptions,
-  SluiceConfigError,
-} from '@sluice/core';
-import type { Decision, PartialRateLimitOptions, RateLimitOptions } from '@sluice/core';
+} from '@sluice/core/adapter';
+import type { Decision } from '@sluice/core';
+import type { PartialRateLimitOptions, RateLimitOptions } from '@sluice/core/adapter';
 import type {
   FastifyInstance,
+  FastifyPluginAsync,
   FastifyReply,
   FastifyRequest,
   onRequestHookHandler,
@@ -140,7 +142,10 @@ async function sluicePlugin(fastify: FastifyInstance, options: SluicePluginOptio
 }
 
 /** The plugin, wrapped by fastify-plugin so its hooks reach the routes of the instance it is registered on. */
-export const sluice = fp(sluicePlugin, { fastify: '4.x || 5.x', name: '@sluice/fastify' });
+export const sluice: FastifyPluginAsync<SluicePluginOptions> = fp(sluicePlugin, {
+  fastify: '4.x || 5.x',
+  name: '@sluice/fastify',
+});
 export default sluice;
 
 /**
@@ -182,16 +187,19 @@ export function RateLimit(options: Options | readonly Options[]) {
   };
 }
 
+export type { ConcurrencyDecision, Decision } from '@sluice/core';
 export type {
   CallbackErrorEvent,
-  ConcurrencyDecision,
-  Decision,
+  CallbackSource,
+  ConcurrencyLimitEvent,
   HeaderMode,
+  JsonValue,
   LimitEvent,
   MissingKeyMode,
   StaticFallback,
   TrustProxy,
-} from '@sluice/core';
+} from '@sluice/core/adapter';
 
 export { concurrencyLimit } from './concurrency-limit';
 export type { ConcurrencyLimitOptions, FastifyConcurrencyFallback } from './concurrency-limit';
+export type { Options as RateLimitOptions };

@@ -1,5 +1,5 @@
 import sluice, { concurrencyLimit } from '@sluice/fastify';
-import type { CallbackErrorEvent } from '@sluice/core';
+import type { CallbackErrorEvent } from '@sluice/core/adapter';
 import fastify5, { type FastifyInstance, type FastifyReply } from 'fastify';
 import fastify4 from 'fastify4';
 import request from 'supertest';

@@ -1,9 +1,9 @@
+import type { ConcurrencyDecision } from '@sluice/core';
 import {
   createHttpConcurrencyLimiter,
-  type ConcurrencyDecision,
   type ConcurrencyLimitOptions as CoreOptions,
   type MaybePromise,
-} from '@sluice/core';
+} from '@sluice/core/adapter';
 import type { Context, Middleware } from 'koa';
 import { gateOf, middlewareOf } from './gate';
 

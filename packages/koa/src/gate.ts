@@ -7,7 +7,7 @@ import {
   type AnyHttpOutcome,
   type HttpDecider,
   type Pass,
-} from '@sluice/core';
+} from '@sluice/core/adapter';
 import type { Context, Middleware, Next } from 'koa';
 
 /** A fallback handler of either limit, as Koa calls it: `(ctx, decision)`. */

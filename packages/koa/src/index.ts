@@ -1,9 +1,9 @@
+import type { Decision } from '@sluice/core';
 import {
   createHttpLimiter,
-  type Decision,
   type MaybePromise,
   type RateLimitOptions as CoreOptions,
-} from '@sluice/core';
+} from '@sluice/core/adapter';
 import type { Context, Middleware, Next } from 'koa';
 import { gateOf, middlewareOf, type Gate } from './gate';
 
@@ -76,16 +76,19 @@ export function RateLimit(options: RateLimitOptions | readonly RateLimitOptions[
   };
 }
 
+export type { ConcurrencyDecision, Decision } from '@sluice/core';
 export type {
   CallbackErrorEvent,
-  ConcurrencyDecision,
-  Decision,
+  CallbackSource,
+  ConcurrencyLimitEvent,
   HeaderMode,
+  JsonValue,
   LimitEvent,
   MissingKeyMode,
   StaticFallback,
   TrustProxy,
-} from '@sluice/core';
+} from '@sluice/core/adapter';
 
 export { concurrencyLimit } from './concurrency-limit';
 export type { ConcurrencyLimitOptions, KoaConcurrencyFallback } from './concurrency-limit';
+export type { KoaHandlerMethod };

@@ -9,6 +9,7 @@ export { isLoopbackRequest } from './dashboard/loopback';
 export { openTelemetry } from './opentelemetry/opentelemetry';
 export type {
   OpenTelemetryOptions,
+  OtelAttributes,
   OtelInstrumentOptions,
   OtelMeter,
   OtelObservable,

@@ -3,7 +3,7 @@ import {
   decideAndWrite,
   type ConcurrencyLimitOptions,
   type HttpDecider,
-} from '@sluice/core';
+} from '@sluice/core/adapter';
 import type { Fallback, Outcome, Platform, Verdict } from './platforms';
 
 // Read once: a CommonJS build reads an import through getters at each use (per request here).

@@ -18,14 +18,15 @@ export type {
   RateLimitOptions,
   SluiceModuleOptions,
 } from './options';
+export type { ConcurrencyDecision, Decision } from '@sluice/core';
 export type {
   CallbackErrorEvent,
-  ConcurrencyDecision,
+  CallbackSource,
   ConcurrencyLimitEvent,
-  Decision,
   HeaderMode,
+  JsonValue,
   LimitEvent,
   MissingKeyMode,
   StaticFallback,
   TrustProxy,
-} from '@sluice/core';
+} from '@sluice/core/adapter';

@@ -1,11 +1,10 @@
 import type { IncomingHttpHeaders } from 'node:http';
+import type { ConcurrencyDecision, Decision } from '@sluice/core';
 import type {
-  ConcurrencyDecision,
   ConcurrencyLimitOptions as CoreConcurrencyOptions,
-  Decision,
   PartialRateLimitOptions,
   RateLimitOptions as CoreOptions,
-} from '@sluice/core';
+} from '@sluice/core/adapter';
 
 /**
  * The request your `key`, `cost`, `skip` and `overrides` functions and `onLimit` receive: the

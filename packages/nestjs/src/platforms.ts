@@ -1,10 +1,10 @@
 import type { ServerResponse } from 'node:http';
+import { SluiceConfigError } from '@sluice/core';
 import {
   fromNodeRequest,
   fromRequestLike,
   notFoundHook,
   notFoundMiddleware,
-  SluiceConfigError,
   writeReplyOutcome,
   writeResponseOutcome,
   type AnyHttpOutcome,
@@ -14,7 +14,7 @@ import {
   type Pass,
   type ReplyLike,
   type RequestLike,
-} from '@sluice/core';
+} from '@sluice/core/adapter';
 
 // Read once: a CommonJS build reads an import through getters at each use (per request here).
 const [httpOfNode, httpOfReply] = [fromNodeRequest, fromRequestLike];

@@ -1,15 +1,15 @@
 import type { CanActivate, ExecutionContext, OnModuleInit, Type } from '@nestjs/common';
 import type { DiscoveryService, HttpAdapterHost, MetadataScanner, Reflector } from '@nestjs/core';
+import { SluiceConfigError } from '@sluice/core';
 import {
   checkDefaults,
   createHttpLimiter,
   definesLimit,
   scopedOptions,
   scopeNames,
-  SluiceConfigError,
   type ConcurrencyLimitOptions,
   type RateLimitOptions,
-} from '@sluice/core';
+} from '@sluice/core/adapter';
 import { concurrencyGate, platformGate, type Gate } from './gates';
 import {
   CONCURRENCY_LIMIT_METADATA,
@@ -110,7 +110,7 @@ export class SluiceGuard implements CanActivate, OnModuleInit {
     }
   }
 
-  canActivate(context: ExecutionContext): Verdict {
+  canActivate(context: ExecutionContext): boolean | Promise<boolean> {
     if (context.getType() !== 'http') return true;
     const [handler, controller] = [context.getHandler(), context.getClass()];
     const rate = this.#limitsOf(handler, controller);

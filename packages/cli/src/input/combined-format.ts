@@ -1,4 +1,4 @@
-import type { HttpRequest } from '@sluice/core';
+import type { HttpRequest } from '@sluice/core/adapter';
 
 /** One line of the combined log format, as far as keys and times need it. */
 export interface CombinedLine {

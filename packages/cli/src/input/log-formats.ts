@@ -1,4 +1,4 @@
-import { RequestView, type KeyReader } from '@sluice/core';
+import { RequestView, type KeyReader } from '@sluice/core/adapter';
 import { ReplayInputError } from '../errors';
 import { parseCombinedLine } from './combined-format';
 import { splitCsvLine } from './csv-fields';

@@ -1,4 +1,5 @@
-import { compileKeyTemplate, compileTrustProxy, resolveIpv6Subnet, SluiceConfigError } from '@sluice/core';
+import { SluiceConfigError } from '@sluice/core';
+import { compileKeyTemplate, compileTrustProxy, resolveIpv6Subnet } from '@sluice/core/adapter';
 import { ReplayInputError } from '../errors';
 import { quoteLeftOpen } from './csv-fields';
 import { forEachLine, MAX_LINE_BYTES, openLog, type LineHandlers } from './lines';

@@ -1,4 +1,4 @@
-import type { HttpRequest } from '@sluice/core';
+import type { HttpRequest } from '@sluice/core/adapter';
 import { requestTarget } from './combined-format';
 
 /** A JSON or CSV log line: field name → value. */

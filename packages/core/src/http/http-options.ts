@@ -200,7 +200,7 @@ export type LimiterOnlyOptions = Omit<LimiterOptions, 'cost' | 'overrides'>;
 export type LimiterRulesOnlyOptions = Omit<LimiterRulesOptions, 'cost' | 'overrides'>;
 
 /** Every `createLimiter` option name, `rules` included: none may accompany a ready `limiter`. */
-type LimiterOptionName = keyof LimiterOnlyOptions | 'overrides';
+export type LimiterOptionName = keyof LimiterOnlyOptions | 'overrides';
 
 /**
  * Options of one limit on a route: HTTP options plus either `createLimiter` options (`rate`,

@@ -15,6 +15,7 @@ export type {
   HttpReply,
   JsonValue,
   LimiterOnlyOptions,
+  LimiterOptionName,
   LimiterRulesOnlyOptions,
   LimitEvent,
   MaybePromise,
@@ -23,6 +24,7 @@ export type {
   StaticFallback,
 } from './http-options';
 export { DEFAULT_MAX_HELD } from './delay-outcome';
+export type { HoldSlots } from './delay-outcome';
 export { heldRequestCount, holdRequest } from './hold-request';
 export type { ClosableConnection, ClosableResponse } from './hold-request';
 export { quotaWindowSeconds, rateLimitHeaders, retryAfterSeconds, toSeconds } from './rate-limit-headers';
@@ -45,6 +47,9 @@ export type {
   ConcurrencyOutcome,
 } from './concurrency-options';
 export { onResponseClose } from './response-close';
+export type { ListenableResponse } from './response-close';
+export type { ResolvedFallback } from './resolve-fallback';
+export type { UserCallbacks } from './user-callbacks';
 export {
   decideAndWrite,
   heldOr,
@@ -57,7 +62,7 @@ export type { ContextLike } from './context-like';
 export { fromNodeRequest, fromUnmatchedNodeRequest } from './node-request';
 export { notFoundHook, notFoundMiddleware } from './not-found';
 export type { PassingCallback } from './not-found';
-export type { NodeRequestLike } from './node-request';
+export type { ExpressAppLike, NodeRequestLike } from './node-request';
 export { fromRequestLike } from './request-like';
 export type { RequestLike } from './request-like';
 export type {

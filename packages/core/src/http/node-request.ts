@@ -25,7 +25,7 @@ export interface NodeRequestLike {
 }
 
 /** What `$route` reads of an Express app: a setting, and the app it is mounted in (`app.use(path, sub)`). */
-interface ExpressAppLike {
+export interface ExpressAppLike {
   enabled(setting: string): boolean;
   readonly parent?: ExpressAppLike | undefined;
 }

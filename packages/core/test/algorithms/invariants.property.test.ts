@@ -1,5 +1,6 @@
 import fc from 'fast-check';
-import { ALGORITHMS, resolvePolicy, runStep, type AlgorithmName, type Policy, type Verdict } from '../../src';
+import { ALGORITHMS, type AlgorithmName, type Policy, type Verdict } from '../../src';
+import { resolvePolicy, runStep } from '../../src/adapter';
 
 /** A request: time step since the previous one (ms) and cost. */
 type Request = readonly [dt: number, cost: number];

@@ -1,4 +1,5 @@
-import { resolvePolicy, SluiceConfigError } from '../../src';
+import { SluiceConfigError } from '../../src';
+import { resolvePolicy } from '../../src/adapter';
 import { warmUp, type WarmUpState } from '../../src/algorithms/warm-up';
 import { fakeClock } from '../contract/fake-clock';
 import { acquireWaits, GUAVA_LIMIT, GUAVA_WAITS_MS } from '../contract/guava-warm-up';

@@ -3,11 +3,11 @@ import {
   createConcurrencyLimiter,
   MemoryStore,
   RedisStore,
-  resolvePolicy,
   type ConcurrencyDecision,
   type ConcurrencyLimiter,
   type Store,
 } from '../../src';
+import { resolvePolicy } from '../../src/adapter';
 import type { PermitStore } from '../../src/stores/permit-store';
 import { MAX_IN_FLIGHT } from '../../src/stores/redis/batch-queue';
 import { FAILURE_THRESHOLD } from '../../src/resilience/store-guard';

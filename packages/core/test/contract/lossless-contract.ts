@@ -1,11 +1,5 @@
-import {
-  ALGORITHMS,
-  createHttpLimiter,
-  type AlgorithmName,
-  type HttpRequest,
-  type RateLimitOptions,
-  type Store,
-} from '../../src';
+import { ALGORITHMS, type AlgorithmName, type Store } from '../../src';
+import { createHttpLimiter, type HttpRequest, type RateLimitOptions } from '../../src/adapter';
 import { fakeClock } from './fake-clock';
 
 type Handler = () => void;

@@ -1,4 +1,5 @@
 import Redis from 'ioredis';
+import Redis6, { Cluster as Cluster6 } from 'ioredis6';
 import Valkey, { Cluster as ValkeyCluster } from 'iovalkey';
 import * as redis5 from 'redis';
 import * as redis4 from 'redis-4';
@@ -6,11 +7,12 @@ import * as redis6 from 'redis-6';
 import type { RedisStoreClient } from '../../src';
 
 /**
- * Every client `RedisStore` takes, so that store suites run once per client: ioredis, node-redis
- * 4, 5 and 6 (`createClient` / `createCluster`), and iovalkey.
+ * Every client `RedisStore` takes, so that store suites run once per client: ioredis 5 and 6,
+ * node-redis 4, 5 and 6 (`createClient` / `createCluster`), and iovalkey.
  */
 export const ALL_CLIENT_KINDS = [
   'ioredis',
+  'ioredis 6',
   'node-redis 4',
   'node-redis 5',
   'node-redis 6',
@@ -31,7 +33,34 @@ export interface OpenClient {
   close(): Promise<void>;
 }
 
-type NodeRedisKind = Exclude<StoreClientKind, 'ioredis' | 'iovalkey'>;
+/** ioredis 5 (`ioredis`), ioredis 6 and iovalkey, its fork: one API, `Redis` and `Cluster`. */
+type IoredisKind = 'ioredis' | 'ioredis 6' | 'iovalkey';
+const isIoredis = (kind: StoreClientKind): kind is IoredisKind =>
+  kind === 'ioredis' || kind === 'ioredis 6' || kind === 'iovalkey';
+
+/** A client of the ioredis family, as the store takes it, and how the harness ends it. */
+type IoredisClient = RedisStoreClient & { disconnect(): void };
+type IoredisOptions = { host: string; port: number; enableOfflineQueue?: boolean; lazyConnect?: boolean };
+
+/** A cluster client's `once`, chainable as on an `EventEmitter`. */
+interface Once {
+  once(event: string, listener: (value: unknown) => void): Once;
+}
+
+/** Each one's constructors, called apart so that each version's types are checked. */
+const IOREDIS: Record<
+  IoredisKind,
+  {
+    client(options: IoredisOptions): IoredisClient;
+    cluster(nodes: Address[]): IoredisClient & Once;
+  }
+> = {
+  ioredis: { client: (options) => new Redis(options), cluster: (nodes) => new Redis.Cluster(nodes) },
+  'ioredis 6': { client: (options) => new Redis6(options), cluster: (nodes) => new Cluster6(nodes) },
+  iovalkey: { client: (options) => new Valkey(options), cluster: (nodes) => new ValkeyCluster(nodes) },
+};
+
+type NodeRedisKind = Exclude<StoreClientKind, IoredisKind>;
 /** A node-redis client or cluster client, as the store takes it (each version's own type must fit). */
 type NodeRedis = RedisStoreClient & {
   on(event: 'error', listener: () => void): unknown;
@@ -56,8 +85,8 @@ const CREATE_CLUSTER: Record<NodeRedisKind, (options: { rootNodes: { url: string
  * give up on a dead port instead of retrying (its commands then reject at once).
  */
 export async function openClient(kind: StoreClientKind, { host, port }: Address): Promise<OpenClient> {
-  if (kind === 'ioredis' || kind === 'iovalkey') {
-    const client = kind === 'ioredis' ? new Redis({ host, port }) : new Valkey({ host, port });
+  if (isIoredis(kind)) {
+    const client = IOREDIS[kind].client({ host, port });
     return { client, close: async () => client.disconnect() };
   }
   const client = CREATE_CLIENT[kind]({ socket: { host, port } });
@@ -71,9 +100,8 @@ export async function openClusterClient(
   kind: StoreClientKind,
   nodes: readonly Address[],
 ): Promise<OpenClient> {
-  if (kind === 'ioredis' || kind === 'iovalkey') {
-    const Kind = kind === 'ioredis' ? Redis.Cluster : ValkeyCluster;
-    const client = new Kind(nodes.map(({ host, port }) => ({ host, port })));
+  if (isIoredis(kind)) {
+    const client = IOREDIS[kind].cluster(nodes.map(({ host, port }) => ({ host, port })));
     await new Promise((resolve, reject) => client.once('ready', resolve).once('error', reject));
     return { client, close: async () => client.disconnect() };
   }
@@ -89,9 +117,8 @@ export async function openClusterClient(
  * rejects (no offline queue, no reconnection).
  */
 export async function openDeadClient(kind: StoreClientKind, { host, port }: Address): Promise<OpenClient> {
-  if (kind === 'ioredis' || kind === 'iovalkey') {
-    const options = { host, port, enableOfflineQueue: false, lazyConnect: true };
-    const client = kind === 'ioredis' ? new Redis(options) : new Valkey(options);
+  if (isIoredis(kind)) {
+    const client = IOREDIS[kind].client({ host, port, enableOfflineQueue: false, lazyConnect: true });
     return { client, close: async () => client.disconnect() };
   }
   const client = CREATE_CLIENT[kind]({ socket: { host, port, reconnectStrategy: false } });

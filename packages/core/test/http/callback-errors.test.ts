@@ -1,14 +1,13 @@
+import { createLimiter, SluiceConfigError } from '../../src';
 import {
   callFallback,
   createHttpLimiter,
-  createLimiter,
-  SluiceConfigError,
   type CallbackErrorEvent,
   type HttpHandlerOutcome,
   type HttpRequest,
   type RateLimitOptions,
   type RawResponse,
-} from '../../src';
+} from '../../src/adapter';
 import { fakeClock, type FakeClock } from '../contract/fake-clock';
 
 type Req = { id: number };

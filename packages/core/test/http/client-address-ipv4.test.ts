@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import ipaddr from 'ipaddr.js';
-import { clientAddressKey } from '../../src';
+import { clientAddressKey } from '../../src/adapter';
 
 /** The key as the parser gives it, without the IPv4 shortcut. */
 function parsed(address: string): string {

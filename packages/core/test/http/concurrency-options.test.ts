@@ -1,6 +1,7 @@
 import { IncomingMessage, ServerResponse } from 'node:http';
 import { Socket } from 'node:net';
-import { createConcurrencyLimiter, createHttpConcurrencyLimiter } from '../../src';
+import { createConcurrencyLimiter } from '../../src';
+import { createHttpConcurrencyLimiter } from '../../src/adapter';
 import { errorOf } from '../contract/config-error-of';
 
 describe('concurrencyLimit options', () => {

@@ -10,7 +10,7 @@ import {
   type HttpLimitOptions,
   type HttpRequest,
   type RateLimitOptions,
-} from '../../src';
+} from '../../src/adapter';
 import { fakeClock } from '../contract/fake-clock';
 
 /** The HTTP options a case varies; each limit also has a rate and a fake clock. */

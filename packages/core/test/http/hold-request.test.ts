@@ -6,7 +6,7 @@ import {
   type HttpOutcome,
   type LimitEvent,
   type RateLimitOptions,
-} from '../../src';
+} from '../../src/adapter';
 import { fakeClock } from '../contract/fake-clock';
 
 type Req = Record<string, never>;

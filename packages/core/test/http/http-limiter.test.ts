@@ -1,13 +1,11 @@
+import { createLimiter, SluiceConfigError, type Store } from '../../src';
 import {
   createHttpLimiter,
-  createLimiter,
-  SluiceConfigError,
   type HttpOutcome,
   type HttpRequest,
   type LimitEvent,
   type RateLimitOptions,
-  type Store,
-} from '../../src';
+} from '../../src/adapter';
 import { fakeClock, type FakeClock } from '../contract/fake-clock';
 
 type Req = { user?: string };

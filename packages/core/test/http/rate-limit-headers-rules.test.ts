@@ -1,4 +1,5 @@
-import { createLimiter, rateLimitHeaders, type Decision } from '../../src';
+import { createLimiter, type Decision } from '../../src';
+import { rateLimitHeaders } from '../../src/adapter';
 import { fakeClock } from '../contract/fake-clock';
 
 /** Decisions of a limiter with 10r/s and 1000/1h (the quota of issue 7). */

@@ -1,12 +1,5 @@
-import {
-  createLimiter,
-  prefersJson,
-  rateLimitHeaders,
-  rejectionBody,
-  retryAfterSeconds,
-  type Decision,
-  type LimiterOptions,
-} from '../../src';
+import { createLimiter, type Decision, type LimiterOptions } from '../../src';
+import { prefersJson, rateLimitHeaders, rejectionBody, retryAfterSeconds } from '../../src/adapter';
 import { fakeClock } from '../contract/fake-clock';
 
 async function decisionsOf(options: LimiterOptions, n: number): Promise<Decision[]> {

@@ -1,11 +1,11 @@
+import { createLimiter } from '../../src';
 import {
   createHttpLimiter,
-  createLimiter,
   rateLimitHeaders,
   type HttpOutcome,
   type HttpRequest,
   type RateLimitOptions,
-} from '../../src';
+} from '../../src/adapter';
 import { fakeClock, type FakeClock } from '../contract/fake-clock';
 
 type Handler = () => void;

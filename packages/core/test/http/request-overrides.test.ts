@@ -1,11 +1,11 @@
+import { createLimiter } from '../../src';
 import {
   createHttpLimiter,
-  createLimiter,
   type CallbackErrorEvent,
   type HttpOutcome,
   type HttpRequest,
   type RateLimitOptions,
-} from '../../src';
+} from '../../src/adapter';
 import { fakeClock, type FakeClock } from '../contract/fake-clock';
 
 type Req = { readonly tier?: string };

@@ -1,4 +1,4 @@
-import { scopeNames } from '../../src';
+import { scopeNames } from '../../src/adapter';
 
 describe('scopeNames', () => {
   test('a name no other has stays out; alike ones get where they are, then their order', () => {

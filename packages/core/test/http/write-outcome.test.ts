@@ -1,17 +1,17 @@
 import { IncomingMessage, ServerResponse } from 'node:http';
 import { Socket } from 'node:net';
+import { MemoryStore } from '../../src';
 import {
   createHttpConcurrencyLimiter,
   createHttpLimiter,
   decideAndWrite,
-  MemoryStore,
   writeReplyOutcome,
   writeResponseOutcome,
   type AnyHttpOutcome,
   type HttpRequest,
   type NodeFallback,
   type ReplyLike,
-} from '../../src';
+} from '../../src/adapter';
 import { fakeClock } from '../contract/fake-clock';
 
 type Outcome = AnyHttpOutcome<NodeFallback<object, ServerResponse>>;

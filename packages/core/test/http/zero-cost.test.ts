@@ -1,16 +1,18 @@
 import {
   ALGORITHMS,
-  createHttpLimiter,
   createLimiter,
   RedisStore,
   type Decision,
-  type HttpOutcome,
-  type HttpRequest,
   type LimiterMetrics,
   type MetricsSink,
-  type RateLimitOptions,
   type Store,
 } from '../../src';
+import {
+  createHttpLimiter,
+  type HttpOutcome,
+  type HttpRequest,
+  type RateLimitOptions,
+} from '../../src/adapter';
 import { fakeClock, type FakeClock } from '../contract/fake-clock';
 import { useRedisServer } from '../harness/redis-fixtures';
 

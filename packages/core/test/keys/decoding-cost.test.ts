@@ -1,4 +1,4 @@
-import { createHttpLimiter, type HttpRequest } from '../../src';
+import { createHttpLimiter, type HttpRequest } from '../../src/adapter';
 import { decodeKeyText } from '../../src/keys/key-text';
 
 /** 5 000 escapes that start a UTF-8 sequence none completes: the probe of issue #16, item 3. */

@@ -1,12 +1,12 @@
 import fc from 'fast-check';
+import { SluiceConfigError } from '../../src';
 import {
   clientAddressKey,
   compileKeyTemplate,
   RequestView,
-  SluiceConfigError,
   type ClientAddressOptions,
   type HttpRequest,
-} from '../../src';
+} from '../../src/adapter';
 import { decodeKeyText, escaperFor } from '../../src/keys/key-text';
 
 const direct: ClientAddressOptions = { trust: undefined, ipv6Subnet: 64 };

@@ -1,4 +1,5 @@
 import fc from 'fast-check';
+import { SluiceConfigError } from '../../src';
 import {
   clientAddressKey,
   compileKeyTemplate,
@@ -6,10 +7,9 @@ import {
   forwardedClient,
   RequestView,
   resolveIpv6Subnet,
-  SluiceConfigError,
   type ClientAddressOptions,
   type HttpRequest,
-} from '../../src';
+} from '../../src/adapter';
 
 const direct: ClientAddressOptions = { trust: undefined, ipv6Subnet: 64 };
 

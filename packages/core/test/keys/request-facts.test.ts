@@ -8,7 +8,7 @@ import {
   RequestView,
   type ClientAddressOptions,
   type HttpRequest,
-} from '../../src';
+} from '../../src/adapter';
 
 const direct: ClientAddressOptions = { trust: undefined, ipv6Subnet: 64 };
 

@@ -1,6 +1,5 @@
 import {
   createConcurrencyLimiter,
-  createHttpLimiter,
   createLimiter,
   MemoryStore,
   RedisStore,
@@ -9,6 +8,7 @@ import {
   type LimiterMetrics,
   type MetricsSink,
 } from '../../src';
+import { createHttpLimiter } from '../../src/adapter';
 import { errorOf } from '../contract/config-error-of';
 import { fakeClock } from '../contract/fake-clock';
 import { useRedisServer } from '../harness/redis-fixtures';

@@ -25,6 +25,9 @@ const NAMES: Record<string, string[]> = {
   '@sluice/metrics': ['prometheus', 'dashboard', 'openTelemetry', 'isLoopbackRequest', 'SluiceMetrics'],
 };
 
+/** `@sluice/core/adapter`, the subpath adapters are built from. */
+const ADAPTER_FILES = ['cjs', 'mjs', 'd.ts', 'd.mts'].map((ext) => `package/dist/adapter.${ext}`);
+
 let project: PackedProject;
 const node = (args: string[]) => run('node', args, project.dir).trim();
 
@@ -64,6 +67,7 @@ describe.each(Object.entries(NAMES))('%s as published', (name, names) => {
         'package/dist/index.mjs',
         'package/dist/index.d.ts',
         'package/dist/index.d.mts',
+        ...(name === '@sluice/core' ? ADAPTER_FILES : []),
       ]),
     );
     expect(files.some((f) => f.includes('/test/') || f.startsWith('package/src/'))).toBe(false);
@@ -110,8 +114,62 @@ describe('@sluice/core end to end from the tarball', () => {
   });
 });
 
-/** A user's TypeScript project beside the install: node16 resolution, strict, no skipLibCheck. */
-function typeCheck(folder: string, type: 'commonjs' | 'module', source: string, decorators = false): void {
+describe('@sluice/core/adapter from the tarball', () => {
+  const namesOf = (specifier: string) => ({
+    cjs: JSON.parse(node(['-e', `console.log(JSON.stringify(Object.keys(require('${specifier}'))))`])),
+    esm: JSON.parse(
+      node([
+        '--input-type=module',
+        '-e',
+        `console.log(JSON.stringify(Object.keys(await import('${specifier}'))))`,
+      ]),
+    ),
+  });
+  const PLUMBING = ['createHttpLimiter', 'createHttpConcurrencyLimiter', 'RequestView', 'holdRequest'];
+
+  test('require() and import give the adapter names; the main entry none of them', () => {
+    const adapter = namesOf('@sluice/core/adapter');
+    const main = namesOf('@sluice/core');
+    expect(adapter.cjs).toEqual(expect.arrayContaining(PLUMBING));
+    expect(adapter.esm).toEqual(expect.arrayContaining(PLUMBING));
+    for (const names of [main.cjs, main.esm]) {
+      expect(names).toEqual(expect.arrayContaining(NAMES['@sluice/core'] as string[]));
+      expect(names.filter((name: string) => adapter.cjs.includes(name))).toEqual([]);
+    }
+  });
+
+  // Both entries load one copy of the code: an error the adapter layer throws is the main entry's
+  // class, whichever module system loaded them.
+  const script = `
+    try { createHttpLimiter({ rate: '6r/x' }); } catch (error) { console.log(error instanceof SluiceConfigError); }`;
+
+  test('an error thrown through the adapter entry is the main entry SluiceConfigError (CJS and ESM)', () => {
+    const cjs = node([
+      '-e',
+      `const { SluiceConfigError } = require('@sluice/core');
+       const { createHttpLimiter } = require('@sluice/core/adapter');${script}`,
+    ]);
+    const esm = node([
+      '--input-type=module',
+      '-e',
+      `import { SluiceConfigError } from '@sluice/core';
+       import { createHttpLimiter } from '@sluice/core/adapter';${script}`,
+    ]);
+    expect([cjs, esm]).toEqual(['true', 'true']);
+  });
+});
+
+/**
+ * A user's TypeScript project beside the install: node16 resolution (or node10, which reads no
+ * exports map: `typesVersions` must lead it to `@sluice/core/adapter`), strict, no skipLibCheck.
+ */
+function typeCheck(
+  folder: string,
+  type: 'commonjs' | 'module',
+  source: string,
+  decorators = false,
+  resolution: 'node16' | 'node10' = 'node16',
+): void {
   const dir = join(project.dir, folder);
   mkdirSync(dir, { recursive: true });
   writeFileSync(join(dir, 'package.json'), JSON.stringify({ type }));
@@ -119,8 +177,8 @@ function typeCheck(folder: string, type: 'commonjs' | 'module', source: string, 
     join(dir, 'tsconfig.json'),
     JSON.stringify({
       compilerOptions: {
-        module: 'node16',
-        moduleResolution: 'node16',
+        module: resolution === 'node16' ? 'node16' : 'commonjs',
+        moduleResolution: resolution,
         target: 'es2022',
         strict: true,
         noEmit: true,
@@ -128,6 +186,8 @@ function typeCheck(folder: string, type: 'commonjs' | 'module', source: string, 
         // A Nest app has Node's types (Nest's own declarations need them); core needs none.
         types: decorators ? ['node'] : [],
         ...(decorators ? { experimentalDecorators: true } : {}),
+        // A CommonJS project of node10 days, as Fastify's types expect it.
+        ...(resolution === 'node10' ? { esModuleInterop: true } : {}),
       },
       files: ['use.ts'],
     }),
@@ -150,6 +210,40 @@ test.each(['commonjs', 'module'] as const)('TypeScript (%s) type-checks a user f
      export const permit: Promise<ConcurrencyDecision> = createConcurrencyLimiter({ max: 2, queue: { maxWaitMs: '1s' } }).acquire('k');
      // @ts-expect-error max is required
      createConcurrencyLimiter({ leaseMs: 1000 });`,
+  );
+});
+
+test.each(['commonjs', 'module'] as const)(
+  'TypeScript (%s) type-checks an adapter of core/adapter',
+  (type) => {
+    typeCheck(
+      `ts-core-adapter-${type}`,
+      type,
+      `import { SluiceConfigError, type Decision } from '@sluice/core';
+     import { createHttpLimiter, RequestView, type HttpOutcome, type HttpRequest } from '@sluice/core/adapter';
+     type Fallback = (request: HttpRequest, decision: Decision) => void;
+     const limiter = createHttpLimiter<HttpRequest, Fallback>({ rate: '10r/s', key: '$http_x_user' });
+     const request: HttpRequest = { remoteAddress: '127.0.0.1', url: '/', headers: { 'x-user': 'a' } };
+     export const outcome: Promise<HttpOutcome<Fallback>> = limiter.decide(request, request);
+     export const user: string = new RequestView(request).header('x-user');
+     export const isConfigError = (e: unknown): boolean => e instanceof SluiceConfigError;
+     // @ts-expect-error brust is not an option
+     createHttpLimiter<HttpRequest, Fallback>({ rate: '10r/s', brust: 5 });`,
+    );
+  },
+);
+
+test('TypeScript with node10 resolution (no exports map) types an adapter through @sluice/core/adapter', () => {
+  typeCheck(
+    'ts-node10',
+    'commonjs',
+    `import { concurrencyLimit, type HeaderMode } from '@sluice/fastify';
+     export const headers: HeaderMode = 'draft-8';
+     export const limit = concurrencyLimit({ max: 2, status: 503 });
+     // @ts-expect-error maxx is not an option
+     concurrencyLimit({ maxx: 2 });`,
+    false,
+    'node10',
   );
 });
 

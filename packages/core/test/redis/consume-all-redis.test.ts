@@ -4,12 +4,12 @@ import {
   createLimiter,
   MemoryStore,
   RedisStore,
-  resolvePolicy,
   type Decision,
   type Limiter,
   type Policy,
   type Store,
 } from '../../src';
+import { resolvePolicy } from '../../src/adapter';
 import { MAX_IN_FLIGHT } from '../../src/stores/redis/batch-queue';
 import { FAKE_EPOCH, fakeClock } from '../contract/fake-clock';
 import { freePort } from '../harness/free-port';

@@ -1,4 +1,5 @@
-import { resolvePolicy, type RedisStore, type Store } from '../../src';
+import type { RedisStore, Store } from '../../src';
+import { resolvePolicy } from '../../src/adapter';
 import type { PermitStore } from '../../src/stores/permit-store';
 import type { RedisPermits } from '../../src/stores/redis/redis-permits';
 import { MAX_IN_FLIGHT } from '../../src/stores/redis/batch-queue';

@@ -2,12 +2,12 @@ import type Redis from 'ioredis';
 import {
   MemoryStore,
   RedisStore,
-  resolvePolicy,
   type Policy,
   type PolicyOptions,
   type Store,
   type Verdict,
 } from '../../src';
+import { resolvePolicy } from '../../src/adapter';
 import { FAKE_EPOCH } from '../contract/fake-clock';
 import { scriptCalls } from '../harness/script-calls';
 import { useRedisServer } from '../harness/redis-fixtures';

@@ -1,5 +1,6 @@
 import type Redis from 'ioredis';
-import { resolvePolicy, type Policy } from '../../src';
+import type { Policy } from '../../src';
+import { resolvePolicy } from '../../src/adapter';
 import { batchPolicyArgs } from '../../src/stores/redis/batch-call';
 import { BATCH_SCRIPT } from '../../src/stores/redis/scripts';
 import { FAKE_EPOCH } from '../contract/fake-clock';

@@ -1,5 +1,6 @@
 import type Redis from 'ioredis';
-import { RedisStore, resolvePolicy, type Policy, type Store } from '../../src';
+import { RedisStore, type Policy, type Store } from '../../src';
+import { resolvePolicy } from '../../src/adapter';
 import { givesBack } from '../../src/stores/redis/scripts';
 import { FAKE_EPOCH } from '../contract/fake-clock';
 import { useRedisServer } from '../harness/redis-fixtures';

@@ -1,5 +1,6 @@
 import type Redis from 'ioredis';
-import { RedisStore, resolvePolicy, type Store } from '../../src';
+import { RedisStore, type Store } from '../../src';
+import { resolvePolicy } from '../../src/adapter';
 import { BATCH_COMMAND_NAME } from '../../src/stores/redis/redis-command';
 import { describeOverridesContract } from '../contract/overrides-contract';
 import { describeRulesContract } from '../contract/rules-contract';

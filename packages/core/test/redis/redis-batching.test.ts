@@ -2,7 +2,6 @@ import type Redis from 'ioredis';
 import {
   createLimiter,
   RedisStore,
-  resolvePolicy,
   SluiceConfigError,
   StoreTimeoutError,
   type Decision,
@@ -10,6 +9,7 @@ import {
   type LimiterEvents,
   type Verdict,
 } from '../../src';
+import { resolvePolicy } from '../../src/adapter';
 import { MAX_FULL_IN_FLIGHT, MAX_IN_FLIGHT } from '../../src/stores/redis/batch-queue';
 import { FAKE_EPOCH } from '../contract/fake-clock';
 import { useRedisServer } from '../harness/redis-fixtures';

@@ -1,5 +1,6 @@
 import type { Cluster } from 'ioredis';
-import { createLimiter, RedisStore, resolvePolicy } from '../../src';
+import { createLimiter, RedisStore } from '../../src';
+import { resolvePolicy } from '../../src/adapter';
 import { describeLossless } from '../contract/lossless-contract';
 import { useRedisCluster } from '../harness/redis-fixtures';
 import { scriptCalls } from '../harness/script-calls';

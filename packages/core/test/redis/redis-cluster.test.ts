@@ -6,9 +6,9 @@ import {
   createConcurrencyLimiter,
   createLimiter,
   RedisStore,
-  resolvePolicy,
   type RedisStoreClient,
 } from '../../src';
+import { resolvePolicy } from '../../src/adapter';
 import { MAX_IN_FLIGHT } from '../../src/stores/redis/batch-queue';
 import { fakeClock } from '../contract/fake-clock';
 import { escapeKeyText } from '../../src/stores/redis/redis-keys';

@@ -1,12 +1,6 @@
 import type Redis from 'ioredis';
-import {
-  createLimiter,
-  RedisStore,
-  resolvePolicy,
-  type Decision,
-  type Limiter,
-  type PolicyOptions,
-} from '../../src';
+import { createLimiter, RedisStore, type Decision, type Limiter, type PolicyOptions } from '../../src';
+import { resolvePolicy } from '../../src/adapter';
 import { MAX_POLICY_SCRIPTS } from '../../src/stores/redis/redis-store';
 import { givesBack, stateKindOf, type StateKind } from '../../src/stores/redis/scripts';
 import { FAKE_EPOCH, fakeClock } from '../contract/fake-clock';

@@ -1,13 +1,6 @@
 import type { ChainableCommander, default as Redis } from 'ioredis';
-import {
-  ALGORITHMS,
-  RedisStore,
-  resolvePolicy,
-  runStep,
-  type AlgorithmName,
-  type Policy,
-  type PolicyOptions,
-} from '../../src';
+import { ALGORITHMS, RedisStore, type AlgorithmName, type Policy, type PolicyOptions } from '../../src';
+import { resolvePolicy, runStep } from '../../src/adapter';
 import {
   COMMAND_NAMES,
   policyCommandName,

@@ -1,5 +1,6 @@
 import type { ChainableCommander, default as Redis } from 'ioredis';
-import { RedisStore, resolvePolicy, runStep, type PolicyOptions, type Receipt } from '../../src';
+import { RedisStore, type PolicyOptions, type Receipt } from '../../src';
+import { resolvePolicy, runStep } from '../../src/adapter';
 import { giveBackOf, giveBackTakenOf, receiptOf } from '../../src/algorithms/give-back';
 import {
   COMMAND_NAMES,

@@ -1,5 +1,6 @@
 import type { ChainableCommander, default as Redis } from 'ioredis';
-import { RedisStore, resolvePolicy, runStep, type Policy, type PolicyOptions, type Verdict } from '../../src';
+import { RedisStore, type Policy, type PolicyOptions, type Verdict } from '../../src';
+import { resolvePolicy, runStep } from '../../src/adapter';
 import { MULTI_COMMAND_NAME, rulesArgs, toVerdicts } from '../../src/stores/redis/redis-command';
 import { FAKE_EPOCH } from '../contract/fake-clock';
 import { useRedisServer } from '../harness/redis-fixtures';

@@ -1,5 +1,6 @@
 import type Redis from 'ioredis';
-import { RedisStore, resolvePolicy, type Receipt } from '../../src';
+import { RedisStore, type Receipt } from '../../src';
+import { resolvePolicy } from '../../src/adapter';
 import { FAKE_EPOCH } from '../contract/fake-clock';
 import { commandCalls } from '../harness/script-calls';
 import { useRedisServer } from '../harness/redis-fixtures';

@@ -1,11 +1,6 @@
 import type Redis from 'ioredis';
-import {
-  createLimiter,
-  RedisStore,
-  resolvePolicy,
-  SluiceConfigError,
-  type RedisStoreClient,
-} from '../../src';
+import { createLimiter, RedisStore, SluiceConfigError, type RedisStoreClient } from '../../src';
+import { resolvePolicy } from '../../src/adapter';
 import { MAX_POLICY_SCRIPTS } from '../../src/stores/redis/redis-store';
 import { describeRulesContract } from '../contract/rules-contract';
 import { describeStoreContract } from '../contract/store-contract';

@@ -2,13 +2,13 @@ import type { Cluster, default as Redis } from 'ioredis';
 import {
   ALGORITHMS,
   RedisStore,
-  resolvePolicy,
   type AlgorithmName,
   type Policy,
   type PolicyOptions,
   type RedisStoreClient,
   type Verdict,
 } from '../../src';
+import { resolvePolicy } from '../../src/adapter';
 import { storedNumbers } from './packed-state';
 import { expectLogExpiry } from './expiry-check';
 

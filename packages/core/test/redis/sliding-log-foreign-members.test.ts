@@ -1,5 +1,6 @@
 import type Redis from 'ioredis';
-import { createLimiter, RedisStore, resolvePolicy, type Decision, type LimiterEvents } from '../../src';
+import { createLimiter, RedisStore, type Decision, type LimiterEvents } from '../../src';
+import { resolvePolicy } from '../../src/adapter';
 import { FAKE_EPOCH, fakeClock } from '../contract/fake-clock';
 import { useRedisServer } from '../harness/redis-fixtures';
 

@@ -1,4 +1,5 @@
-import { resolvePolicy, type Policy, type PolicyOptions } from '../../src';
+import type { Policy, PolicyOptions } from '../../src';
+import { resolvePolicy } from '../../src/adapter';
 
 /**
  * One policy of every kind of string state, for the batch tests (the sliding log keeps a sorted

@@ -1,4 +1,4 @@
-import { resolvePolicy } from '../../src';
+import { resolvePolicy } from '../../src/adapter';
 import { BlockCache, type Rejection } from '../../src/resilience/block-cache';
 
 // The block cache's bound: two generations of maxKeys / 2 keys (as hashlru), rotated when the

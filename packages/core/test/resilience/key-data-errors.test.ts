@@ -1,15 +1,14 @@
 import type Redis from 'ioredis';
 import {
-  capacityOf,
   createLimiter,
   RedisStore,
   StoreTimeoutError,
-  storeErrorScope,
   type LimiterEvents,
   type Store,
   type StoreRequest,
   type Verdict,
 } from '../../src';
+import { capacityOf, storeErrorScope } from '../../src/adapter';
 import { fakeClock } from '../contract/fake-clock';
 import { useRedisServer } from '../harness/redis-fixtures';
 import { startRedisServer, type RedisProcess } from '../harness/redis-server';

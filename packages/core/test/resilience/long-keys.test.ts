@@ -1,4 +1,5 @@
-import { createLimiter, MemoryStore, resolvePolicy, type StoreRequest } from '../../src';
+import { createLimiter, MemoryStore, type StoreRequest } from '../../src';
+import { resolvePolicy } from '../../src/adapter';
 import { BlockCache, type Rejection } from '../../src/resilience/block-cache';
 import { leasing } from '../../src/resilience/token-lease';
 import { fakeClock } from '../contract/fake-clock';

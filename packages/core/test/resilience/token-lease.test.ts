@@ -1,11 +1,5 @@
-import {
-  createLimiter,
-  MemoryStore,
-  parseDuration,
-  resolvePolicy,
-  SluiceConfigError,
-  type StoreRequest,
-} from '../../src';
+import { createLimiter, MemoryStore, parseDuration, SluiceConfigError, type StoreRequest } from '../../src';
+import { resolvePolicy } from '../../src/adapter';
 import { leasing, resolveLease } from '../../src/resilience/token-lease';
 import { fakeClock } from '../contract/fake-clock';
 import { FlakyStore, noOutage } from './flaky-store';

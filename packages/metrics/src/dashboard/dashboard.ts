@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { checkOptionNames, SluiceConfigError } from '@sluice/core';
+import { SluiceConfigError } from '@sluice/core';
+import { checkOptionNames } from '@sluice/core/adapter';
 import { countsOf, type SluiceMetrics } from '../counting/sluice-metrics';
 import { EventStream, eventText } from './event-stream';
 import { History, HISTORY_POINTS } from './history';

@@ -1,8 +1,10 @@
-import { checkOptionNames, SluiceConfigError } from '@sluice/core';
+import { SluiceConfigError } from '@sluice/core';
+import { checkOptionNames } from '@sluice/core/adapter';
 import { DURATION_BUCKETS, type LimiterCounts } from '../counting/limiter-counts';
 import { countsOf, SluiceMetrics, type CountingOptions } from '../counting/sluice-metrics';
 
 type Attributes = Record<string, string>;
+export type { Attributes as OtelAttributes };
 
 /** The part of an `@opentelemetry/api` `Observable` this package holds (an opaque handle). */
 export type OtelObservable = object;

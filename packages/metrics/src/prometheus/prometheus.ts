@@ -1,4 +1,5 @@
-import { checkOptionNames, SluiceConfigError } from '@sluice/core';
+import { SluiceConfigError } from '@sluice/core';
+import { checkOptionNames } from '@sluice/core/adapter';
 import { register as defaultRegistry, type Registry } from 'prom-client';
 import { countsOf, SluiceMetrics, type CountingOptions } from '../counting/sluice-metrics';
 import { METRIC_NAMES, registerCollectors } from './collectors';

@@ -7,7 +7,6 @@ import type {
   PermitRenewRequest,
   PermitStore,
   PermitsTo,
-  TellsPermits,
 } from '../permit-store';
 import { PERMITS_TO } from '../permit-store';
 import {
@@ -49,7 +48,7 @@ export type SendOwn = (
  * other requests of its slot (or one `EVALSHA` of its own script, as without batching), through
  * the same client interface, NOSCRIPT handling and key escaping, on every client the store accepts.
  */
-export class RedisPermits implements PermitStore, TellsPermits {
+export class RedisPermits implements PermitStore {
   readonly #storePrefix: string | undefined;
   readonly #commands: Record<Operation, ScriptCommand>;
   readonly #send: SendOwn;
@@ -61,7 +60,7 @@ export class RedisPermits implements PermitStore, TellsPermits {
   /** The master holding a key's permits on Cluster (see `RedisStore.nodeOf`). */
   readonly nodeOf: ((key: string) => string | undefined) | undefined;
 
-  /** Acquire and release told to their caller (internal: see `PERMITS_TO`). */
+  /** Acquire and release told to their caller (see `PERMITS_TO`). @internal */
   readonly [PERMITS_TO]: PermitsTo = {
     acquire: (request, to) => this.#acquire(request, to),
     release: (request, to) => this.#release(request, to),
@@ -72,6 +71,7 @@ export class RedisPermits implements PermitStore, TellsPermits {
    * @param storePrefix - the `RedisStore` prefix, if any
    * @param nodeOf - the store's `nodeOf`
    * @param send - the store's way to send a request (its batch queue)
+   * @internal `RedisStore.permits()` makes it
    */
   constructor(
     client: ScriptClient,

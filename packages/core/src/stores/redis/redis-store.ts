@@ -119,7 +119,7 @@ export class RedisStore implements Store {
     ) as Promise<Verdict>;
   }
 
-  /** {@link RedisStore.consume}, told to `to` (internal, see `CONSUME_TO`). */
+  /** {@link RedisStore.consume}, told to `to` (see `CONSUME_TO`). @internal */
   [CONSUME_TO](request: StoreRequest, to: Outcome<Verdict>): void {
     const invalid = invalidTime(request.nowMs);
     if (invalid !== undefined) return to.failed(invalid);
