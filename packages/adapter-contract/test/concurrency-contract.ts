@@ -1,5 +1,11 @@
 import { once } from 'node:events';
-import { Agent, request as httpRequest, type IncomingHttpHeaders } from 'node:http';
+import {
+  Agent,
+  request as httpRequest,
+  type IncomingHttpHeaders,
+  type IncomingMessage,
+  type ServerResponse,
+} from 'node:http';
 import { connect } from 'node:net';
 import {
   createConcurrencyLimiter,
@@ -12,9 +18,15 @@ import type { ConcurrencyDriver, ConcurrencyLimits, Work } from './concurrency-d
 import type { TestApp } from './drivers';
 import type { StoreUnderTest } from './stores-under-test';
 
-/** The leak test: requests, sent by this many clients at once. */
+/** The leak test: requests (unless a run sets fewer), sent by this many clients at once. */
 const MIXED_REQUESTS = 10_000;
 const MIXED_CLIENTS = 48;
+
+/** How a run of the contract differs. */
+export interface ConcurrencyContractOptions {
+  /** Requests of the leak test. @defaultValue 10 000 */
+  readonly mixedRequests?: number;
+}
 
 /** A reply, or `undefined` for a request whose client left. */
 interface Reply {
@@ -54,10 +66,13 @@ async function until(condition: () => boolean | Promise<boolean>, what: string):
   }
 }
 
+/** Bodies of `/big/<bytes>`, made once per size. */
+const bodies = new Map<number, string>();
+
 /**
  * The route's work, by path: `/wait/<id>` waits until the test opens it, `/throw` throws, `/slow`
- * takes a millisecond, anything else answers at once. `started` lists the paths in the order their
- * handlers began.
+ * takes a millisecond, `/big/<bytes>` answers a body of that many bytes at once, anything else
+ * answers at once. `started` lists the paths in the order their handlers began.
  */
 class Handlers {
   readonly started: string[] = [];
@@ -68,6 +83,12 @@ class Handlers {
     if (path.startsWith('/throw')) throw new Error('the handler failed');
     if (path.startsWith('/slow')) return new Promise((resolve) => setTimeout(resolve, 1));
     if (path.startsWith('/wait/')) return new Promise((resolve) => this.#waiting.set(path, resolve));
+    if (path.startsWith('/big/')) {
+      const bytes = Number(path.slice('/big/'.length));
+      let body = bodies.get(bytes);
+      if (body === undefined) bodies.set(bytes, (body = 'x'.repeat(bytes)));
+      return body;
+    }
     return undefined;
   };
 
@@ -85,6 +106,7 @@ class Handlers {
 export function describeConcurrencyContract(
   driver: ConcurrencyDriver,
   stores: readonly StoreUnderTest[],
+  { mixedRequests = MIXED_REQUESTS }: ConcurrencyContractOptions = {},
 ): void {
   describe(`concurrency contract: ${driver.name}`, () => {
     const apps: TestApp[] = [];
@@ -213,6 +235,51 @@ export function describeConcurrencyContract(
         await noPermitLeft(limiter, ['u1', 'u2']);
       });
 
+      // A permit guards the handler's work: once the handler has ended its response, the permit
+      // is done, whether the client reads it or not. Given back only when the response was sent,
+      // one connection pipelining requests for large pages and never reading held most of a
+      // `max: 200` for as long as it stayed connected, the backend idle.
+      test.each([256 * 1024, 1024 * 1024])(
+        'a client that never reads: pipelined %d-byte responses give their permits back once their handlers end them, once',
+        async (bytes) => {
+          // Far more than the sockets' buffers take: most responses stay unsent in Node's queue.
+          const count = (24 * 1024 * 1024) / bytes;
+          const limiter = limiterOf({ max: count });
+          const app = await serve({ concurrency: { limiter, key: 'all' } });
+          const responses: ServerResponse[] = [];
+          app.server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+            if (req.url?.startsWith('/big/') === true) responses.push(res);
+          });
+          const socket = connect(Number(new URL(app.url).port), '127.0.0.1');
+          socket.on('error', () => undefined);
+          await once(socket, 'connect');
+          socket.pause(); // never reads
+          socket.write(`GET /big/${bytes} HTTP/1.1\r\nHost: t\r\n\r\n`.repeat(count));
+          await until(() => handlers.started.length === count, 'every handler runs');
+          await until(
+            () => responses.length === count && responses.every((res) => res.writableEnded),
+            'every handler has ended its response',
+          );
+          await noPermitLeft(limiter, ['all']);
+          expect(responses.filter((res) => !res.writableFinished).length).toBeGreaterThan(1);
+          expect((await send(app, '/').reply)?.status).toBe(200);
+          // Given back once: the client leaving frees nothing more (one request holds a permit).
+          const running = send(app, '/wait/after');
+          await started('/wait/after');
+          socket.destroy();
+          await until(
+            () => responses.every((res) => res.req.socket.destroyed),
+            'the server sees the client leave',
+          );
+          for (let i = 0; i < 5; i++) await new Promise((resolve) => setImmediate(resolve));
+          expect(limiter.stats().inFlight).toBe(1);
+          expect(await limiter.inFlight('all')).toBe(1);
+          handlers.open('/wait/after');
+          expect((await running.reply)?.status).toBe(200);
+          await noPermitLeft(limiter, ['all']);
+        },
+      );
+
       test('the queue serves waiting requests in arrival order and drops one whose client leaves', async () => {
         const limiter = limiterOf({ max: 1, queue: { maxWaitMs: 10_000 } });
         const app = await serve({ concurrency: { limiter, key: 'all' } });
@@ -288,7 +355,7 @@ export function describeConcurrencyContract(
         await noPermitLeft(limiter, ['u']);
       });
 
-      test('10 000 mixed requests leave no permit behind', async () => {
+      test(`${mixedRequests} mixed requests leave no permit behind`, async () => {
         const keys = ['a', 'b', 'c', 'full'];
         const limiter = limiterOf({ max: 3, queue: { maxWaitMs: 20, maxSize: 8 } });
         const app = await serve({ concurrency: { limiter, key: '$http_user_id' } });
@@ -317,14 +384,14 @@ export function describeConcurrencyContract(
         };
         await Promise.all(
           Array.from({ length: MIXED_CLIENTS }, async () => {
-            for (let i = next++; i < MIXED_REQUESTS; i = next++) await one(i);
+            for (let i = next++; i < mixedRequests; i = next++) await one(i);
           }),
         );
         agent.destroy();
         for (const n of [0, 1, 2]) handlers.open(`/wait/hold-${n}`);
         await Promise.all(holders.map((holder) => holder.reply));
         await noPermitLeft(limiter, keys);
-        expect([...statuses.values()].reduce((sum, n) => sum + n, 0)).toBe(MIXED_REQUESTS);
+        expect([...statuses.values()].reduce((sum, n) => sum + n, 0)).toBe(mixedRequests);
         for (const status of [200, 429, 500, 'left'] as const)
           expect(statuses.get(status) ?? 0).toBeGreaterThan(0);
       }, 120_000);

@@ -13,9 +13,10 @@ import type { ContractOptions, TestApp } from './drivers';
 
 /**
  * What a route's handler does before it answers `{"ok":true}`, by path: resolve at once, wait,
- * never settle, or throw (the framework then answers 500). Counted in `handled` once it answers.
+ * never settle, or throw (the framework then answers 500); a string it gives is the body
+ * instead (`text/plain`). Counted in `handled` once it answers.
  */
-export type Work = (path: string) => void | Promise<void>;
+export type Work = (path: string) => void | string | Promise<void | string>;
 
 /** The limits in front of the route: a concurrency limit, and optionally a rate limit before it. */
 export interface ConcurrencyLimits {
@@ -63,9 +64,10 @@ function expressDriver(name: string, express: typeof express5): ConcurrencyDrive
       app.use(...route, (req: Request, res: Response, next: NextFunction) => {
         Promise.resolve()
           .then(() => work(req.path))
-          .then(() => {
+          .then((body) => {
             state.handled++;
-            res.json(OK);
+            if (typeof body === 'string') res.type('text').send(body);
+            else res.json(OK);
           }, next);
       });
       return listening(createServer(app), state);
@@ -86,9 +88,9 @@ function koaDriver(name: string, Koa: typeof Koa3): ConcurrencyDriver {
       if (rate !== undefined) app.use(rateLimit(rate as never));
       app.use(concurrencyLimit(concurrency as never));
       app.use(async (ctx) => {
-        await work(ctx.path);
+        const body = await work(ctx.path);
         state.handled++;
-        ctx.body = OK;
+        ctx.body = body ?? OK;
       });
       return listening(createServer(app.callback()), state);
     },
@@ -110,9 +112,9 @@ function fastifyDriver(name: string, fastify: typeof fastify5): ConcurrencyDrive
       // request the rate limit refuses never takes a permit.
       if (rate !== undefined) await app.register(sluiceFastify, rate as never);
       app.all('*', { preHandler: concurrencyLimit(concurrency as never) }, async (request) => {
-        await work(new URL(request.url, 'http://x').pathname);
+        const body = await work(new URL(request.url, 'http://x').pathname);
         state.handled++;
-        return OK;
+        return body ?? OK;
       });
       await app.listen({ port: 0, host: '::' });
       return Object.assign(state, {

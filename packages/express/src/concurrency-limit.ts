@@ -24,8 +24,9 @@ export type ConcurrencyLimitOptions = CoreOptions<Request, ExpressConcurrencyFal
 /**
  * Express middleware (Express 4 and 5) that caps requests in flight per key (nginx
  * `limit_conn`): a permit is taken before the next handler and given back exactly once when the
- * response finishes or its connection closes — also when the handler throws, never answers, or
- * the client leaves. Put it after `rateLimit` on a route to use both.
+ * handler has ended its response (not when the client has read it) or the connection closes
+ * first — also when the handler throws, never answers, or the client leaves. Put it after
+ * `rateLimit` on a route to use both.
  *
  * @param options - `max` and the rest (validated once, here)
  * @throws `SluiceConfigError` naming the first invalid option

@@ -22,8 +22,9 @@ export type ConcurrencyLimitOptions = CoreOptions<FastifyRequest, FastifyConcurr
 
 /**
  * A Fastify hook (Fastify 4 and 5) that caps requests in flight per key (nginx `limit_conn`): a
- * permit is taken before the handler and given back exactly once when the response finishes or
- * its connection closes — also when the handler throws, never answers, or the client leaves.
+ * permit is taken before the handler and given back exactly once when the handler has ended its
+ * response (not when the client has read it) or the connection closes first — also when the
+ * handler throws, never answers, or the client leaves.
  * Add it as an `onRequest` hook (or `preHandler`, when the key needs what auth hooks set), for
  * the whole app or one route. Beside the sluice plugin's rate limits (decided at `onRequest` by
  * default), add it at `preHandler`: it then runs after them, so a request they delay or refuse

@@ -19,8 +19,9 @@ export type ConcurrencyLimitOptions = CoreOptions<Context, KoaConcurrencyFallbac
 
 /**
  * Koa middleware (Koa 2 and 3) that caps requests in flight per key (nginx `limit_conn`): a
- * permit is taken before `next()` and given back exactly once when the response finishes or its
- * connection closes — also when a later middleware throws, never answers, or the client leaves.
+ * permit is taken before `next()` and given back exactly once when the response has been ended
+ * (not when the client has read it) or the connection closes first — also when a later
+ * middleware throws, never answers, or the client leaves.
  *
  * @param options - `max` and the rest (validated once, here)
  * @throws `SluiceConfigError` naming the first invalid option

@@ -66,8 +66,9 @@ export const CONCURRENCY_LIMIT_METADATA = 'sluice:concurrency-limit';
 /**
  * Caps the requests in flight per key on a route handler, or on every route of a controller
  * together (nginx `limit_conn`): `SluiceModule`'s guard takes a permit before the handler and
- * gives it back exactly once when the response finishes or its connection closes — also when
- * the handler throws, never answers, or the client leaves. Needs `SluiceModule` imported; runs
+ * gives it back exactly once when the response has been ended (not when the client has read it)
+ * or the connection closes first — also when the handler throws, never answers, or the client
+ * leaves. Needs `SluiceModule` imported; runs
  * after the route's rate limits, so a request they refuse takes no permit. A method's decorator
  * replaces its controller's (as nginx's `limit_conn` in a `location`). Without a `prefix`, each
  * decorator has its own permits in a shared store too (`sluice:<Controller>[.<method>]`). The

@@ -27,8 +27,8 @@ export function platformGate(decider: HttpDecider<unknown, Outcome>, platform: (
 }
 
 /**
- * The gate of one `@ConcurrencyLimit`: takes a permit (or waits for one), tied to the close of
- * Node's response under the platform's, then writes what core decided. Built once, at start.
+ * The gate of one `@ConcurrencyLimit`: takes a permit (or waits for one), tied to the end (or
+ * close) of Node's response under the platform's, then writes what core decided. Built once, at start.
  *
  * @param options - the decorator's options
  * @param scope - where the decorator is (`Controller` or `Controller.method`): its permits' prefix unless one is given

@@ -22,7 +22,8 @@ export interface Permit {
   /**
    * Gives the permit back, once: later calls do nothing. Resolves when the store has been told
    * (memory: at once); never rejects — a shared store that cannot be told lets the lease expire
-   * after `leaseMs` (and the call is retried meanwhile), so a permit is never lost.
+   * after `leaseMs` (and the call is retried meanwhile), so a permit is never lost. Until then it
+   * counts: a held permit's lease is renewed, and taken back if the store lost it.
    */
   release(): Promise<void>;
 }

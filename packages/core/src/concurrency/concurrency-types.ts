@@ -22,6 +22,13 @@ export interface ConcurrencyLimiterOptions {
    * Where permits live: an in-process store (the default `new MemoryStore()`) counts them in this
    * process; a `RedisStore` shares them between every instance, as leases (see `leaseMs`).
    * Limiters on one store with one `prefix` share their counts.
+   *
+   * On Redis, no process holds more than `max` permits of a key, whatever Redis forgets (a
+   * restart without persistence, a failover to a replica that lagged, `FLUSHALL`, eviction): the
+   * leases this process runs are counted here too, and renewed back into Redis until released.
+   * Until that renewal (within `leaseMs / 3`), other instances may be admitted in their place:
+   * after such a loss a key may hold up to twice `max` across instances, until the requests that
+   * ran through it end.
    * @defaultValue `new MemoryStore()`
    */
   store?: Store;
@@ -102,8 +109,11 @@ export interface ConcurrencyEvents {
   /** The store answered again after failing. */
   storeRecovered: { readonly downMs: number; readonly failures: number };
   /**
-   * A held permit's lease had expired (the store was out of reach longer than `leaseMs`) and the
-   * key was full by then: its request runs uncounted until it ends.
+   * A held permit's lease had lapsed in the store — Redis lost its data (a restart without
+   * persistence, a failover to a replica that lagged, `FLUSHALL`, eviction) or was out of reach
+   * longer than `leaseMs` — and its renewal took it back. Its request still runs and still
+   * counts here; other instances may have been admitted in its place meanwhile, so the key may
+   * hold more than `max` across instances until it ends (never more than `max` in this process).
    */
   leaseLost: { readonly key: string };
 }

@@ -63,7 +63,8 @@ class HeldPermit implements Permit {
  *
  * In memory, permits are counts in this process. On a `RedisStore` they are leases shared by
  * every instance, renewed while held, so a crashed instance's permits come back after `leaseMs`;
- * an admission costs one script call and its release one.
+ * an admission costs one script call and its release one. No process holds more than `max` of
+ * a key, whatever Redis forgets (see `ConcurrencyLimiterOptions.store`).
  *
  * @example
  * ```ts
@@ -174,8 +175,9 @@ export function createConcurrencyLimiter(options: ConcurrencyLimiterOptions): Co
     const heldMs = performance.now() - takenAt;
     holdMs = holdMs === 0 ? heldMs : holdMs + (heldMs - holdMs) * HOLD_WEIGHT;
     // Handed straight to the first waiter of the key: no store call, and no one can cut in.
-    // Not a grant that no longer counts: nothing (fail-open), a lease Redis lost, or the
-    // insurance's once the store answers again; the waiter then asks the store.
+    // Not a grant that no longer counts: nothing (fail-open), or the insurance's once the store
+    // answers again; the waiter then asks the store. A lease held here counts, whatever Redis
+    // made of it (it takes it back at the next renewal).
     const counts = grant !== null && (remote === undefined || remote.counts(key, grant));
     const waiter = counts ? queue.shift(key) : undefined;
     if (waiter === undefined) {

@@ -15,7 +15,7 @@ import {
   type Grant,
   type RemoteAnswer,
 } from './permit-calls';
-import { permitTable, type PermitTable } from './permit-table';
+import { leaseTable, permitTable, type PermitTable } from './permit-table';
 import type { ResolvedConcurrencyOptions } from './resolve-concurrency-options';
 
 export type { Grant, RemoteAnswer } from './permit-calls';
@@ -31,8 +31,8 @@ export interface GuardedPermits {
   /** Live leases of the key in the store. */
   inFlight(key: string): Promise<number>;
   /**
-   * Whether a grant held for `key` still counts, so it may be handed to a waiter: a lease still
-   * held here (not reported lost), or the insurance's while the key's store is still away.
+   * Whether a grant held for `key` still counts, so it may be handed to a waiter: a lease held
+   * here, or the insurance's while the key's store is still away.
    */
   counts(key: string, grant: Grant): boolean;
 }
@@ -47,6 +47,16 @@ const DONE = Promise.resolve();
  * circuit breaker per store node (as a rate limiter's: see `Circuits`); when the store fails,
  * `onStoreError` decides the acquire. Held leases are renewed every `leaseMs / 3` by one timer,
  * which runs only while this process holds some (one script call per key with held leases).
+ *
+ * This process never holds more than `max` permits of a key, whatever Redis forgets (a restart
+ * without persistence, a failover to a replica that lagged, `FLUSHALL`, eviction): the leases it
+ * holds are counted here too (by every limiter on the store and prefix), a lease Redis grants
+ * while they and the insurance permits held here reach `max` goes back at once (the acquire is
+ * refused as limited, or waits in the queue), and a renewal takes every lease still held back
+ * into Redis, whatever its count. A running request's lease is never dropped: it is renewed
+ * until released. Other instances see only what Redis counts: until the leases Redis lost are
+ * taken back (at the next renewal), they may be admitted in their place, so after one loss the
+ * key may hold up to twice `max` across instances until the requests that ran through it end.
  */
 export function guardPermits(
   options: ResolvedConcurrencyOptions,
@@ -66,6 +76,8 @@ export function guardPermits(
   const insurance = onStoreError.mode === 'insurance' ? permitTable(onStoreError.store, prefix) : undefined;
   const insuredMax =
     onStoreError.mode === 'insurance' ? Math.max(1, Math.floor(max / onStoreError.instances)) : max;
+  /** The leases held here of each key, as every limiter on this store and prefix counts them. */
+  const leases = leaseTable(store, prefix);
   const nextId = leaseIds();
   const nowMs = clockReader(options.clock);
 
@@ -128,7 +140,7 @@ export function guardPermits(
     if (outage !== undefined && events.has('storeRecovered')) events.emit('storeRecovered', outage);
   };
 
-  // Leases held here, by key, renewed on each tick.
+  // This limiter's leases, by key, renewed on each tick (each also counted in `leases`).
   const held = new Map<string, Set<string>>();
 
   /**
@@ -150,7 +162,7 @@ export function guardPermits(
       };
     }
     const table = insurance as PermitTable;
-    const leased = held.get(key)?.size ?? 0;
+    const leased = leases.count(key);
     const taken = table.take(key, insuredMax - leased);
     return taken < 0
       ? { grant: undefined, held: table.count(key) + leased, degraded: 'insurance', reason: 'limited' }
@@ -166,11 +178,14 @@ export function guardPermits(
   // Releases that failed, retried on each tick.
   const retries = new Map<string, { readonly key: string; readonly failedAt: number }>();
   let timer: NodeJS.Timeout | undefined;
-  const track = (key: string, id: string): void => {
+  /** Holds lease `id` when fewer than `room` leases of the key are held here: `false` when not. */
+  const track = (key: string, id: string, room: number): boolean => {
+    if (leases.take(key, room) < 0) return false;
     let ids = held.get(key);
     if (ids === undefined) held.set(key, (ids = new Set()));
     ids.add(id);
     run();
+    return true;
   };
   const run = (): void => {
     if (timer !== undefined) return;
@@ -180,6 +195,7 @@ export function guardPermits(
   const untrack = (key: string, id: string): void => {
     const ids = held.get(key);
     if (ids === undefined || !ids.delete(id)) return;
+    leases.give(key);
     if (ids.size === 0) held.delete(key);
     idle();
   };
@@ -204,9 +220,11 @@ export function guardPermits(
   };
 
   /**
-   * Renews every lease held here, at one "now". A `clock` that broke renews none: its error is
-   * the acquires' to tell (they reject, naming it), never thrown from this timer, which would end
-   * the process. The leases then lapse after `leaseMs` unless it mends.
+   * Renews every lease held here, at one "now"; one that had lapsed is taken back (its request
+   * still runs) and reported as `leaseLost`, and stays held either way. A `clock` that broke
+   * renews none: its error is the acquires' to tell (they reject, naming it), never thrown from
+   * this timer, which would end the process. The leases then lapse after `leaseMs` unless it
+   * mends, and are taken back when it does.
    */
   const renewHeld = (): void => {
     let now: number | undefined;
@@ -216,18 +234,15 @@ export function guardPermits(
       return;
     }
     for (const [key, ids] of held) {
-      // Its node is away: the leases wait; renewal takes lapsed ones again.
+      // Its node is away: the leases wait; renewal takes lapsed ones back.
       if (!circuits.allow(key)) continue;
       const request = { prefix, key, max, leaseMs, ids: [...ids], nowMs: now, timeoutMs };
       guarded(key, () => store.renew(request)).then((reply) => {
-        // A store of the user's own answering without `lost`: none lost (a throw here would be
+        // A store of the user's own answering without `lost`: none lapsed (a throw here would be
         // an unhandled rejection).
         const lost: unknown = reply?.lost;
-        if (!Array.isArray(lost)) return;
-        for (const id of lost as readonly string[]) {
-          untrack(key, id);
-          if (events.has('leaseLost')) events.emit('leaseLost', { key });
-        }
+        if (!Array.isArray(lost) || !events.has('leaseLost')) return;
+        for (let i = 0; i < lost.length; i++) events.emit('leaseLost', { key });
       }, ignore);
     }
   };
@@ -245,6 +260,7 @@ export function guardPermits(
     report,
     degrade,
     insured,
+    leased: (key) => leases.count(key),
     track,
     retry,
     // Too late is not never: a lease the store took after all is given back. Called from the

@@ -52,8 +52,13 @@ export interface PermitGuard {
    * be back, and the key would never rejoin the shared limit.
    */
   insured(key: string): number;
-  /** Renews the lease while it is held. */
-  track(key: string, id: string): void;
+  /** Leases of `key` this process holds, however many Redis still counts. */
+  leased(key: string): number;
+  /**
+   * Holds the lease, renewed while held, when fewer than `room` leases of the key are held here;
+   * `false` when not (Redis counted fewer than this process runs: it lost some of them).
+   */
+  track(key: string, id: string, room: number): boolean;
   /** Retries a release that failed. */
   retry(key: string, id: string): void;
   /** Gives back a lease the store took for an acquire decided without it. */
@@ -90,13 +95,16 @@ export class AcquireCall extends GuardedOutcome<PermitAcquireReply, RemoteAnswer
       return this.fallBack(error);
     }
     if (!reply.acquired) return this.resolve({ grant: undefined, held: reply.held, reason: 'limited' });
-    const insured = guard.insured(request.key);
-    if (insured > 0 && reply.held + insured > request.max) {
-      guard.giveBack(request.key, request.id);
-      return this.resolve({ grant: undefined, held: reply.held - 1 + insured, reason: 'limited' });
+    // Kept within max beside what this process holds, Redis's count or not: the insurance
+    // permits (Redis never saw them), and the leases running here (Redis may have lost some).
+    const { key, id, max } = request;
+    const insured = guard.insured(key);
+    if (reply.held + insured > max || !guard.track(key, id, max - insured)) {
+      guard.giveBack(key, id);
+      const held = Math.max(reply.held - 1, guard.leased(key)) + insured;
+      return this.resolve({ grant: undefined, held, reason: 'limited' });
     }
-    guard.track(request.key, request.id);
-    this.resolve({ grant: request.id, held: reply.held });
+    this.resolve({ grant: id, held: reply.held });
   }
 
   protected fallBack(error: unknown): void {

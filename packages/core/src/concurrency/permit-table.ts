@@ -1,4 +1,5 @@
 import { heldKey, ownedKeyText } from '../stores/key-digest';
+import type { PermitStore } from '../stores/permit-store';
 import type { Store } from '../stores/store';
 
 /**
@@ -93,11 +94,30 @@ interface Count {
 
 /** One table per in-process store and prefix: limiters sharing both share their counts, as on Redis. */
 const tables = new WeakMap<Store, Map<string, PermitTable>>();
+/** One table per shared store and prefix: the leases this process holds there (see {@link leaseTable}). */
+const leaseTables = new WeakMap<PermitStore, Map<string, PermitTable>>();
 
 /** The permit table of `store` for `prefix`, made on first use. */
 export function permitTable(store: Store, prefix: string): PermitTable {
-  let byPrefix = tables.get(store);
-  if (byPrefix === undefined) tables.set(store, (byPrefix = new Map()));
+  return tableOf(tables, store, prefix);
+}
+
+/**
+ * The leases this process holds in the shared store `store` for `prefix`, counted per key by
+ * every limiter on both, as Redis counts them: what keeps this process within `max` when Redis
+ * counts fewer than it runs (it lost its data, or a lease lapsed while its request still runs).
+ */
+export function leaseTable(store: PermitStore, prefix: string): PermitTable {
+  return tableOf(leaseTables, store, prefix);
+}
+
+function tableOf<K extends object>(
+  byStore: WeakMap<K, Map<string, PermitTable>>,
+  store: K,
+  prefix: string,
+): PermitTable {
+  let byPrefix = byStore.get(store);
+  if (byPrefix === undefined) byStore.set(store, (byPrefix = new Map()));
   let table = byPrefix.get(prefix);
   if (table === undefined) byPrefix.set(prefix, (table = new PermitTable()));
   return table;

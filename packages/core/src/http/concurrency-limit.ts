@@ -11,7 +11,7 @@ import { DRY_RUN_HEADER } from './http-limiter';
 import { toSeconds } from './rate-limit-headers';
 import { MISSING_KEY_STATUS } from './http-limiter';
 import { JSON_TYPE, prefersJson, rejectionBody, TEXT_TYPE } from './reply-body';
-import { onResponseClose, releaseOnClose, type ListenableResponse } from './response-close';
+import { onResponseClose, releaseOnEnd, type ListenableResponse } from './response-close';
 import { keyOf, notify, reportFailure, skipOf, templateKeyOf } from './user-callbacks';
 
 /** One concurrency limit on a route, resolved once; adapters call `decide` per request. */
@@ -19,7 +19,8 @@ export interface HttpConcurrencyLimiter<TRequest, THandler> {
   readonly limiter: ConcurrencyLimiter;
   /**
    * Takes a permit for the request, or waits for one (`queue`), and ties its release to the
-   * response: it goes back exactly once, when the response finishes or its connection closes.
+   * response: it goes back exactly once, when the handler has ended the response (not when the
+   * client has read it) or its connection closes first.
    * Rejects only when the store fails and `onStoreError` cannot decide, or the limiter's `clock` breaks.
    *
    * @param request - the framework's request, handed to `key` and `skip` functions and events
@@ -48,7 +49,8 @@ const GONE = { kind: 'gone' } as const;
 
 /**
  * Builds the framework-neutral concurrency limit behind every adapter's `concurrencyLimit`
- * (nginx `limit_conn`): a permit before the handler, given back when the response closes,
+ * (nginx `limit_conn`): a permit before the handler, given back exactly once when the handler
+ * has ended its response (not when the client has read it) or the connection closes first,
  * whatever the handler does (throws, never answers, the client leaves).
  *
  * A refusal is `status` (429; nginx answers 503) with a short body, `Retry-After` only when the
@@ -70,31 +72,20 @@ export function createHttpConcurrencyLimiter<TRequest, THandler extends (...args
   const { limiter, template } = limit;
   const syncable = template !== undefined && limit.skip === undefined;
 
-  /** With a queue: waits, giving up the moment the client leaves; its permit goes back if it came too late. */
+  /**
+   * With a queue: waits, giving up the moment the client leaves; a permit that came is tied to
+   * the response as one taken at once is, and goes back if the client left as it came.
+   */
   const waitFor = async (
     key: string,
     response: ListenableResponse,
   ): Promise<ConcurrencyDecision | undefined> => {
     const controller = new AbortController();
-    // Set once the permit came: from then on, the response's close releases it.
-    const taken: { permit?: Permit | undefined } = {};
-    let left = false;
-    const stop = onResponseClose(response, () => {
-      left = true;
-      if (taken.permit === undefined) controller.abort();
-      else void taken.permit.release();
-    });
+    const stop = onResponseClose(response, () => controller.abort());
     const decision = await limiter.acquire(key, { signal: controller.signal });
-    if (!decision.allowed) {
-      stop();
-      return decision.reason === 'cancelled' ? undefined : decision;
-    }
-    if (left) {
-      void decision.permit?.release(); // it left as the permit came
-      return undefined;
-    }
-    taken.permit = decision.permit;
-    return decision;
+    stop();
+    if (!decision.allowed) return decision.reason === 'cancelled' ? undefined : decision;
+    return releaseOnEnd(response, decision.permit as Permit) ? decision : undefined;
   };
 
   /** The key when the fast paths can decide: nginx variables, no `skip`, a client still there, a key. */
@@ -160,7 +151,7 @@ export function createHttpConcurrencyLimiter<TRequest, THandler extends (...args
         return now.allowed ? admit(response, now.permit as Permit) : refusal(limit, request, view, now);
       const decision = await waitFor(key, response);
       if (decision === undefined) return GONE;
-      // A waited-for permit is tied to the response by waitFor's watch already.
+      // A waited-for permit is tied to the response by waitFor already.
       return decision.allowed ? NEXT : refusal(limit, request, view, decision);
     }
     const decision = await limiter.acquire(key);
@@ -170,12 +161,12 @@ export function createHttpConcurrencyLimiter<TRequest, THandler extends (...args
 }
 
 /**
- * Ties the permit's release to the response; a client that left while its permit was asked for
- * (a reset before Redis answered) gets nothing: its permit goes back at once, and no handler
- * runs for it without one, as a waiter that leaves the queue.
+ * Ties the permit's release to the response (see `releaseOnEnd`); a client that left while its
+ * permit was asked for (a reset before Redis answered) gets nothing: its permit goes back at
+ * once, and no handler runs for it without one, as a waiter that leaves the queue.
  */
 function admit(response: ListenableResponse, permit: Permit): typeof NEXT | typeof GONE {
-  return releaseOnClose(response, permit) ? NEXT : GONE;
+  return releaseOnEnd(response, permit) ? NEXT : GONE;
 }
 
 /** The reply to a request refused a permit (or, with `dryRun`, let through and reported). */

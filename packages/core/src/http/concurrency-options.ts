@@ -188,7 +188,7 @@ export type ConcurrencyHandlerOutcome<THandler> = Omit<HttpHandlerOutcome<THandl
 
 /**
  * What the adapter must do with a request:
- * - `next`: set `headers`, pass it on (its permit, if it took one, goes back when the response closes);
+ * - `next`: set `headers`, pass it on (its permit, if it took one, goes back when the response is ended or closes);
  * - `gone`: nothing: the client left while the request waited for a permit;
  * - `reply`: answer `status` with `body` of content type `type` after `headers`, and stop;
  * - `handler`: call the user's fallback handler with the decision through `callFallback`, and stop.

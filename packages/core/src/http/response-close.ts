@@ -35,12 +35,18 @@ const IGNORE = (): void => undefined;
 /** A response that can take a plain `close` listener (every Node `ServerResponse`). */
 export type ListenableResponse = ClosableResponse & {
   on(event: 'close', listener: () => void): unknown;
+  /**
+   * Node's `ServerResponse.end`, which the handler calls once its response is complete: a
+   * concurrency permit goes back then. A response without one gives its permit back at `close`.
+   */
+  end?: (...args: never[]) => unknown;
 };
 
 /**
  * Calls `onClose` once, when the response is done with: sent (Node emits `close` after `finish`),
  * or its connection closed (the client left, a timeout, a reset), whatever the handler did —
- * threw, never answered, or is still writing. This is when a concurrency permit goes back.
+ * threw, never answered, or is still writing. A concurrency permit goes back earlier, when the
+ * handler ends the response (see {@link releaseOnEnd}).
  *
  * One case Node leaves silent: a pipelined request's response waits in Node's queue behind the
  * one being written, without a socket of its own, and gets no `close` when the connection drops.
@@ -77,35 +83,51 @@ export function onResponseClose(response: ListenableResponse, onClose: () => voi
 }
 
 /**
- * Gives `permit` back when the response closes, as {@link onResponseClose} tells it, at the
- * least cost: one listener, never removed (it goes with the response, and a release is
- * idempotent), and for a queued pipelined response one slot in its socket's queue.
+ * Gives `permit` back once the handler has ended the response (its `end()` called: the response
+ * is complete, whether or not the client has read it), or when the connection closes first (the
+ * client left, a timeout, a reset) — once. A permit guards the handler's work: a client that
+ * stops reading must not hold it for as long as it stays connected, nor a pipelined response
+ * waiting in Node's queue behind one the client never reads (its `close`, even its `finish`,
+ * would come only when its turn does). A response the handler never ends keeps its permit until
+ * its connection closes.
+ *
+ * At the least cost: `end` wrapped on the response itself, and one `close` listener, neither
+ * removed (they go with the response, and the release runs once); for a queued pipelined
+ * response, one slot in its socket's queue instead of a `close` that would never come.
  *
  * @param response - the raw response
  * @param permit - what to release
  * @returns `false` when the response had closed already (the client left while the permit was
  *   asked for): the permit is given back at once, and nothing should run for the request
  */
-export function releaseOnClose(response: ListenableResponse, permit: { release(): unknown }): boolean {
+export function releaseOnEnd(response: ListenableResponse, permit: { release(): unknown }): boolean {
   const socket = response.req?.socket ?? undefined;
   if (response.closed === true || response.destroyed === true || socket?.destroyed === true) {
     void permit.release();
     return false;
   }
-  if (response.socket != null || socket === undefined) {
-    response.on('close', () => void permit.release());
-  } else {
-    const queue = queueOf(socket);
-    let slot = LEFT;
-    const release = (): void => {
-      if (slot === LEFT) return;
-      leave(queue, slot, release);
-      slot = LEFT;
-      void permit.release();
+  const queue = response.socket == null && socket !== undefined ? queueOf(socket) : undefined;
+  let slot = LEFT;
+  let held = true;
+  const release = (): void => {
+    if (!held) return;
+    held = false;
+    if (queue !== undefined) leave(queue, slot, release);
+    void permit.release();
+  };
+  const end = response.end;
+  if (typeof end === 'function') {
+    // Whatever `end` does (a wrapper of another middleware's, a throw), the permit goes back.
+    response.end = function sluiceEnd(this: unknown, ...args: never[]): unknown {
+      try {
+        return end.apply(this, args);
+      } finally {
+        release();
+      }
     };
-    response.on('close', release);
-    slot = join(queue, release);
   }
+  response.on('close', release);
+  if (queue !== undefined) slot = join(queue, release);
   return true;
 }
 

@@ -31,7 +31,7 @@ export interface HttpDecider<TRequest, TOutcome> {
  * @param request - the framework's request (Express `req`, Koa `ctx`, Fastify `request`)
  * @param response - the framework's response, passed on to `write` (Express `res`, Fastify `reply`)
  * @param http - the same request in the neutral shape
- * @param raw - Node's response under it (a concurrency permit goes back on its `close`)
+ * @param raw - Node's response under it (a concurrency permit goes back at its `end()` or `close`)
  * @param write - writes the outcome on the framework's response
  * @example
  * ```ts

@@ -12,9 +12,9 @@ export interface PermitStore {
   /** Removes a lease; nothing when it is gone already (expired, or released before). */
   release(request: PermitReleaseRequest): Promise<void>;
   /**
-   * Extends the given leases to `nowMs + leaseMs`. A lease that expired meanwhile (a partition
-   * longer than `leaseMs`) is taken again when fewer than `max` are live, else reported lost.
-   * With no `ids`, only counts.
+   * Sets the given leases to expire at `nowMs + leaseMs`. Each is a request still running at its
+   * holder: one that lapsed meanwhile (it expired, or the store lost its data) is taken back
+   * whatever the count, and reported in `lost`. With no `ids`, only counts.
    */
   renew(request: PermitRenewRequest): Promise<PermitRenewReply>;
   /** Optional: which node holds the key's permits (see `Store.nodeOf`): one circuit per node. */
@@ -70,7 +70,10 @@ export interface PermitRenewRequest extends PermitKey {
 export interface PermitRenewReply {
   /** Live leases for the key after the call, every holder's. */
   readonly held: number;
-  /** The ids that had expired and could not be taken again (the key was full). */
+  /**
+   * The ids that had lapsed (expired, or gone with the store's data) and were taken back. The
+   * limiter keeps renewing every id it holds whatever this says, and reports each as `leaseLost`.
+   */
   readonly lost: readonly string[];
 }
 

@@ -206,6 +206,39 @@ describe('insurance permits and Redis permits of one process, together', () => {
     }
   });
 
+  test('C: Redis forgot the lease held here, insurance permits held too: a lease Redis grants is kept only within max beside both', async () => {
+    fakeTime();
+    const r = await rig();
+    try {
+      const lease = await r.limiter.acquire('k');
+      expect(outcome(lease)).toBe('allowed/redis');
+      await r.stall(true);
+      const stalled = await whileStalled(r.limiter, 3);
+      expect(stalled.map(outcome)).toEqual(['allowed/insurance', 'allowed/insurance', 'limited/insurance']);
+      await r.stall(false);
+      await until(async () => (await admin.zcard(r.redisKey)) === 1, 'the late leases are given back');
+      // Redis forgets the key (a restart without persistence) while its request still runs here.
+      await admin.del(r.redisKey);
+      r.cooledDown();
+      // Redis counts none; this process runs a lease and two insurance permits: max already.
+      const refused = await r.limiter.acquire('k');
+      expect(outcome(refused)).toBe('limited/redis');
+      expect(refused.inFlight).toBe(3);
+      await stalled[0]?.permit?.release();
+      const one = await r.limiter.acquire('k');
+      expect(outcome(one)).toBe('allowed/redis');
+      expect(outcome(await r.limiter.acquire('k'))).toBe('limited/redis');
+      expect(r.limiter.stats().inFlight).toBe(3);
+      // The forgotten lease still counts here: renewed, it is in Redis again.
+      jest.advanceTimersByTime(LEASE_MS / 3);
+      await until(async () => (await admin.zcard(r.redisKey)) === 2, 'the running lease is taken back');
+      for (const d of [lease, one, ...stalled]) await d.permit?.release();
+      await expectEmpty(r);
+    } finally {
+      await r.close();
+    }
+  });
+
   test('instances divides the share: Redis leases held here take their part of it', async () => {
     fakeTime();
     const r = await rig({ max: 4, onStoreError: { insurance: new MemoryStore(), instances: 2 } });

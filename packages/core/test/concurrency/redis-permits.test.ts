@@ -204,9 +204,10 @@ describe.each(MODES)('concurrency limits on Redis, %s', (_mode, storeOf, calls) 
       clock,
       timeoutMs: REDIS_TIMEOUT_MS,
     });
+    // Another instance: a store of its own (limiters on one store count the leases held here).
     const other = createConcurrencyLimiter({
       max: 1,
-      store,
+      store: new RedisStore({ client }),
       prefix,
       leaseMs: 5000,
       clock,
@@ -540,14 +541,11 @@ describe('permits in batches, against a model', () => {
       this.#of(key).delete(id);
       return undefined;
     }
-    renew(key: string, max: number, ids: readonly string[]): { held: number; lost: string[] } {
+    /** Every id is taken back, whatever the count (its request still runs); `lost`: those that had lapsed. */
+    renew(key: string, ids: readonly string[]): { held: number; lost: string[] } {
       const leases = this.#of(key);
-      const lost: string[] = [];
-      for (const id of ids) {
-        if (leases.has(id)) continue;
-        if (leases.size < max) leases.add(id);
-        else lost.push(id);
-      }
+      const lost = ids.filter((id) => !leases.has(id));
+      for (const id of lost) leases.add(id);
       return { held: leases.size, lost };
     }
     #of(key: string): Set<string> {
@@ -592,9 +590,9 @@ describe('permits in batches, against a model', () => {
           expected.push(model.release(key, id));
           asked.push(permits.release({ prefix, key, id, timeoutMs }));
         } else {
-          // What the key holds and one more, which is taken again when there is room.
+          // What the key holds and one more, which is taken back whatever the count.
           const renewed = [...new Set([...holding, some()])];
-          expected.push(model.renew(key, max, renewed));
+          expected.push(model.renew(key, renewed));
           asked.push(permits.renew({ prefix, key, max, leaseMs, ids: renewed, timeoutMs }));
         }
       }
@@ -748,7 +746,7 @@ describe('permits are never lost to a failing call', () => {
 });
 
 describe('a queue on Redis hands over only permits that still count', () => {
-  test('a lease Redis lost (its key deleted) is not handed to the next waiter: the waiter asks Redis', async () => {
+  test('a lease Redis lost (its key deleted) still counts here: taken back at the next renewal, and handed to the next waiter', async () => {
     const prefix = fresh();
     const limiter = createConcurrencyLimiter({
       max: 1,
@@ -764,27 +762,30 @@ describe('a queue on Redis hands over only permits that still count', () => {
     const waiter = limiter.acquire('k');
     await until(() => limiter.stats().queued === 1, 'the second waits');
     const key = store.permits().keyOf({ prefix, key: 'k' });
-    // Another instance takes the only place while the lease is gone: the holder's renewal finds it lost.
+    // Redis forgets the lease; another instance (a store of its own) takes the place meanwhile.
     await admin.del(key);
     const other = createConcurrencyLimiter({
       max: 1,
-      store,
+      store: new RedisStore({ client }),
       prefix,
       leaseMs: 300,
       timeoutMs: REDIS_TIMEOUT_MS,
     });
     const taken = await other.acquire('k');
     expect(taken.allowed).toBe(true);
-    await until(() => lost.length === 1, 'the lease is reported lost');
+    // The holder's request still runs: its renewal takes the lease back beside the other's.
+    await until(() => lost.length === 1, 'the lease is taken back and reported');
+    expect(await admin.zcard(key)).toBe(2);
+    expect(limiter.stats()).toEqual({ inFlight: 1, queued: 1 });
+    // Released here, it goes to the waiter: this process still runs one of the key.
     await holder.permit?.release();
-    // Not handed the dead lease: it waits for the place the other instance holds.
-    expect(limiter.stats().queued).toBe(1);
-    await taken.permit?.release();
     const served = await waiter;
     expect(served).toMatchObject({ allowed: true, inFlight: 1 });
     expect(served.degraded).toBeUndefined();
-    expect(await admin.zcard(key)).toBe(1);
+    expect(await admin.zcard(key)).toBe(2);
+    await taken.permit?.release();
     await served.permit?.release();
+    expect(await admin.exists(key)).toBe(0);
   });
 
   test('an insurance permit is not handed over once Redis answers again: the waiter asks Redis', async () => {

@@ -1,5 +1,5 @@
 import { EventEmitter } from 'node:events';
-import { onResponseClose, releaseOnClose, type ListenableResponse } from '../../src/http/response-close';
+import { onResponseClose, releaseOnEnd, type ListenableResponse } from '../../src/http/response-close';
 
 /** A socket as Node's HTTP server hands it out: `destroyed` once closed, then `close`. */
 class FakeSocket extends EventEmitter {
@@ -19,6 +19,13 @@ class FakeResponse extends EventEmitter {
     super();
     this.req = { socket };
   }
+  /** What `end` was called with, in order. */
+  readonly ends: unknown[][] = [];
+  /** Ended by the handler: what Node's `end` answers is the response itself. */
+  end(...args: unknown[]): this {
+    this.ends.push(args);
+    return this;
+  }
   /** Sent: Node emits `close` once it is written. */
   send(): void {
     this.closed = true;
@@ -36,13 +43,70 @@ const counted = () => ({
 
 const listening = (response: FakeResponse) => response as unknown as ListenableResponse;
 
-describe('releaseOnClose on queued pipelined responses', () => {
+describe('releaseOnEnd: the handler ending the response gives the permit back', () => {
+  test('at end(), queued or not, once: a close or the socket closing after it gives nothing more', () => {
+    const socket = new FakeSocket();
+    const permits = [counted(), counted()];
+    const [first, queued] = permits.map((permit, i) => {
+      const response = new FakeResponse(socket);
+      if (i === 0) response.socket = socket; // the response being written; the other waits
+      expect(releaseOnEnd(listening(response), permit)).toBe(true);
+      return response;
+    }) as [FakeResponse, FakeResponse];
+    expect(permits.map((permit) => permit.releases)).toEqual([0, 0]);
+    const callback = (): void => undefined;
+    expect(queued.end('body', 'utf8', callback)).toBe(queued);
+    expect(queued.ends).toEqual([['body', 'utf8', callback]]);
+    expect(permits.map((permit) => permit.releases)).toEqual([0, 1]);
+    first.end();
+    first.end(); // a second end (Node ignores it) releases nothing more
+    expect(permits.map((permit) => permit.releases)).toEqual([1, 1]);
+    first.send();
+    socket.close();
+    queued.emit('close');
+    expect(permits.map((permit) => permit.releases)).toEqual([1, 1]);
+  });
+
+  test('an end that throws gives the permit back all the same, and throws', () => {
+    const response = new FakeResponse(new FakeSocket());
+    response.end = () => {
+      throw new TypeError('bad chunk');
+    };
+    const permit = counted();
+    releaseOnEnd(listening(response), permit);
+    expect(() => response.end()).toThrow('bad chunk');
+    expect(permit.releases).toBe(1);
+  });
+
+  test('a response never ended keeps its permit until its connection closes; one without end gives it back at close', () => {
+    const socket = new FakeSocket();
+    const never = counted();
+    releaseOnEnd(listening(new FakeResponse(socket)), never);
+    const endless = new FakeResponse(socket);
+    Object.defineProperty(endless, 'end', { value: undefined }); // a response shape without end
+    const plain = counted();
+    releaseOnEnd(listening(endless), plain);
+    expect([never.releases, plain.releases]).toEqual([0, 0]);
+    socket.close();
+    expect([never.releases, plain.releases]).toEqual([1, 1]);
+  });
+
+  test('a response closed already: the permit goes back at once, and false', () => {
+    const response = new FakeResponse(new FakeSocket());
+    response.closed = true;
+    const permit = counted();
+    expect(releaseOnEnd(listening(response), permit)).toBe(false);
+    expect(permit.releases).toBe(1);
+  });
+});
+
+describe('releaseOnEnd on queued pipelined responses', () => {
   test('batch after batch on one socket: each permit back once, when its response closes or the socket does', () => {
     const socket = new FakeSocket();
     const sent = Array.from({ length: 10 }, () => counted());
     for (const permit of sent) {
       const response = new FakeResponse(socket);
-      releaseOnClose(listening(response), permit);
+      releaseOnEnd(listening(response), permit);
       response.send();
     }
     expect(sent.map((permit) => permit.releases)).toEqual(Array(10).fill(1));
@@ -50,7 +114,7 @@ describe('releaseOnClose on queued pipelined responses', () => {
     const dropped = Array.from({ length: 10 }, () => counted());
     const responses = dropped.map((permit) => {
       const response = new FakeResponse(socket);
-      releaseOnClose(listening(response), permit);
+      releaseOnEnd(listening(response), permit);
       return response;
     });
     responses[0]?.send();
@@ -67,7 +131,7 @@ describe('releaseOnClose on queued pipelined responses', () => {
     const permits = Array.from({ length: 1500 }, () => counted());
     const responses = permits.map((permit) => {
       const response = new FakeResponse(socket);
-      releaseOnClose(listening(response), permit);
+      releaseOnEnd(listening(response), permit);
       return response;
     });
     expect(socket.listenerCount('close')).toBe(1);

@@ -102,9 +102,11 @@ end
 `;
 
 const permitRenewLua = (memo: boolean): string => `
--- Renews the ids ARGV[from..to] (see RENEW_PERMITS_SCRIPT): live leases after, and the lost ids.
-local function permit_renew(key, now, max_n, lease_ms, from, to)
-  -- Every renewal checks: its count decides which ids come back.
+-- Renews the ids ARGV[from..to] (see RENEW_PERMITS_SCRIPT): live leases after, and the ids that
+-- had lapsed. Every id is a request still running at its holder: one that lapsed (Redis lost its
+-- data, or the holder was away longer than its lease) is taken back whatever the count, so that
+-- it counts again; its holder never lets more than max run.
+local function permit_renew(key, now, lease_ms, from, to)
   local held = permits_live(key, now, 0)
   ${
     memo
@@ -112,25 +114,22 @@ local function permit_renew(key, now, max_n, lease_ms, from, to)
   live_key = false`
       : ''
   }
-  -- None live: the key is gone, and a lease taken again below makes it anew.
+  -- None live: the key is gone, and the leases added below make it anew.
   local made = held == 0
-  local lost = {}
+  local lapsed = {}
   local expiry_ms = now + lease_ms
   ${intTextLua('expiry', 'expiry_ms', 'permit_expiry', memo)}
   for i = from, to do
     local id = ARGV[i]
-    if redis.call('ZSCORE', key, id) then
-      redis.call('ZADD', key, expiry, id)
-    elseif held < max_n then
-      redis.call('ZADD', key, expiry, id)
+    -- ZADD answers 1 for a member it added: a lease that was not there.
+    if redis.call('ZADD', key, expiry, id) == 1 then
+      lapsed[#lapsed + 1] = id
       held = held + 1
-    else
-      lost[#lost + 1] = id
     end
   end
-  if to >= from and held > 0 then permits_keep(key, lease_ms, made) end
+  if to >= from then permits_keep(key, lease_ms, made) end
   ${memo ? 'live_key, live_held = key, held' : ''}
-  return held, lost
+  return held, lapsed
 end
 `;
 
@@ -178,16 +177,17 @@ return permit_release(KEYS[1], ARGV[1])
 `;
 
 /**
- * KEYS: the permits key. ARGV: `max`, `leaseMs`, `now` (`''`: `TIME`), then the ids to renew.
- * Each id still live is extended to `now + leaseMs`; one that expired meanwhile is taken again
- * while fewer than `max` are live (its request still runs), else reported lost. Replies
- * `{ live leases after, lost ids... }`; with no ids it only counts.
+ * KEYS: the permits key. ARGV: `max` (unused: a renewal takes every lease back), `leaseMs`, `now`
+ * (`''`: `TIME`), then the ids to renew. Each id is set to expire at `now + leaseMs`: one still
+ * live is extended, one that lapsed meanwhile (expired, or gone with Redis's data) is taken back
+ * whatever the count, as its request still runs. Replies `{ live leases after, lapsed ids... }`;
+ * with no ids it only counts.
  */
 export const RENEW_PERMITS_SCRIPT = `${permitsHeadLua}${permitsCountLua(false)}${permitRenewLua(false)}
 ${nowLua('ARGV[3]')}
-local held, lost = permit_renew(KEYS[1], now, tonumber(ARGV[1]), tonumber(ARGV[2]), 4, #ARGV)
+local held, lapsed = permit_renew(KEYS[1], now, tonumber(ARGV[2]), 4, #ARGV)
 local reply = { held }
-for i = 1, #lost do reply[i + 1] = lost[i] end
+for i = 1, #lapsed do reply[i + 1] = lapsed[i] end
 return reply
 `;
 

@@ -118,7 +118,7 @@ export class RedisPermits implements PermitStore {
       alone: () => command(keys, [String(max), String(leaseMs), timeArg(nowMs), ...ids]),
       readAlone: renewReply,
       read: (batch, at) => {
-        // In a batch: the live leases, how many ids were lost, then those ids.
+        // In a batch: the live leases, how many ids had lapsed, then those ids.
         const lost = batch[at + 1];
         if (!isCount(lost)) throw unexpected(batch);
         return [renewReply([batch[at], ...batch.slice(at + 2, at + 2 + lost)]), 2 + lost];
@@ -236,7 +236,7 @@ function acquireReply(acquired: unknown, held: unknown, reply: unknown): PermitA
   return { acquired: acquired === 1, held };
 }
 
-/** `{ live leases, lost ids... }`, as the renew script replies. */
+/** `{ live leases, lapsed ids... }`, as the renew script replies. */
 function renewReply(reply: unknown): PermitRenewReply {
   if (!Array.isArray(reply) || !isCount(reply[0])) throw unexpected(reply);
   return { held: reply[0], lost: reply.slice(1).map(String) };

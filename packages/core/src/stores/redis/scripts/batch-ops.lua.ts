@@ -19,8 +19,8 @@
  * - acquire: shared `max` and `leaseMs`, then the lease id; replies `acquired` (1 or 0) and the
  *   live leases;
  * - release: the lease id; replies 1 when the lease was there, else 0;
- * - renew: shared `max` and `leaseMs`, then the ids; replies the live leases, how many ids were
- *   lost, then those ids.
+ * - renew: shared `max` and `leaseMs`, then the ids; replies the live leases, how many ids had
+ *   lapsed (taken back), then those ids.
  *
  * Each op is called `(n, m, now, k, a, reply, r, s)`: its keys follow `KEYS[k]`, its arguments
  * start at `ARGV[a]` and its run's shared values at `ARGV[s]`; it writes its answer after
@@ -64,11 +64,11 @@ local function permit_release_op(n, m, now, k, a, reply, r)
 end
 
 local function permit_renew_op(n, m, now, k, a, reply, r, s)
-  local max_n, lease_ms = run_limits(s)
-  local held, lost = permit_renew(KEYS[k + 1], now, max_n, lease_ms, a, a + m - 1)
-  reply[r + 1], reply[r + 2] = held, #lost
-  for i = 1, #lost do reply[r + 2 + i] = lost[i] end
-  return 2 + #lost
+  local _, lease_ms = run_limits(s)
+  local held, lapsed = permit_renew(KEYS[k + 1], now, lease_ms, a, a + m - 1)
+  reply[r + 1], reply[r + 2] = held, #lapsed
+  for i = 1, #lapsed do reply[r + 2 + i] = lapsed[i] end
+  return 2 + #lapsed
 end
 
 OPS[6], OPS[7], OPS[8] = permit_acquire_op, permit_release_op, permit_renew_op
