@@ -19,6 +19,7 @@ export default tseslint.config(
       'packages/express/**/*.ts',
       'packages/koa/**/*.ts',
       'packages/fastify/**/*.ts',
+      'packages/hono/**/*.ts',
       'packages/cli/**/*.ts',
       'packages/nestjs/**/*.ts',
     ],

@@ -45,6 +45,7 @@ export type {
   ConcurrencyOutcome,
 } from './concurrency-options';
 export { onResponseClose } from './response-close';
+export type { ListenableResponse } from './response-close';
 export {
   decideAndWrite,
   heldOr,
@@ -66,3 +67,21 @@ export type {
   Pass,
   ReplyLike,
 } from './write-outcome';
+export { takeClientAddress } from './client-address-option';
+export type { ClientAddressSplit } from './client-address-option';
+export { FetchExchange } from './fetch-exchange';
+export type { AbortSignalLike } from './fetch-exchange';
+export {
+  CLIENT_CLOSED_STATUS,
+  fetchOutcome,
+  replyHeaders,
+  replyResponse,
+  withHeaders,
+} from './fetch-outcome';
+export type { FetchAnswer, FetchFallback } from './fetch-outcome';
+export { FetchRequest, fromFetchRequest, requestTarget } from './fetch-request';
+export type { FetchRequestLike } from './fetch-request';
+export { limitFetch } from './fetch-limit';
+export type { FetchTurn } from './fetch-limit';
+export { limitFetchHandler } from './fetch-handler';
+export type { FetchHandler, FetchRateLimitOptions, RequestFallback } from './fetch-handler';

@@ -34,7 +34,9 @@ export interface HttpRequest {
   readonly headers: Readonly<Record<string, string | readonly string[] | undefined>>;
   /**
    * The query as the framework parsed it, what the app will read (Express `req.query`, Koa
-   * `ctx.query`, Fastify `request.query`). Called at most once per request, and only by a key
+   * `ctx.query`, Fastify `request.query`), or a function of an argument's name giving what the app
+   * reads for it, for frameworks that look arguments up one by one (Hono's `c.req.query(name)`, a
+   * Fetch handler's `searchParams.get(name)`). Called at most once per request, and only by a key
    * using `$arg_`. Without it, `$arg_` parses {@link HttpRequest.url}.
    */
   readonly query?: () => unknown;
@@ -97,7 +99,7 @@ export class RequestView {
   /**
    * Query argument `name` as the app reads it, `''` when absent:
    *
-   * - from the framework's parsed query when the adapter gives one: a string as is, an array
+   * - from the framework's parsed query (or its look-up by name) when the adapter gives one: a string as is, an array
    *   (`?a=1&a=2`, Express's `?a[]=1`) by its first element, anything else (an object such as
    *   Express's `?a[b]=1`) as absent — a key is never `'[object Object]'`;
    * - else (no framework, or its parser threw) from the URL: the first value of `name` (exact,
@@ -107,7 +109,13 @@ export class RequestView {
    */
   arg(name: string): string {
     if (this.#query === UNREAD) this.#query = frameworkQuery(this.request);
-    return this.#query === FROM_URL ? urlArg(this.request.url, name) : parsedArg(this.#query, name);
+    if (this.#query === FROM_URL) return urlArg(this.request.url, name);
+    try {
+      return parsedArg(this.#query, name);
+    } catch {
+      // A look-up function that throws, as a parser that throws (see frameworkQuery).
+      return urlArg(this.request.url, name);
+    }
   }
 
   /**
@@ -159,10 +167,15 @@ function frameworkQuery(request: HttpRequest): unknown {
   }
 }
 
-/** An argument of a framework's parsed query: own entries only (`__proto__` is a name like any other). */
+/**
+ * An argument of a framework's parsed query: own entries only (`__proto__` is a name like any
+ * other), or what its look-up function gives for the name.
+ */
 function parsedArg(query: unknown, name: string): string {
-  if (typeof query !== 'object' || query === null || !Object.hasOwn(query, name)) return '';
-  let value: unknown = (query as Record<string, unknown>)[name];
+  let value: unknown;
+  if (typeof query === 'function') value = (query as (name: string) => unknown)(name);
+  else if (typeof query !== 'object' || query === null || !Object.hasOwn(query, name)) return '';
+  else value = (query as Record<string, unknown>)[name];
   if (Array.isArray(value)) value = value[0];
   return typeof value === 'string' ? value : '';
 }
