@@ -89,6 +89,11 @@ export interface AdapterDriver {
    * what only the framework's own request has (Express `req.get`, Koa `ctx.get`, Fastify `request.raw`).
    */
   tierOverrides(name: string, rate: string): unknown;
+  /**
+   * `false` where a fallback handler has no raw response to begin a reply on (a bare Fetch
+   * handler returns its `Response` whole): `failingFallback('throw-mid-reply')` is not its case.
+   */
+  readonly rawResponse?: false;
 }
 
 /** The error a failing fallback throws. */
@@ -114,9 +119,11 @@ export function writePartial(raw: ServerResponse): void {
   raw.write('partial');
 }
 
-const OK = { ok: true };
+/** What every route handler answers. */
+export const OK = { ok: true };
 
-async function listen(
+/** Listens on an ephemeral port and completes the app: its URL, and `close`. */
+export async function listen(
   server: Server,
   app: Omit<TestApp, 'server' | 'url' | 'close'>,
   close?: () => Promise<void>,

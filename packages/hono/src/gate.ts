@@ -1,6 +1,7 @@
 import {
   FetchRequest,
   limitFetch,
+  nodeBindingsOf,
   replyHeaders,
   requestTarget,
   SluiceConfigError,
@@ -8,9 +9,6 @@ import {
   takeClientAddress,
   type AnyHttpOutcome,
   type HttpDecider,
-  type ListenableResponse,
-  type NodeRequestLike,
-  type NodeResponse,
 } from '@sluice/core';
 import type { Context, MiddlewareHandler } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
@@ -18,14 +16,14 @@ import type { ContentfulStatusCode } from 'hono/utils/http-status';
 /** The client address where the runtime gives Hono none: `(c) => getConnInfo(c).remote.address` (`hono/bun`, `hono/deno`, …). */
 export type ClientAddress = (c: Context) => string | undefined | null;
 
-/** `c.env` on `@hono/node-server`: Node's request and response. */
-interface NodeBindings {
-  readonly incoming: NodeRequestLike;
-  readonly outgoing: NodeResponse & ListenableResponse;
-}
-
 // Read once: a CommonJS build reads an import through getters at each use.
-const [limit, peerOf, targetOf, headersOf] = [limitFetch, socketPeerAddress, requestTarget, replyHeaders];
+const [limit, bindingsOf, peerOf, targetOf, headersOf] = [
+  limitFetch,
+  nodeBindingsOf,
+  socketPeerAddress,
+  requestTarget,
+  replyHeaders,
+];
 
 /** Hono's request in core's neutral shape: the query as `c.req.query(name)` reads it, the route that answers. */
 class HonoRequest extends FetchRequest<Context> {
@@ -71,8 +69,7 @@ export function middlewareOf<TOptions>(
   const { limits, clientAddress, readsAddress } = takeClientAddress<TOptions, ClientAddress>(options);
   const decider = create(limits);
   const middleware: MiddlewareHandler = async (c, next) => {
-    const env = c.env as Partial<NodeBindings> | undefined;
-    const node = env?.incoming?.socket != null ? (env as NodeBindings) : undefined;
+    const node = bindingsOf(c.env);
     const raw = c.req.raw;
     let address: unknown;
     if (clientAddress !== undefined) address = clientAddress(c);

@@ -2,7 +2,7 @@ import { SluiceConfigError } from '../policy/config-error';
 import type { Decision } from '../types';
 import { namingAdapterOptions } from './adapter-options';
 import { takeClientAddress } from './client-address-option';
-import { limitFetch } from './fetch-limit';
+import { limitFetch, nodeBindingsOf } from './fetch-limit';
 import type { FetchFallback } from './fetch-outcome';
 import { fromFetchRequest } from './fetch-request';
 import { createHttpLimiter } from './http-limiter';
@@ -43,7 +43,8 @@ const NO_ADDRESS =
  * Rate-limits a Fetch-API handler (`@sluice/hono`'s `withRateLimit`): the same options, keys,
  * headers, refusals, fallbacks and delays as the middleware of every adapter. `$arg_` reads
  * `new URL(request.url).searchParams`, as the handler would; a held request gives its turn back
- * when the request's `signal` aborts (the client left).
+ * when the client leaves: when the request's `signal` aborts, or on `@hono/node-server` when
+ * Node's response closes.
  *
  * @param options - one limit, or several in order
  * @param handler - runs for admitted requests
@@ -75,7 +76,9 @@ export function limitFetchHandler<TArgs extends unknown[]>(
     return limitFetch(decider, false, {
       request,
       http: fromFetchRequest(request, typeof address === 'string' ? address : undefined),
-      node: undefined,
+      // On Node's server (`@hono/node-server`), Node's response tells when the client left, also
+      // for a pipelined request waiting behind another, where the request's signal never aborts.
+      node: nodeBindingsOf(rest[0])?.outgoing,
       signal: () => request.signal,
       next: async () => handler(request, ...rest),
     });

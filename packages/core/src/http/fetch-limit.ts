@@ -3,7 +3,34 @@ import { FetchExchange, type AbortSignalLike } from './fetch-exchange';
 import { fetchOutcome, replyResponse, withHeaders } from './fetch-outcome';
 import type { HttpReply } from './http-options';
 import type { ListenableResponse } from './response-close';
+import type { NodeRequestLike } from './node-request';
 import type { AnyHttpOutcome, HttpDecider, NodeResponse } from './write-outcome';
+
+/**
+ * What `@hono/node-server` hands a Fetch handler after the request (and Hono as `c.env`): Node's
+ * request and response.
+ */
+export interface NodeBindings {
+  readonly incoming: NodeRequestLike;
+  readonly outgoing: NodeResponse & ListenableResponse;
+}
+
+/**
+ * Node's request and response under a Fetch request, when a Fetch-API runtime runs on Node's own
+ * server (`@hono/node-server` passes them along); `undefined` elsewhere (Bun, Deno, workers).
+ *
+ * @param env - the handler's argument after the request (Hono's `c.env`)
+ * @example
+ * ```ts
+ * const node = nodeBindingsOf(c.env); // node?.incoming.socket is the connection
+ * ```
+ */
+export function nodeBindingsOf(env: unknown): NodeBindings | undefined {
+  const bindings = env as Partial<NodeBindings> | undefined;
+  return bindings?.incoming?.socket != null && typeof bindings.outgoing?.on === 'function'
+    ? (bindings as NodeBindings)
+    : undefined;
+}
 
 /** One request through a limit on a Fetch-API runtime: see {@link limitFetch}. */
 export interface FetchTurn<TRequest> {
@@ -25,10 +52,13 @@ export interface FetchTurn<TRequest> {
 }
 
 /**
- * Status 200 with this header tells `@hono/node-server` that the response was written on Node's
- * response already: it sends nothing more.
+ * A response without body with this header tells `@hono/node-server` that the reply was written
+ * on Node's response already: it sends nothing more. It reads the header only on a `Response` of
+ * Node's own class, which it replaces with a lighter one of its own once it serves: the class is
+ * taken as this module loads (before any server starts, as imports come first).
  */
 const ALREADY_SENT = 'x-hono-already-sent';
+const NodeResponseClass = globalThis.Response;
 
 /**
  * Runs one request through a limit on a Fetch-API runtime (`@sluice/hono`, `withRateLimit`):
@@ -79,5 +109,5 @@ export async function limitFetch<TRequest>(
 function refusal(node: NodeResponse | undefined, rejection: HttpReply): Response {
   if (node?.headersSent !== true) return replyResponse(rejection);
   if (!node.writableEnded) node.end();
-  return new Response(null, { headers: { [ALREADY_SENT]: 'true' } });
+  return new NodeResponseClass(null, { headers: { [ALREADY_SENT]: 'true' } });
 }

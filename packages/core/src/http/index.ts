@@ -81,7 +81,7 @@ export {
 export type { FetchAnswer, FetchFallback } from './fetch-outcome';
 export { FetchRequest, fromFetchRequest, requestTarget } from './fetch-request';
 export type { FetchRequestLike } from './fetch-request';
-export { limitFetch } from './fetch-limit';
-export type { FetchTurn } from './fetch-limit';
+export { limitFetch, nodeBindingsOf } from './fetch-limit';
+export type { FetchTurn, NodeBindings } from './fetch-limit';
 export { limitFetchHandler } from './fetch-handler';
 export type { FetchHandler, FetchRateLimitOptions, RequestFallback } from './fetch-handler';
