@@ -1,8 +1,10 @@
 import { get as httpGet } from 'node:http';
 import { createLimiter, SluiceConfigError, socketPeerAddress, type CallbackErrorEvent } from '@sluice/core';
 import { withRateLimit } from '@sluice/hono';
-import { fakeClock } from '../../core/test/contract/fake-clock';
 import { serveFetch } from './serve';
+
+/** Time stands still: these tests never wait for a limit to refill. */
+const still = () => 1_700_006_400_000;
 
 const ok = async () => Response.json({ ok: true });
 
@@ -30,7 +32,7 @@ describe('withRateLimit: what it refuses at creation', () => {
 });
 
 describe('withRateLimit: what it sends', () => {
-  const clock = fakeClock();
+  const clock = still;
   const byUser = { key: '$http_user_id', rate: '1/1m', clock } as const;
   const as = (user: string) => new Request('http://shop.test/', { headers: { 'User-Id': user } });
 
@@ -83,11 +85,11 @@ describe('withRateLimit: what it sends', () => {
  * it aborts when the client leaves.
  */
 test('a held request whose client leaves gives its turn back through the signal alone', async () => {
-  const limiter = createLimiter({ algorithm: 'leaky-bucket', rate: '1r/s', burst: 2, clock: fakeClock() });
+  const limiter = createLimiter({ algorithm: 'leaky-bucket', rate: '1r/s', burst: 2, clock: still });
   let ran = 0;
   let held = 0;
-  const limited = withRateLimit(
-    { limiter, clientAddress: (_request, address: string | undefined) => address },
+  const limited = withRateLimit<[address: string | undefined]>(
+    { limiter, clientAddress: (_request, address) => address },
     async () => {
       ran++;
       return new Response('ok');
