@@ -4,7 +4,7 @@ import { fetchOutcome, replyResponse, withHeaders } from './fetch-outcome';
 import type { HttpReply } from './http-options';
 import type { ListenableResponse } from './response-close';
 import type { NodeRequestLike } from './node-request';
-import type { AnyHttpOutcome, HttpDecider, NodeResponse } from './write-outcome';
+import { setHeaderList, type AnyHttpOutcome, type HttpDecider, type NodeResponse } from './write-outcome';
 
 /**
  * What `@hono/node-server` hands a Fetch handler after the request (and Hono as `c.env`): Node's
@@ -88,15 +88,22 @@ export async function limitFetch<TRequest>(
   try {
     const outcome =
       decider.decideSync(request, http, watched) ?? (await decider.decide(request, http, watched));
+    // On Node's server the headers go on Node's response, as every Node adapter sets them: the
+    // runtime merges them into whatever it writes (a header of the handler's own wins), and a
+    // handler's `c.json(…)` keeps the framework's cheapest way out, a `Response` without `Headers`.
+    const written = node !== undefined && outcome.kind !== 'gone';
+    if (written) setHeaderList(node, outcome.headers);
     const early = await fetchOutcome(
       outcome,
       request,
       () => watched ?? new FetchExchange(turn.signal()),
       turn.reply,
       (rejection) => refusal(node, rejection),
+      written,
     );
     if (early !== undefined || outcome.kind === 'gone') return early as Response;
-    return withHeaders(await turn.next(), outcome.headers);
+    const response = await turn.next();
+    return written ? response : withHeaders(response, outcome.headers);
   } finally {
     exchange?.end();
   }

@@ -41,6 +41,8 @@ export type FetchAnswer = Response | undefined;
  * @param refuse - builds the default refusal in place of a fallback handler that failed: without
  *   anything the handler set (a framework whose handler may have begun its reply on Node's
  *   response ends that instead)
+ * @param written - the outcome's headers are on Node's response already (where the runtime runs
+ *   on Node's server, see `limitFetch`): the `Response` need not carry them
  * @example
  * ```ts
  * const answer = await fetchOutcome(outcome, request, () => new FetchExchange(request.signal));
@@ -54,6 +56,7 @@ export function fetchOutcome<TRequest>(
   response: () => ClosableResponse,
   reply: (reply: HttpReply) => Response = replyResponse,
   refuse: (rejection: HttpReply) => Response = replyResponse,
+  written = false,
 ): FetchAnswer | Promise<FetchAnswer> {
   switch (outcome.kind) {
     case 'next':
@@ -65,9 +68,9 @@ export function fetchOutcome<TRequest>(
         .hold(response())
         .then((here) => (here ? undefined : new Response(null, { status: CLIENT_CLOSED_STATUS })));
     case 'reply':
-      return reply(outcome);
+      return reply(written ? { ...outcome, headers: [] } : outcome);
     case 'handler':
-      return callFetchFallback(outcome, request, refuse);
+      return callFetchFallback(outcome, request, refuse, written);
   }
 }
 
@@ -75,11 +78,12 @@ async function callFetchFallback<TRequest>(
   outcome: Extract<AnyHttpOutcome<(request: TRequest, decision: never) => unknown>, { kind: 'handler' }>,
   request: TRequest,
   refuse: (rejection: HttpReply) => Response,
+  written: boolean,
 ): Promise<Response> {
   try {
     // Awaited inside the try: a handler that throws synchronously or rejects lands in the catch.
     const answer = await outcome.handler(request, outcome.decision as never);
-    if (isResponse(answer)) return withHeaders(answer, outcome.headers);
+    if (isResponse(answer)) return written ? answer : withHeaders(answer, outcome.headers);
     throw new TypeError(
       `the fallback returned ${typeof answer}, not a Response (return c.json(…) or new Response(…))`,
     );
