@@ -1,29 +1,40 @@
 import {
+  enterFetch,
+  FetchExchange,
   FetchRequest,
-  limitFetch,
   nodeBindingsOf,
   replyHeaders,
   requestTarget,
   SluiceConfigError,
   socketPeerAddress,
   takeClientAddress,
+  withHeaders,
   type AnyHttpOutcome,
+  type FetchPass,
+  type HttpReply,
   type HttpDecider,
 } from '@sluice/core';
 import type { Context, MiddlewareHandler } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 
+type HonoDecider = HttpDecider<Context, AnyHttpOutcome<(c: Context, d: never) => unknown>>;
+
 /** The client address where the runtime gives Hono none: `(c) => getConnInfo(c).remote.address` (`hono/bun`, `hono/deno`, …). */
 export type ClientAddress = (c: Context) => string | undefined | null;
 
 // Read once: a CommonJS build reads an import through getters at each use.
-const [limit, bindingsOf, peerOf, targetOf, headersOf] = [
-  limitFetch,
+const [enter, bindingsOf, peerOf, targetOf, headersOf, addHeaders] = [
+  enterFetch,
   nodeBindingsOf,
   socketPeerAddress,
   requestTarget,
   replyHeaders,
+  withHeaders,
 ];
+
+/** A refusal or a static fallback, by Hono's `c.body`: headers earlier middleware set (CORS) stay on it. */
+const reply = (c: Context, answer: HttpReply): Response =>
+  c.body(answer.body, answer.status as ContentfulStatusCode, headersOf(answer));
 
 /** Hono's request in core's neutral shape: the query as `c.req.query(name)` reads it, the route that answers. */
 class HonoRequest extends FetchRequest<Context> {
@@ -60,9 +71,7 @@ class HonoRequest extends FetchRequest<Context> {
  */
 export function middlewareOf<TOptions>(
   options: TOptions | readonly TOptions[],
-  create: (
-    limits: TOptions | TOptions[],
-  ) => HttpDecider<Context, AnyHttpOutcome<(c: Context, d: never) => unknown>>,
+  create: (limits: TOptions | TOptions[]) => HonoDecider,
   name: string,
   permits = false,
 ): MiddlewareHandler {
@@ -81,18 +90,19 @@ export function middlewareOf<TOptions>(
       node === undefined
         ? new HonoRequest(c, raw, known, targetOf(raw.url), raw.headers)
         : new HonoRequest(c, raw, known, node.incoming.url ?? '/', node.incoming.headers);
-    let ran = false;
-    const res = await limit(decider, permits, {
-      request: c,
-      http,
-      node: node?.outgoing,
-      signal: () => raw.signal,
-      next: () => next().then(() => ((ran = true), c.res)),
-      // Hono's own reply keeps the headers earlier middleware set (CORS, say).
-      reply: (reply) => c.body(reply.body, reply.status as ContentfulStatusCode, headersOf(reply)),
-    });
-    if (!ran) return res;
-    if (res !== c.res) c.res = res;
+    // Off Node's server, a permit goes back when the handler has returned (see FetchExchange).
+    const exchange = node === undefined && permits ? new FetchExchange(raw.signal) : undefined;
+    try {
+      let entry = enter(decider, c, http, node?.outgoing ?? exchange, raw, reply);
+      if (!Array.isArray(entry)) entry = await entry;
+      if (!Array.isArray(entry)) return entry as Response;
+      await next();
+      // Off Node's server: the headers the handler's Response lacks (on a copy if it is immutable).
+      const res = (entry as FetchPass).length > 0 ? addHeaders(c.res, entry as FetchPass) : undefined;
+      if (res !== undefined && res !== c.res) c.res = res;
+    } finally {
+      exchange?.end();
+    }
   };
   return Object.defineProperty(middleware, 'name', { value: name });
 }

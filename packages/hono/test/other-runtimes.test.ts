@@ -74,6 +74,22 @@ describe('Hono without Node bindings', () => {
     expect([(await as('a')).status, (await as('a')).status, (await as('b')).status]).toEqual([200, 429, 200]);
   });
 
+  test('the rate-limit headers go on any Response the handler returns, an immutable one on a copy', async () => {
+    const app = new Hono();
+    app.use(rateLimit({ key: '$http_user_id', rate: '2/1m', clock: still }));
+    app.get('/moved', () => Response.redirect('http://shop.test/new', 302));
+    app.get('/own', (c) => c.text('own', 200, { RateLimit: 'mine' }));
+    const get = (path: string) =>
+      app.fetch(new Request(`http://shop.test${path}`, { headers: { 'User-Id': 'u' } }));
+    const moved = await get('/moved');
+    expect([moved.status, moved.headers.get('location'), moved.headers.get('ratelimit')]).toEqual([
+      302,
+      'http://shop.test/new',
+      '"2/1m";r=1;t=30',
+    ]);
+    expect((await get('/own')).headers.get('ratelimit')).toBe('mine');
+  });
+
   test('several limits take clientAddress from the first; on another it is refused at creation', () => {
     expect(() =>
       rateLimit([

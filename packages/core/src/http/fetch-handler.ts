@@ -2,8 +2,8 @@ import { SluiceConfigError } from '../policy/config-error';
 import type { Decision } from '../types';
 import { namingAdapterOptions } from './adapter-options';
 import { takeClientAddress } from './client-address-option';
-import { limitFetch, nodeBindingsOf } from './fetch-limit';
-import type { FetchFallback } from './fetch-outcome';
+import { enterFetch, nodeBindingsOf } from './fetch-limit';
+import { replyResponse, withHeaders, type FetchFallback } from './fetch-outcome';
 import { fromFetchRequest } from './fetch-request';
 import { createHttpLimiter } from './http-limiter';
 import type { RateLimitOptions } from './http-options';
@@ -71,16 +71,17 @@ export function limitFetchHandler<TArgs extends unknown[]>(
     throw new SluiceConfigError('clientAddress', undefined, NO_ADDRESS);
   if (typeof handler !== 'function')
     throw new SluiceConfigError('handler', handler, 'expected a function (request) => Response');
-  return function sluiceRateLimited(request: Request, ...rest: TArgs): Promise<Response> {
+  return async function sluiceRateLimited(request: Request, ...rest: TArgs): Promise<Response> {
     const address = clientAddress?.(request, ...rest);
-    return limitFetch(decider, false, {
-      request,
-      http: fromFetchRequest(request, typeof address === 'string' ? address : undefined),
-      // On Node's server (`@hono/node-server`), Node's response tells when the client left, also
-      // for a pipelined request waiting behind another, where the request's signal never aborts.
-      node: nodeBindingsOf(rest[0])?.outgoing,
-      signal: () => request.signal,
-      next: async () => handler(request, ...rest),
-    });
+    const http = fromFetchRequest(request, typeof address === 'string' ? address : undefined);
+    // On Node's server (`@hono/node-server`), Node's response tells when the client left, also
+    // for a pipelined request waiting behind another, where the request's signal never aborts.
+    const node = nodeBindingsOf(rest[0])?.outgoing;
+    const entry = await enterFetch(decider, request, http, node, request, answer);
+    if (!Array.isArray(entry)) return entry as Response;
+    return withHeaders(await handler(request, ...rest), entry);
   };
 }
+
+const answer = (_request: Request, reply: Parameters<typeof replyResponse>[0]): Response =>
+  replyResponse(reply);

@@ -1,7 +1,7 @@
 import type { HttpRequest } from '../keys/http-request';
 import { FetchExchange, type AbortSignalLike } from './fetch-exchange';
-import { fetchOutcome, replyResponse, withHeaders } from './fetch-outcome';
-import type { HttpReply } from './http-options';
+import { callFetchFallback, CLIENT_CLOSED_STATUS, replyResponse } from './fetch-outcome';
+import type { HeaderList, HttpReply } from './http-options';
 import type { ListenableResponse } from './response-close';
 import type { NodeRequestLike } from './node-request';
 import { setHeaderList, type AnyHttpOutcome, type HttpDecider, type NodeResponse } from './write-outcome';
@@ -32,25 +32,6 @@ export function nodeBindingsOf(env: unknown): NodeBindings | undefined {
     : undefined;
 }
 
-/** One request through a limit on a Fetch-API runtime: see {@link limitFetch}. */
-export interface FetchTurn<TRequest> {
-  /** The fallback handler's and the callbacks' first argument (Hono's `c`, the `Request`). */
-  readonly request: TRequest;
-  /** The same request in core's neutral shape. */
-  readonly http: HttpRequest;
-  /**
-   * Node's response where the runtime runs on Node's server (`@hono/node-server`): held requests
-   * and permits watch it as on every Node adapter, pipelined connections included.
-   */
-  readonly node: (NodeResponse & ListenableResponse) | undefined;
-  /** The request's `signal`, read only where there is no Node response and something is watched. */
-  readonly signal: () => AbortSignalLike;
-  /** Runs the handler; its `Response`. */
-  readonly next: () => Promise<Response>;
-  /** Builds the `Response` of a refusal or a static fallback (default: a plain `Response`). */
-  readonly reply?: ((reply: HttpReply) => Response) | undefined;
-}
-
 /**
  * A response without body with this header tells `@hono/node-server` that the reply was written
  * on Node's response already: it sends nothing more. It reads the header only on a `Response` of
@@ -60,52 +41,82 @@ export interface FetchTurn<TRequest> {
 const ALREADY_SENT = 'x-hono-already-sent';
 const NodeResponseClass = globalThis.Response;
 
+/** Where a Fetch-API adapter is told to go on: the headers the handler's response still needs. */
+export type FetchPass = HeaderList;
+
+/** What a Fetch-API adapter does with a request: answer with this `Response`, or run the handler ({@link FetchPass}). */
+export type FetchEntry = Response | FetchPass;
+
+/** No header left to add: they are on Node's response already. */
+const WRITTEN: FetchPass = [];
+
 /**
- * Runs one request through a limit on a Fetch-API runtime (`@sluice/hono`, `withRateLimit`):
- * decides, answers with the refusal or the fallback (see `fetchOutcome`), or holds the request
- * and runs the handler, then adds the rate-limit headers to its `Response` (see `withHeaders`).
- * A limit that watches every response (a concurrency permit, when `permits`) watches Node's
- * response, or else a `FetchExchange` that ends when the handler returns.
+ * Lets one request into a limit on a Fetch-API runtime (`@sluice/hono`, `withRateLimit`): decides
+ * — synchronously when core can, so the common case costs no promise — and tells the adapter to
+ * answer with a `Response` (the refusal, a fallback, a 499 nobody reads for a client that left
+ * while held or queued), or to run the handler and add the headers it returns to its `Response`
+ * (see `withHeaders`). A `delay` is held first, on a timer, given back when the client leaves.
+ *
+ * On Node's server (`watched` is Node's response, as `@hono/node-server` passes it along) the
+ * headers go on Node's response, as every Node adapter sets them: the server merges them into
+ * what it writes (a header of the handler's own wins), and a handler's `c.json(…)` keeps the
+ * framework's lightest `Response`, without `Headers`; none are left to add. Elsewhere a held
+ * request watches the request's `signal`.
  *
  * @param decider - the limit
- * @param permits - whether the limit watches every request's response, not only a held one's
- * @param turn - the request, and how to run its handler
- * @returns the response to send
+ * @param request - the framework's request (Hono's `c`, the Fetch `Request`), for callbacks
+ * @param http - the same request in core's neutral shape
+ * @param watched - Node's response; else, for a limit that watches every response (a
+ *   concurrency permit), a `FetchExchange` the adapter ends when the handler returns
+ * @param fetched - the Fetch request, whose `signal` a held request watches off Node's server
+ * @param reply - builds the `Response` of a refusal or a static fallback (Hono's `c.body`, which
+ *   keeps the headers earlier middleware set)
  * @example
  * ```ts
- * return limitFetch(limit, false, { request, http, node: undefined, signal: () => request.signal, next: () => handler(request) });
+ * const entry = await enterFetch(limit, request, http, undefined, request, (_, r) => replyResponse(r));
+ * if (!Array.isArray(entry)) return entry;
+ * return withHeaders(await handler(request), entry);
  * ```
  */
-export async function limitFetch<TRequest>(
+export function enterFetch<TRequest>(
   decider: HttpDecider<TRequest, AnyHttpOutcome<(request: TRequest, decision: never) => unknown>>,
-  permits: boolean,
-  turn: FetchTurn<TRequest>,
-): Promise<Response> {
-  const { request, http, node } = turn;
-  const exchange = node === undefined && permits ? new FetchExchange(turn.signal()) : undefined;
-  // A rate limit reads no response; a concurrency limit always has one.
-  const watched = (node ?? exchange) as ListenableResponse;
-  try {
-    const outcome =
-      decider.decideSync(request, http, watched) ?? (await decider.decide(request, http, watched));
-    // On Node's server the headers go on Node's response, as every Node adapter sets them: the
-    // runtime merges them into whatever it writes (a header of the handler's own wins), and a
-    // handler's `c.json(…)` keeps the framework's cheapest way out, a `Response` without `Headers`.
-    const written = node !== undefined && outcome.kind !== 'gone';
-    if (written) setHeaderList(node, outcome.headers);
-    const early = await fetchOutcome(
-      outcome,
-      request,
-      () => watched ?? new FetchExchange(turn.signal()),
-      turn.reply,
-      (rejection) => refusal(node, rejection),
-      written,
-    );
-    if (early !== undefined || outcome.kind === 'gone') return early as Response;
-    const response = await turn.next();
-    return written ? response : withHeaders(response, outcome.headers);
-  } finally {
-    exchange?.end();
+  request: TRequest,
+  http: HttpRequest,
+  watched: (NodeResponse & ListenableResponse) | FetchExchange | undefined,
+  fetched: { readonly signal: AbortSignalLike },
+  reply: (request: TRequest, reply: HttpReply) => Response,
+): FetchEntry | Promise<FetchEntry> {
+  const node = watched instanceof FetchExchange ? undefined : watched;
+  // A rate limit reads no response; a concurrency limit is always given one.
+  const outcome = decider.decideSync(request, http, watched as ListenableResponse);
+  if (outcome !== undefined) return entryOf(outcome, request, node, fetched, reply);
+  return decider
+    .decide(request, http, watched as ListenableResponse)
+    .then((decided) => entryOf(decided, request, node, fetched, reply));
+}
+
+function entryOf<TRequest>(
+  outcome: AnyHttpOutcome<(request: TRequest, decision: never) => unknown>,
+  request: TRequest,
+  node: (NodeResponse & ListenableResponse) | undefined,
+  fetched: { readonly signal: AbortSignalLike },
+  reply: (request: TRequest, reply: HttpReply) => Response,
+): FetchEntry | Promise<FetchEntry> {
+  if (outcome.kind === 'gone') return new Response(null, { status: CLIENT_CLOSED_STATUS });
+  const written = node !== undefined;
+  if (written) setHeaderList(node, outcome.headers);
+  const pass = written ? WRITTEN : outcome.headers;
+  switch (outcome.kind) {
+    case 'next':
+      return pass;
+    case 'delay':
+      return outcome
+        .hold(node ?? new FetchExchange(fetched.signal))
+        .then((here) => (here ? pass : new Response(null, { status: CLIENT_CLOSED_STATUS })));
+    case 'reply':
+      return reply(request, written ? { ...outcome, headers: WRITTEN } : outcome);
+    case 'handler':
+      return callFetchFallback(outcome, request, (rejection) => refusal(node, rejection), written);
   }
 }
 

@@ -1,6 +1,5 @@
-import type { ClosableResponse } from './hold-request';
-import type { HeaderList, HttpReply, MaybePromise } from './http-options';
-import type { AnyHttpOutcome } from './write-outcome';
+import type { ConcurrencyHandlerOutcome } from './concurrency-options';
+import type { HeaderList, HttpHandlerOutcome, HttpReply, MaybePromise } from './http-options';
 
 /**
  * A fallback handler of the Fetch-API adapters: the `Response` to send in place of the refusal
@@ -17,65 +16,21 @@ export type FetchFallback<TRequest, TDecision> = (
  */
 export const CLIENT_CLOSED_STATUS = 499;
 
-/** What a Fetch-API adapter does with a request once core has decided: run the handler (`undefined`), or answer this. */
-export type FetchAnswer = Response | undefined;
-
 /**
- * Does what core decided, the Fetch way (`@sluice/hono`, `withRateLimit`): `undefined` to run the
- * handler (after holding the request for a `delay`), else the `Response` to answer with instead.
- * The rate-limit headers of a request that runs are the adapter's to add (see {@link withHeaders}).
+ * Calls the fallback handler of a `handler` outcome: its `Response`, with the rate-limit headers
+ * it did not set itself unless they are on Node's response already (`written`). A handler that
+ * throws, rejects or returns no `Response` is reported (`onCallbackError`, source `'fallback'`),
+ * and `refuse` builds the default refusal instead, without anything the handler had set.
  *
- * - `reply`: the refusal or a static fallback, built by `reply` (Hono's `c.body`, so that headers
- *   earlier middleware set, CORS ones say, are kept);
- * - `handler`: the fallback handler's `Response`, with the rate-limit headers it did not set
- *   itself; a handler that throws, rejects or returns no `Response` is reported
- *   (`onCallbackError`, source `'fallback'`) and the default refusal goes out instead, without
- *   anything the handler had set;
- * - a client that left while held or queued gets a {@link CLIENT_CLOSED_STATUS} nobody reads.
- *
- * @param outcome - what core decided
- * @param request - the fallback handler's first argument (Hono's `c`, the Fetch `Request`)
- * @param response - what tells when the client leaves (Node's response, or a `FetchExchange`),
- *   asked for only when the request is held
- * @param reply - builds the `Response` of a `reply` outcome
- * @param refuse - builds the default refusal in place of a fallback handler that failed: without
- *   anything the handler set (a framework whose handler may have begun its reply on Node's
- *   response ends that instead)
- * @param written - the outcome's headers are on Node's response already (where the runtime runs
- *   on Node's server, see `limitFetch`): the `Response` need not carry them
- * @example
- * ```ts
- * const answer = await fetchOutcome(outcome, request, () => new FetchExchange(request.signal));
- * if (answer !== undefined) return answer;
- * return withHeaders(await handler(request), outcome.headers);
- * ```
+ * @param outcome - the `handler` outcome
+ * @param request - the handler's first argument (Hono's `c`, the Fetch `Request`)
+ * @param refuse - builds the default refusal
+ * @param written - the outcome's headers are on Node's response already
  */
-export function fetchOutcome<TRequest>(
-  outcome: AnyHttpOutcome<(request: TRequest, decision: never) => unknown>,
-  request: TRequest,
-  response: () => ClosableResponse,
-  reply: (reply: HttpReply) => Response = replyResponse,
-  refuse: (rejection: HttpReply) => Response = replyResponse,
-  written = false,
-): FetchAnswer | Promise<FetchAnswer> {
-  switch (outcome.kind) {
-    case 'next':
-      return undefined;
-    case 'gone':
-      return new Response(null, { status: CLIENT_CLOSED_STATUS });
-    case 'delay':
-      return outcome
-        .hold(response())
-        .then((here) => (here ? undefined : new Response(null, { status: CLIENT_CLOSED_STATUS })));
-    case 'reply':
-      return reply(written ? { ...outcome, headers: [] } : outcome);
-    case 'handler':
-      return callFetchFallback(outcome, request, refuse, written);
-  }
-}
-
-async function callFetchFallback<TRequest>(
-  outcome: Extract<AnyHttpOutcome<(request: TRequest, decision: never) => unknown>, { kind: 'handler' }>,
+export async function callFetchFallback<TRequest>(
+  outcome:
+    | HttpHandlerOutcome<(request: TRequest, decision: never) => unknown>
+    | ConcurrencyHandlerOutcome<(request: TRequest, decision: never) => unknown>,
   request: TRequest,
   refuse: (rejection: HttpReply) => Response,
   written: boolean,
