@@ -6,7 +6,7 @@ import { enterFetch, nodeBindingsOf } from './fetch-limit';
 import { replyResponse, withHeaders, type FetchFallback } from './fetch-outcome';
 import { fromFetchRequest } from './fetch-request';
 import { createHttpLimiter } from './http-limiter';
-import type { RateLimitOptions } from './http-options';
+import type { HttpReply, RateLimitOptions } from './http-options';
 
 /**
  * A Fetch-API handler: a Next.js route handler, the `fetch` of `Bun.serve`, `Deno.serve` or
@@ -83,5 +83,5 @@ export function limitFetchHandler<TArgs extends unknown[]>(
   };
 }
 
-const answer = (_request: Request, reply: Parameters<typeof replyResponse>[0]): Response =>
-  replyResponse(reply);
+/** A refusal or a static fallback as a plain `Response`: a bare handler has no framework to build it. */
+const answer = (_request: Request, reply: HttpReply): Response => replyResponse(reply);
