@@ -20,6 +20,7 @@ export default tseslint.config(
       'packages/express/**/*.ts',
       'packages/koa/**/*.ts',
       'packages/fastify/**/*.ts',
+      'packages/hono/**/*.ts',
       'packages/cli/**/*.ts',
       'packages/nestjs/**/*.ts',
       'packages/metrics/src/**/*.ts',

@@ -10,7 +10,7 @@ const shared = {
     '^.+\\.ts$': ['ts-jest', { tsconfig: '<rootDir>/tsconfig.json', diagnostics: false }],
   },
   moduleNameMapper: {
-    '^@sluice/(core|express|koa|fastify|metrics|nestjs)$': '<rootDir>/packages/$1/src/index.ts',
+    '^@sluice/(core|express|koa|fastify|hono|metrics|nestjs)$': '<rootDir>/packages/$1/src/index.ts',
     '^@sluice/core/adapter$': '<rootDir>/packages/core/src/adapter.ts',
   },
 };

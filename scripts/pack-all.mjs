@@ -32,3 +32,5 @@ console.log('\nin your project, install the ones you use (with @sluice/core), e.
 const core = tarballs.find((f) => /sluice-core-/.test(f));
 const express = tarballs.find((f) => /sluice-express-/.test(f));
 console.log(`  npm i ${core} ${express} express`);
+const hono = tarballs.find((f) => /sluice-hono-/.test(f));
+if (hono) console.log(`  npm i ${core} ${hono} hono @hono/node-server`);

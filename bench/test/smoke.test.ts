@@ -75,8 +75,8 @@ describe('bench smoke (tiny sizes, no thresholds)', () => {
   // Lenient on purpose: on a busy machine sluice may decide a few requests without Redis (a
   // timeout sends them to its insurance store), which the full run reports as invalid.
   it('loads every HTTP variant and gets mostly the status of its path', () => {
-    expect(results.http?.bare.map((row) => row.framework)).toEqual(['express', 'koa', 'fastify']);
-    expect(results.http?.rows.length).toBe(33);
+    expect(results.http?.bare.map((row) => row.framework)).toEqual(['express', 'koa', 'fastify', 'hono']);
+    expect(results.http?.rows.length).toBe(44);
     for (const row of results.http?.rows ?? []) {
       expect(row.rps).toBeGreaterThan(0);
       expect(row.statuses[row.path === 'admitted' ? '200' : '429']).toBeGreaterThan(0);

@@ -1,14 +1,23 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import fastifyRateLimit from '@fastify/rate-limit';
+import { getRequestListener } from '@hono/node-server';
+import { getConnInfo } from '@hono/node-server/conninfo';
 import { createConcurrencyLimiter, MemoryStore, RedisStore, type ConcurrencyLimiter } from '@sluice/core';
 import { concurrencyLimit as expressConcurrency, rateLimit as sluiceExpress } from '@sluice/express';
 import sluiceFastify, { concurrencyLimit as fastifyConcurrency } from '@sluice/fastify';
+import { concurrencyLimit as honoConcurrency, rateLimit as sluiceHono } from '@sluice/hono';
 import { concurrencyLimit as koaConcurrency, rateLimit as sluiceKoa } from '@sluice/koa';
 import { prometheus } from '@sluice/metrics';
 import express, { type RequestHandler } from 'express';
 import { rateLimit as expressRateLimit } from 'express-rate-limit';
 import Fastify from 'fastify';
+import { Hono, type MiddlewareHandler } from 'hono';
+import {
+  rateLimiter as honoRateLimiter,
+  RedisStore as HonoRedisStore,
+  type RedisClient as HonoRedisClient,
+} from 'hono-rate-limiter';
 import type Redis from 'ioredis';
 import { redisRoundTrip } from './round-trip';
 import Koa, { type Middleware } from 'koa';
@@ -18,8 +27,11 @@ import { RedisStore as RateLimitRedisStore, type RedisReply } from 'rate-limit-r
 import { countedLimiter, SHARED_STORE_TIMEOUT_MS } from '../sluice-limiter';
 import { ADMIT_ALL, WINDOW_MS } from '../limits';
 
-export const FRAMEWORKS = ['express', 'koa', 'fastify'] as const;
+export const FRAMEWORKS = ['express', 'koa', 'fastify', 'hono'] as const;
 export type Framework = (typeof FRAMEWORKS)[number];
+
+/** The frameworks the metrics section measures, and the batching goals judge. */
+export const METRICS_FRAMEWORKS: readonly Framework[] = ['express', 'koa', 'fastify'];
 
 /** How the report names sluice's concurrency limit. */
 export const CONCURRENCY_LIMITER = 'sluice concurrencyLimit';
@@ -32,6 +44,7 @@ export const USUAL_LIMITER: Record<Framework, { memory: string; redis: string }>
   express: { memory: 'express-rate-limit', redis: 'express-rate-limit + rate-limit-redis' },
   koa: { memory: 'koa-ratelimit (memory)', redis: 'koa-ratelimit (redis)' },
   fastify: { memory: '@fastify/rate-limit', redis: '@fastify/rate-limit (redis)' },
+  hono: { memory: 'hono-rate-limiter', redis: 'hono-rate-limiter + its RedisStore' },
 };
 
 /** One limited variant of the app: who limits, with which store, on which path. */
@@ -199,6 +212,48 @@ function koaMiddleware(variant: Variant, context: Context): Middleware {
   });
 }
 
+/**
+ * hono-rate-limiter's `RedisStore` on the shared ioredis client: its client interface is the
+ * `@upstash/redis` one (script load, EVALSHA with keys and arguments apart, DECR, DEL).
+ */
+function honoRedisClient(redis: Redis): HonoRedisClient {
+  return {
+    scriptLoad: (script) => redis.script('LOAD', script) as Promise<string>,
+    evalsha: ((sha: string, keys: string[], args: unknown[]) =>
+      redis.evalsha(sha, keys.length, ...keys, ...args.map(String))) as HonoRedisClient['evalsha'],
+    decr: (key) => redis.decr(key),
+    del: (key) => redis.del(key),
+  };
+}
+
+function honoMiddleware(variant: Variant, context: Context): MiddlewareHandler {
+  if (variant.limiter === 'noop') return (_c, next) => next();
+  if (variant.limiter === 'floor-get' || variant.limiter === 'floor-batch') {
+    const call = floorCall(variant, context);
+    return async (_c, next) => {
+      await call();
+      await next();
+    };
+  }
+  if (variant.limiter === 'concurrency')
+    return honoConcurrency({ limiter: concurrencyLimiter(variant, context) });
+  if (variant.limiter !== 'usual') return sluiceHono({ limiter: sluiceLimiter(variant, context).limiter });
+  return honoRateLimiter({
+    windowMs: WINDOW_MS,
+    limit: LIMIT[variant.path],
+    // It has no default key: the client address, as its README shows for Node.
+    keyGenerator: (c) => getConnInfo(c).remote.address ?? '',
+    ...(variant.store === 'redis'
+      ? {
+          store: new HonoRedisStore({
+            client: honoRedisClient(context.redis),
+            prefix: `${prefixOf(variant, context)}:`,
+          }),
+        }
+      : {}),
+  });
+}
+
 function listenNode(server: Server): Promise<number> {
   return new Promise((resolve, reject) => {
     server.once('error', reject);
@@ -213,7 +268,8 @@ export interface RunningApp {
 }
 
 /**
- * Starts one app of `framework` on a free loopback port: `GET /` answers `{ hello: 'world' }`,
+ * Starts one app of `framework` on a free loopback port: `GET /` answers `{ hello: 'world' }`
+ * (Hono on `@hono/node-server`),
  * behind the variant's limiter (or none for `bare`), each limiter with its defaults otherwise.
  */
 export async function startApp(
@@ -258,6 +314,12 @@ export async function startApp(
       res.json(BODY);
     });
     server = createServer(app);
+  } else if (framework === 'hono') {
+    // On Node's own server, as @hono/node-server's serve() runs it.
+    const app = new Hono();
+    if (variant !== 'bare') app.use(honoMiddleware(variant, context));
+    app.get('/', (c) => c.json(BODY));
+    server = createServer(getRequestListener(app.fetch));
   } else {
     const app = new Koa();
     // autocannon closes sockets with pipelined requests in flight at the end of each run.

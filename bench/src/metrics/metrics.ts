@@ -1,5 +1,5 @@
 import { spawnTsChild } from '../child';
-import { FRAMEWORKS, METRICS_VARIANTS, variantId, type Framework } from '../http/apps';
+import { METRICS_FRAMEWORKS, METRICS_VARIANTS, variantId, type Framework } from '../http/apps';
 import { runFramework } from '../http/http';
 import { median, round } from '../measure';
 import { progress } from '../progress';
@@ -50,7 +50,7 @@ export async function runMetrics(settings: Settings, pinned: boolean): Promise<M
   const http: MetricsHttpRow[] = [];
   try {
     await loadgen.first('ready');
-    for (const framework of FRAMEWORKS) {
+    for (const framework of METRICS_FRAMEWORKS) {
       const { rows } = await runFramework(
         framework,
         loadgen,

@@ -1,5 +1,5 @@
 import type { HttpResult } from '../http/http';
-import { FRAMEWORKS } from '../http/apps';
+import { METRICS_FRAMEWORKS } from '../http/apps';
 import type { RedisResult, RedisRow } from '../redis/redis';
 import type { Goal } from './results';
 
@@ -119,7 +119,7 @@ export function batchingGoals(redis: RedisResult | undefined, http: HttpResult |
           met: on.withoutStore === 0 && on.p99OfUnbatched <= 1.1,
         }),
   });
-  for (const framework of FRAMEWORKS) {
+  for (const framework of METRICS_FRAMEWORKS) {
     const row = (limiter: 'sluice' | 'usual') =>
       http?.rows.find(
         (r) =>

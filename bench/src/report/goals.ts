@@ -1,4 +1,4 @@
-import { FRAMEWORKS, type Framework, type Variant } from '../http/apps';
+import { FRAMEWORKS, METRICS_FRAMEWORKS, type Framework, type Variant } from '../http/apps';
 import type { HttpResult, HttpRow } from '../http/http';
 import { median } from '../measure';
 import type { MemoryResult } from '../memory/memory';
@@ -239,7 +239,7 @@ export function judgeGoals(sections: Sections): Goal[] {
 
 /** Issue 13's goals for `@sluice/metrics`. */
 function metricsGoals(metrics: MetricsResult | undefined): Goal[] {
-  const http = FRAMEWORKS.map((framework): Goal => {
+  const http = METRICS_FRAMEWORKS.map((framework): Goal => {
     const row = metrics?.http.find((r) => r.framework === framework);
     return {
       id: `metrics-http-${framework}`,

@@ -6,6 +6,7 @@ import { describeFailingCallbacks } from './failing-callbacks';
 import { describeForgedProxies } from './forged-proxies';
 import { describeHeldRequests } from './held-requests';
 import { describeHostileKeys } from './hostile-keys';
+import { HONO_DRIVERS } from './hono-drivers';
 
 // One redis-server on a free loopback port for this file (never the shared one on 6379).
 const redis = useRedisServer();
@@ -19,7 +20,7 @@ const STORES: StoreUnderTest[] = [
   },
 ];
 
-for (const driver of DRIVERS) {
+for (const driver of [...DRIVERS, ...HONO_DRIVERS]) {
   describeAdapterContract(driver, STORES);
   describeHostileKeys(driver, STORES);
   describeFailingCallbacks(driver);

@@ -2,9 +2,10 @@ import { installPacked, run, type PackedProject } from '../../core/test/packagin
 
 /**
  * The packed packages on the frameworks' older majors: installed with plain npm in a folder
- * outside the repository beside Express 4, Koa 2, Fastify 4 and Nest 11, loaded by name from
- * `require` and `import` (their exports maps, no jest mapping), each limiting real requests.
- * The current majors: packages/core/test/packaging.
+ * outside the repository beside Express 4, Koa 2, Fastify 4 and Nest 11 (and Hono 4 on
+ * `@hono/node-server`, its one major), loaded by name from `require` and `import` (their exports
+ * maps, no jest mapping), each limiting real requests. The current majors:
+ * packages/core/test/packaging.
  */
 let project: PackedProject;
 const node = (args: string[]) => run('node', args, project.dir).trim();
@@ -19,6 +20,8 @@ beforeAll(() => {
     '@nestjs/platform-express': '^11.2.10',
     'reflect-metadata': '^0.2.2',
     rxjs: '^7.8.2',
+    hono: '^4.13.23',
+    '@hono/node-server': '^2.1.11',
   });
 }, 240_000);
 
@@ -86,7 +89,35 @@ test('nest 11 from require, the module limiting every route', () => {
   expect(node(['-e', script])).toBe('200 429');
 });
 
+/** A Hono app on `@hono/node-server`, listening on an ephemeral port: the server, once it listens. */
+const honoServer = (app: string) =>
+  `new Promise((r) => { const s = serve({ fetch: ${app}.fetch, port: 0, hostname: '127.0.0.1' }, () => r(s)); })`;
+
+test('hono 4 on @hono/node-server from import', () => {
+  const script = `
+    import { Hono } from 'hono'; import { serve } from '@hono/node-server';
+    import { rateLimit } from '@sluice/hono';
+    const app = new Hono(); app.use(rateLimit({ rate: '1/1m' })); app.get('/', (c) => c.text('ok'));
+    ${twoRequests(honoServer('app'))}`;
+  expect(node(['--input-type=module', '-e', script])).toBe('200 429');
+});
+
+test('hono 4 from require, and a Fetch handler behind withRateLimit', () => {
+  const script = `(async () => {
+    const { Hono } = require('hono'); const { serve } = require('@hono/node-server');
+    const { rateLimit, withRateLimit } = require('@sluice/hono');
+    const app = new Hono();
+    app.get('/', rateLimit({ key: '$route', rate: '1/1m' }), (c) => c.text('ok'));
+    ${twoRequests(honoServer('app'))}
+    const handler = withRateLimit({ key: '$http_user_id', rate: '1/1m' }, async () => new Response('ok'));
+    const request = () => new Request('http://shop.test/', { headers: { 'user-id': 'u' } });
+    console.log((await handler(request())).status, (await handler(request())).status);
+  })()`;
+  expect(node(['-e', script]).split('\n')).toEqual(['200 429', '200 429']);
+});
+
 test.each([
+  ['@sluice/hono', ['concurrencyLimit', 'rateLimit', 'withRateLimit']],
   ['@sluice/express', ['RateLimit', 'concurrencyLimit', 'rateLimit']],
   ['@sluice/koa', ['RateLimit', 'concurrencyLimit', 'rateLimit']],
   ['@sluice/fastify', ['RateLimit', 'concurrencyLimit', 'default', 'sluice']],

@@ -99,6 +99,11 @@ export interface AdapterDriver {
    * what only the framework's own request has (Express `req.get`, Koa `ctx.get`, Fastify `request.raw`).
    */
   tierOverrides(name: string, rate: string): unknown;
+  /**
+   * `false` where a fallback handler has no raw response to begin a reply on (a bare Fetch
+   * handler returns its `Response` whole): `failingFallback('throw-mid-reply')` is not its case.
+   */
+  readonly rawResponse?: false;
 }
 
 /** The error a failing fallback throws. */
@@ -124,11 +129,13 @@ export function writePartial(raw: ServerResponse): void {
   raw.write('partial');
 }
 
-const OK = { ok: true };
+/** What every route handler answers. */
+export const OK = { ok: true };
 /** The body of a site's own not-found handler (see {@link AdapterDriver.serveSite}). */
 export const CUSTOM_NOT_FOUND = { custom: true };
 
-async function listen(
+/** Listens on an ephemeral port and completes the app: its URL, and `close`. */
+export async function listen(
   server: Server,
   app: Omit<TestApp, 'server' | 'url' | 'close'>,
   close?: () => Promise<void>,

@@ -128,19 +128,20 @@ export function describeFailingCallbacks(driver: AdapterDriver): void {
         },
       );
 
-      test.each(MOUNTS)(
-        'one that fails mid-reply (%s): the response is ended, never left hanging',
-        async (mount) => {
-          const app = await serve(
-            { rate: '1/1m', clock: h.clock, fallback: driver.failingFallback('throw-mid-reply') },
-            mount,
-          );
-          await send(app);
-          const res = await send(app);
-          expect([res.status, res.text]).toEqual([200, 'partial']);
-          expect(h.failures.map((f) => f.source)).toEqual(['fallback']);
-        },
-      );
+      if (driver.rawResponse !== false)
+        test.each(MOUNTS)(
+          'one that fails mid-reply (%s): the response is ended, never left hanging',
+          async (mount) => {
+            const app = await serve(
+              { rate: '1/1m', clock: h.clock, fallback: driver.failingFallback('throw-mid-reply') },
+              mount,
+            );
+            await send(app);
+            const res = await send(app);
+            expect([res.status, res.text]).toEqual([200, 'partial']);
+            expect(h.failures.map((f) => f.source)).toEqual(['fallback']);
+          },
+        );
 
       test('a static fallback that cannot be sent is refused at creation, on every mount', async () => {
         const circular: Record<string, unknown> = {};

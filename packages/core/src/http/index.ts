@@ -73,3 +73,15 @@ export type {
   Pass,
   ReplyLike,
 } from './write-outcome';
+export { takeClientAddress } from './client-address-option';
+export type { ClientAddressSplit } from './client-address-option';
+export { FetchExchange } from './fetch-exchange';
+export type { AbortSignalLike } from './fetch-exchange';
+export { CLIENT_CLOSED_STATUS, replyHeaders, replyResponse, withHeaders } from './fetch-outcome';
+export type { FetchFallback } from './fetch-outcome';
+export { FetchRequest, fromFetchRequest, requestTarget } from './fetch-request';
+export type { FetchHeaders, FetchRequestLike } from './fetch-request';
+export { enterFetch, nodeBindingsOf } from './fetch-limit';
+export type { FetchEntry, FetchPass, NodeBindings } from './fetch-limit';
+export { limitFetchHandler } from './fetch-handler';
+export type { FetchHandler, FetchRateLimitOptions, RequestFallback } from './fetch-handler';

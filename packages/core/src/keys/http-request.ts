@@ -40,7 +40,10 @@ export interface HttpRequest {
   readonly rawHeaders?: readonly string[] | undefined;
   /**
    * The query as the framework parsed it, what the app will read (Express `req.query`, Koa
-   * `ctx.query`, Fastify `request.query`). Called at most once per request, and only by a key
+   * `ctx.query`, Fastify `request.query`), or a function of an argument's name giving every value
+   * the app can read for it, for frameworks that look arguments up one by one (Hono's
+   * `c.req.queries(name)`, a Fetch handler's `searchParams.getAll(name)`). Called at most once per
+   * request, and only by a key
    * using `$arg_`. Without it, `$arg_` parses {@link HttpRequest.url}.
    */
   readonly query?: () => unknown;
@@ -162,9 +165,13 @@ export class RequestView {
    */
   arg(name: string): string {
     if (this.#query === UNREAD) this.#query = frameworkQuery(this.request);
-    return this.#one(
-      this.#query === FROM_URL ? urlArg(this.request.url, name) : parsedArg(this.#query, name),
-    );
+    if (this.#query === FROM_URL) return this.#one(urlArg(this.request.url, name));
+    try {
+      return this.#one(parsedArg(this.#query, name));
+    } catch {
+      // A look-up function that throws, as a parser that throws (see frameworkQuery).
+      return this.#one(urlArg(this.request.url, name));
+    }
   }
 
   /**
@@ -225,10 +232,15 @@ function frameworkQuery(request: HttpRequest): unknown {
   }
 }
 
-/** An argument of a framework's parsed query: own entries only (`__proto__` is a name like any other). */
+/**
+ * An argument of a framework's parsed query: own entries only (`__proto__` is a name like any
+ * other), or what its look-up function gives for the name.
+ */
 function parsedArg(query: unknown, name: string): string | Several {
-  if (typeof query !== 'object' || query === null || !Object.hasOwn(query, name)) return '';
-  const value: unknown = (query as Record<string, unknown>)[name];
+  let value: unknown;
+  if (typeof query === 'function') value = (query as (name: string) => unknown)(name);
+  else if (typeof query !== 'object' || query === null || !Object.hasOwn(query, name)) return '';
+  else value = (query as Record<string, unknown>)[name];
   if (!Array.isArray(value)) return textOf(value);
   const first = textOf(value[0]);
   for (let i = 1; i < value.length; i++) if (textOf(value[i]) !== first) return new Several(first);

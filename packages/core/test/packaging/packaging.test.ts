@@ -20,6 +20,7 @@ const NAMES: Record<string, string[]> = {
   '@sluice/express': ['rateLimit', 'RateLimit', 'concurrencyLimit'],
   '@sluice/koa': ['rateLimit', 'RateLimit', 'concurrencyLimit'],
   '@sluice/fastify': ['default', 'sluice', 'RateLimit', 'concurrencyLimit'],
+  '@sluice/hono': ['rateLimit', 'concurrencyLimit', 'withRateLimit'],
   '@sluice/nestjs': ['SluiceModule', 'SluiceGuard', 'RateLimit', 'SkipRateLimit'],
   '@sluice/cli': ['replay', 'main'],
   '@sluice/metrics': ['prometheus', 'dashboard', 'openTelemetry', 'isLoopbackRequest', 'SluiceMetrics'],

@@ -1,0 +1,118 @@
+import { SluiceConfigError } from '@sluice/core';
+import {
+  enterFetch,
+  FetchExchange,
+  FetchRequest,
+  nodeBindingsOf,
+  replyHeaders,
+  requestTarget,
+  socketPeerAddress,
+  takeClientAddress,
+  withHeaders,
+  type AnyHttpOutcome,
+  type FetchPass,
+  type HttpReply,
+  type HttpDecider,
+} from '@sluice/core/adapter';
+import type { Context, MiddlewareHandler } from 'hono';
+import type { ContentfulStatusCode } from 'hono/utils/http-status';
+
+type HonoDecider = HttpDecider<Context, AnyHttpOutcome<(c: Context, d: never) => unknown>>;
+
+/** The client address where the runtime gives Hono none: `(c) => getConnInfo(c).remote.address` (`hono/bun`, `hono/deno`, …). */
+export type ClientAddress = (c: Context) => string | undefined | null;
+
+// Read once: a CommonJS build reads an import through getters at each use.
+const [enter, bindingsOf, peerOf, targetOf, headersOf, addHeaders] = [
+  enterFetch,
+  nodeBindingsOf,
+  socketPeerAddress,
+  requestTarget,
+  replyHeaders,
+  withHeaders,
+];
+
+/** A refusal or a static fallback, by Hono's `c.body`: headers earlier middleware set (CORS) stay on it. */
+const reply = (c: Context, answer: HttpReply): Response =>
+  c.body(answer.body, answer.status as ContentfulStatusCode, headersOf(answer));
+
+/** Hono's request in core's neutral shape: the query as `c.req.queries(name)` reads it, the route that answers. */
+class HonoRequest extends FetchRequest<Context> {
+  override query(): unknown {
+    const { req } = this.source;
+    return (name: string) => req.queries(name);
+  }
+
+  /**
+   * The pattern of the route that answers, known before the first middleware runs: the first
+   * matched from this one on whose function takes no `next` (Hono's test of a handler); none for
+   * a 404. Not `hono/route`'s helper: Hono's code, imported here, could be a second copy of Hono
+   * (the other module format) with another private `Symbol`.
+   */
+  override route(): string | undefined {
+    const { req } = this.source;
+    const routes = req.matchedRoutes;
+    for (let i = req.routeIndex; i < routes.length; i++) {
+      const route = routes[i];
+      if (route !== undefined && route.handler.length < 2) return route.path;
+    }
+    return undefined;
+  }
+}
+
+/**
+ * The middleware of a limit from core (a rate limit, a concurrency limit: any `HttpDecider`), in
+ * core's neutral shapes: on `@hono/node-server` Node's own request (an admitted request builds no
+ * Fetch `Headers`) and response; elsewhere the Fetch request, its address from `clientAddress`.
+ *
+ * @param create - builds the limit from the options without `clientAddress`
+ * @param name - the middleware's name, as stack traces show it
+ * @param permits - whether the limit watches every response (concurrency), not only a held one's
+ */
+export function middlewareOf<TOptions>(
+  options: TOptions | readonly TOptions[],
+  create: (limits: TOptions | TOptions[]) => HonoDecider,
+  name: string,
+  permits = false,
+): MiddlewareHandler {
+  const { limits, clientAddress, readsAddress } = takeClientAddress<TOptions, ClientAddress>(options);
+  const decider = create(limits);
+  const middleware: MiddlewareHandler = async (c, next) => {
+    const node = bindingsOf(c.env);
+    const raw = c.req.raw;
+    let address: unknown;
+    if (clientAddress !== undefined) address = clientAddress(c);
+    else if (node !== undefined) address = peerOf(node.incoming.socket);
+    else if (readsAddress) throw new SluiceConfigError('clientAddress', undefined, NO_ADDRESS);
+    // None (`undefined`, `null`): a limit keyed by the address refuses it, as a client that is gone.
+    const known = typeof address === 'string' ? address : undefined;
+    const http =
+      node === undefined
+        ? new HonoRequest(c, raw, known, targetOf(raw.url), raw.headers)
+        : new HonoRequest(
+            c,
+            raw,
+            known,
+            node.incoming.url ?? '/',
+            node.incoming.headers,
+            node.incoming.rawHeaders,
+          );
+    // Off Node's server, a permit goes back when the handler has returned (see FetchExchange).
+    const exchange = node === undefined && permits ? new FetchExchange(raw.signal) : undefined;
+    try {
+      let entry = enter(decider, c, http, node?.outgoing ?? exchange, raw, reply);
+      if (!Array.isArray(entry)) entry = await entry;
+      if (!Array.isArray(entry)) return entry as Response;
+      await next();
+      // Off Node's server: the headers the handler's Response lacks (on a copy if it is immutable).
+      const res = (entry as FetchPass).length > 0 ? addHeaders(c.res, entry as FetchPass) : undefined;
+      if (res !== undefined && res !== c.res) c.res = res;
+    } finally {
+      exchange?.end();
+    }
+  };
+  return Object.defineProperty(middleware, 'name', { value: name });
+}
+
+const NO_ADDRESS =
+  "this runtime gives Hono no client address (@hono/node-server does) and the key reads it ($binary_remote_addr, the default, or $remote_addr): pass clientAddress, e.g. (c) => getConnInfo(c).remote.address with your runtime's getConnInfo, or key by something else";
