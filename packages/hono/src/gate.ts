@@ -4,6 +4,7 @@ import {
   FetchExchange,
   FetchRequest,
   nodeBindingsOf,
+  NOT_FOUND_ROUTE,
   replyHeaders,
   requestTarget,
   socketPeerAddress,
@@ -45,8 +46,8 @@ class HonoRequest extends FetchRequest<Context> {
 
   /**
    * The pattern of the route that answers, known before the first middleware runs: the first
-   * matched from this one on whose function takes no `next` (Hono's test of a handler); none for
-   * a 404. Not `hono/route`'s helper: Hono's code, imported here, could be a second copy of Hono
+   * matched from this one on whose function takes no `next` (Hono's test of a handler);
+   * `NOT_FOUND_ROUTE` for a 404, one bucket for every URL a client makes up. Not `hono/route`'s helper: Hono's code, imported here, could be a second copy of Hono
    * (the other module format) with another private `Symbol`.
    */
   override route(): string | undefined {
@@ -56,7 +57,7 @@ class HonoRequest extends FetchRequest<Context> {
       const route = routes[i];
       if (route !== undefined && route.handler.length < 2) return route.path;
     }
-    return undefined;
+    return NOT_FOUND_ROUTE;
   }
 }
 
