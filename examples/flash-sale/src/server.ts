@@ -55,7 +55,7 @@ export async function start({ port, redisUrl, clock }: StartOptions = {}): Promi
   // Every zone reports to one set of metrics: scraped at /metrics, watched live at /_sluice.
   const registry = new Registry();
   const metrics = prometheus({ registry });
-  const board = dashboard({ metrics });
+  const board = dashboard({ metrics, authorize: 'loopback' });
   const unlimited = (app: Express): void => {
     app.get('/metrics', async (_req, res) => {
       res.type(registry.contentType).send(await registry.metrics());
