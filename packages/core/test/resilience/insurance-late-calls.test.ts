@@ -162,3 +162,53 @@ describe.each([
     expect(await r.remainingInRedis(logged)).toBe(7);
   });
 });
+
+/**
+ * What instances admit within one window while Redis is stalled: what Redis admitted before,
+ * then each instance's insurance store, which starts with nothing of what Redis counted. The
+ * figures the README gives.
+ */
+describe('the insurance bound: N instances admit up to N + 1 times the limit', () => {
+  const admittedBy = (decisions: readonly Decision[], by: string) =>
+    decisions.filter((d) => d.allowed && (d.degraded ?? 'redis') === by).length;
+
+  test.each([
+    [1, 1, 20],
+    [2, 1, 30],
+    [3, 1, 40],
+    [2, 2, 20],
+    [3, 3, 19],
+  ])('%i instance(s) with instances: %i admit %i of a limit of 10', async (count, instances, total) => {
+    const r = await rig(true);
+    try {
+      const prefix = `bound-${++prefixes}`;
+      const limiters = Array.from({ length: count }, () =>
+        createLimiter({
+          algorithm: 'fixed-window',
+          rate: '10/1h',
+          store: r.store,
+          prefix,
+          clock: r.clock,
+          timeoutMs: TIMEOUT_MS,
+          onStoreError: { insurance: new MemoryStore(), instances },
+          blockCache: false,
+        }),
+      );
+      // Redis first: the limit, shared.
+      const shared: Decision[] = [];
+      for (let i = 0; i < 12; i++) shared.push(await (limiters[i % count] as Limiter).consume('k'));
+      expect(admittedBy(shared, 'redis')).toBe(10);
+      // Then Redis stalls: each instance decides alone.
+      r.proxy.setBlackhole(true);
+      const alone = (
+        await Promise.all(limiters.map((l) => Promise.all(Array.from({ length: 12 }, () => l.consume('k')))))
+      ).flat();
+      r.proxy.setBlackhole(false);
+      await r.settled();
+      expect(alone.every((d) => d.degraded === 'insurance')).toBe(true);
+      expect(admittedBy(shared, 'redis') + admittedBy(alone, 'insurance')).toBe(total);
+    } finally {
+      await r.close();
+    }
+  });
+});
