@@ -97,7 +97,13 @@ export class DeadlineList {
       promise.then(
         (value) => {
           if (this.settle(call)) resolve(value);
-          else late?.(value);
+          else if (late !== undefined) {
+            try {
+              late(value);
+            } catch {
+              // Its give-back lost, as one the store fails; never an unhandled rejection.
+            }
+          }
         },
         (error: unknown) => {
           if (this.settle(call)) reject(error);

@@ -58,8 +58,13 @@ class GuardedCall<R extends { readonly key: string }, T> extends GuardedOutcome<
 
   answered(value: T): void {
     if (!this.deadlines.settle(this)) {
-      // Decided by the fallback already: what the store took for it goes back.
-      this.late?.(this.request, value);
+      // Decided by the fallback already: what the store took for it goes back. Never thrown
+      // into the store's reply handling, where the other requests of a batch are settled.
+      try {
+        this.late?.(this.request, value);
+      } catch {
+        // A give-back that cannot even be sent is lost, as one the store fails.
+      }
       return;
     }
     try {

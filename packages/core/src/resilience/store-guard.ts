@@ -213,10 +213,10 @@ export function guardStore(options: StoreGuardOptions): StoreGuard {
   // circuit (the store has just answered) and without a timeout, which would drop it in the
   // store's queue; only a failure is reported. Exact with receipts; a consume's is the store's
   // `giveBack`, for the kinds that have one (see the README, "Failure modes").
-  const giveBackLate = (key: string, refund: (() => Promise<unknown> | undefined) | undefined): void => {
+  const giveBackLate = (key: string, refund: () => Promise<unknown> | undefined): void => {
     let sent: Promise<unknown> | undefined;
     try {
-      sent = refund?.();
+      sent = refund();
     } catch (error) {
       sent = Promise.reject(error);
     }
