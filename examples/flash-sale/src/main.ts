@@ -3,7 +3,7 @@ import { start } from './server';
 // `pnpm start` at the repository root builds the packages, then runs this file.
 async function main(): Promise<void> {
   const port = process.env.PORT === undefined ? undefined : Number(process.env.PORT);
-  const shop = await start({ port, redisUrl: process.env.REDIS_URL });
+  const shop = await start({ port, redisUrl: process.env.REDIS_URL, opsToken: process.env.OPS_TOKEN });
   console.log(`sluice flash-sale demo on ${shop.url} (limits in ${shop.storeName})\n`);
   console.log('Try, in another terminal:\n');
   console.log(`  # admitted: a live product page\n  ${shop.curls[0]}\n`);
@@ -14,7 +14,10 @@ async function main(): Promise<void> {
     `  # limited: 2 requests a minute per user-id, then 429 with Retry-After\n  ${shop.curls[2]}\n`,
   );
   console.log(
-    `Watch it: the dashboard at ${shop.dashboardUrl} (live), Prometheus metrics at ${shop.metricsUrl}`,
+    `Watch it: the dashboard at ${shop.dashboardUrl} (live), Prometheus metrics at ${shop.metricsUrl}` +
+      (process.env.OPS_TOKEN
+        ? ' (both ask for OPS_TOKEN)'
+        : ' (both for this machine only: set OPS_TOKEN to open them to others)'),
   );
   console.log(
     `  # a flash sale, live on the dashboard: 3 000 orders over 10 s\n  pnpm --filter @sluice/example-flash-sale replay ${shop.url}\n`,

@@ -1,4 +1,5 @@
 import type { Decision, MetricsSink, Store } from '@sluice/core';
+import type { TrustProxy } from '@sluice/express';
 import { rateLimit } from '@sluice/express';
 import type { Express, Request, Response } from 'express';
 
@@ -9,12 +10,14 @@ export const SECKILL_STOCK: Record<string, string> = {
   'ps6-preorder': 'PlayStation 6 pre-order',
 };
 
-/** What every zone of the shop shares: its namespace, and the store and clock of the shop. */
+/** What every zone of the shop shares: its namespace, the shop's proxy policy, store and clock. */
 export interface ZoneOptions {
   prefix: string;
   policyName: string;
   /** The zone's name in metrics and on the dashboard. */
   name: string;
+  /** The shop's one proxy policy (`TRUST_PROXY`): every limit keys the same client. */
+  trustProxy: TrustProxy;
   store?: Store;
   metrics?: MetricsSink;
   clock?: () => number;
@@ -28,7 +31,7 @@ export const HOT_SKU = 'iphone-17';
  * `POST /seckill/:sku`: the flash-sale endpoint, with every limit a sale needs, checked in order
  * so that a request refused by a later limit uses nothing of an earlier one:
  *
- * 1. per client address (behind the shop's own reverse proxy on loopback): 5 a second, 5 more at once;
+ * 1. per client address (the one the shop's reverse proxy names: see `TRUST_PROXY`): 5 a second, 5 more at once;
  * 2. per user (`user-id` header, required): 2 a second *and* 20 a minute — both or neither, in one
  *    atomic store call (a refused attempt does not count against the minute);
  * 3. per SKU: the order backend takes 50 a second per SKU, warming up over 10 s from the sale's
@@ -40,21 +43,18 @@ export const HOT_SKU = 'iphone-17';
  * @param zone - the shop's per-zone options (store, prefix, clock)
  */
 export function mountSeckill(app: Express, zone: (name: string) => ZoneOptions): void {
-  const proxy = { trustProxy: ['127.0.0.1', '::1'] };
   app.post(
     '/seckill/:sku',
     rateLimit([
-      { ...zone('seckill-ip'), ...proxy, key: '$binary_remote_addr', rate: '5r/s', burst: 5 },
+      { ...zone('seckill-ip'), key: '$binary_remote_addr', rate: '5r/s', burst: 5 },
       {
         ...zone('seckill-user'),
-        ...proxy,
         key: '$http_user_id',
         rate: ['2r/s', '20/1m'],
         onMissingKey: 'reject',
       },
       {
         ...zone('seckill-sku'),
-        ...proxy,
         key: (req: Request) => String(req.params.sku ?? ''),
         rate: '50r/s',
         warmup: '10s',

@@ -5,6 +5,7 @@ import { dashboard, prometheus } from '@sluice/metrics';
 import type { Express } from 'express';
 import Redis from 'ioredis';
 import { Registry } from 'prom-client';
+import { opsAccess } from './ops-access';
 import { createShop } from './shop';
 
 /** How to start the demo. */
@@ -15,6 +16,11 @@ export interface StartOptions {
   redisUrl?: string;
   /** Epoch ms; tests inject one. */
   clock?: () => number;
+  /**
+   * The secret `/metrics` and the dashboard ask for (`OPS_TOKEN`, 16 characters or more), as a
+   * Bearer token or a Basic password; without it they answer this machine only (see `opsAccess`).
+   */
+  opsToken?: string;
 }
 
 /** The running demo. */
@@ -24,9 +30,9 @@ export interface RunningShop {
   readonly storeName: string;
   /** Three commands that show an admitted, a degraded and a limited reply. */
   readonly curls: readonly string[];
-  /** Prometheus metrics of every zone (`sluice_decisions_total{limiter="seckill-sku"}`, …). */
+  /** Prometheus metrics of every zone (`sluice_decisions_total{limiter="seckill-sku"}`, …); see `opsToken`. */
   readonly metricsUrl: string;
-  /** The live dashboard: each zone's admitted / delayed / limited per second, store health, hot keys. */
+  /** The live dashboard: each zone's admitted / delayed / limited per second, store health, hot keys; see `opsToken`. */
   readonly dashboardUrl: string;
   /** Stops accepting requests, closes open connections and the Redis client. */
   close(): Promise<void>;
@@ -35,7 +41,8 @@ export interface RunningShop {
 /**
  * Starts the flash-sale shop.
  *
- * @param options - port, Redis URL, clock
+ * @param options - port, Redis URL, clock, the operations token
+ * @throws Error when `opsToken` is shorter than 16 characters
  * @example
  * ```ts
  * const shop = await start({ port: 0 });
@@ -43,7 +50,8 @@ export interface RunningShop {
  * await shop.close();
  * ```
  */
-export async function start({ port, redisUrl, clock }: StartOptions = {}): Promise<RunningShop> {
+export async function start({ port, redisUrl, clock, opsToken }: StartOptions = {}): Promise<RunningShop> {
+  const access = opsAccess(opsToken === '' ? undefined : opsToken);
   let redis: Redis | undefined;
   let store: Store | undefined;
   if (redisUrl !== undefined && redisUrl !== '') {
@@ -52,15 +60,16 @@ export async function start({ port, redisUrl, clock }: StartOptions = {}): Promi
     redis.on('error', () => undefined);
     store = new RedisStore({ client: redis });
   }
-  // Every zone reports to one set of metrics: scraped at /metrics, watched live at /_sluice.
+  // Every zone reports to one set of metrics: scraped at /metrics, watched live at /_sluice, both
+  // for operators only (`access`).
   const registry = new Registry();
   const metrics = prometheus({ registry });
-  const board = dashboard({ metrics });
+  const board = dashboard({ metrics, authorize: access.allows });
   const unlimited = (app: Express): void => {
-    app.get('/metrics', async (_req, res) => {
+    app.get('/metrics', access.guard, async (_req, res) => {
       res.type(registry.contentType).send(await registry.metrics());
     });
-    app.use('/_sluice', board);
+    app.use('/_sluice', access.guard, board);
   };
   const app = createShop({ store, clock, metrics, unlimited });
   const server = await listen(app, port);

@@ -1,5 +1,5 @@
 import type { Decision, MetricsSink, Store } from '@sluice/core';
-import { rateLimit } from '@sluice/express';
+import { rateLimit, type TrustProxy } from '@sluice/express';
 import express, { type Express, type Request, type Response } from 'express';
 import { mountSeckill } from './seckill';
 
@@ -20,6 +20,14 @@ export interface ShopOptions {
    */
   timeoutMs?: number;
 }
+
+/**
+ * The addresses of the reverse proxy the shop runs behind (on this machine): a request from one
+ * of them is keyed by the client its `X-Forwarded-For` names; any other request, by its own
+ * address. Every limit uses this one policy. In production, list your proxies' addresses (or
+ * their subnet, `'10.0.0.0/8'`); without a proxy, `false`.
+ */
+export const TRUST_PROXY: TrustProxy = ['127.0.0.1', '::1'];
 
 interface Product {
   readonly name: string;
@@ -54,6 +62,7 @@ export function createShop({ store, clock, metrics, unlimited, timeoutMs }: Shop
     prefix: `flash:${prefix}`,
     policyName: prefix,
     name: prefix,
+    trustProxy: TRUST_PROXY,
     ...(store && { store }),
     ...(clock && { clock }),
     ...(metrics && { metrics }),
@@ -66,9 +75,10 @@ export function createShop({ store, clock, metrics, unlimited, timeoutMs }: Shop
   // before the shop-wide limits below.
   mountSeckill(app, zone);
 
-  // Everything: one server-wide bucket, then one per client IP, in one middleware, so a request the
-  // per-IP limit refuses uses nothing of the server-wide one. A constant key is one bucket: nginx
-  // writes $server_name, which in Node would be the client-chosen Host header.
+  // Everything: one server-wide bucket, then one per client address (the one the proxy names), in
+  // one middleware, so a request the per-IP limit refuses uses nothing of the server-wide one. A
+  // constant key is one bucket: nginx writes $server_name, which in Node would be the
+  // client-chosen Host header.
   app.use(
     rateLimit([
       { ...zone('server'), key: 'server', rate: '1000r/s', burst: 1000 },

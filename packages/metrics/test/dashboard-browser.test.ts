@@ -47,7 +47,7 @@ describe('the dashboard in chromium', () => {
   test('loads without console errors, shows each limiter, and its numbers change as requests arrive', async () => {
     const registry = new Registry();
     const metrics = prometheus({ registry });
-    board = dashboard({ metrics, intervalMs: 200 });
+    board = dashboard({ metrics, authorize: 'loopback', intervalMs: 200 });
     const app = express();
     app.use('/ops/sluice', board);
     app.get('/api', rateLimit({ name: 'per-ip', rate: '3/1m', metrics }), (_req, res) => {

@@ -22,7 +22,7 @@ describe.each(FRAMEWORKS)('dashboard mounted under a path in %s', (framework) =>
   let reader: EventReader | undefined;
   beforeEach(async () => {
     const metrics = prometheus({ registry: new Registry() });
-    board = dashboard({ metrics, intervalMs: 100 });
+    board = dashboard({ metrics, authorize: 'loopback', intervalMs: 100 });
     app = await mountedApp(framework, metrics, board);
   });
   afterEach(async () => {
@@ -72,11 +72,14 @@ describe.each(FRAMEWORKS)('dashboard mounted under a path in %s', (framework) =>
     }
   });
 
-  test('a request through a proxy, or refused by authorize, gets 403', async () => {
+  test("authorize: 'loopback' refuses a request through a proxy (403), the page and its stream", async () => {
     const proxied = await fetch(`${app.url}/ops/sluice`, { headers: { 'x-forwarded-for': '203.0.113.9' } });
     expect(proxied.status).toBe(403);
     const events = await fetch(`${app.url}/ops/sluice/events`, { headers: { forwarded: 'for=203.0.113.9' } });
     expect(events.status).toBe(403);
+    // nginx's default proxy_pass adds no header naming the client, yet a Via or X-Forwarded-Proto often.
+    const plain = await fetch(`${app.url}/ops/sluice`, { headers: { via: '1.1 nginx' } });
+    expect(plain.status).toBe(403);
   });
 });
 
@@ -117,7 +120,7 @@ describe('dashboard()', () => {
 
   test('bounded: past maxClients streams, 503; other methods, 405', async () => {
     const { createServer } = await import('node:http');
-    const board = dashboard({ metrics, maxClients: 2, intervalMs: 100 });
+    const board = dashboard({ metrics, authorize: 'loopback', maxClients: 2, intervalMs: 100 });
     const server = createServer(board).listen(0, '127.0.0.1');
     await new Promise((resolve) => server.once('listening', resolve));
     const { port } = server.address() as { port: number };
@@ -201,7 +204,7 @@ describe('dashboard()', () => {
     });
     const limiter = createLimiter({ rate: '10/1m', metrics: withClock, name: 'orders' });
     await limiter.consume('ann');
-    const board = dashboard({ metrics: withClock, intervalMs: 100 });
+    const board = dashboard({ metrics: withClock, authorize: 'loopback', intervalMs: 100 });
     const server = createServer(board).listen(0, '127.0.0.1');
     await new Promise((resolve) => server.once('listening', resolve));
     const { port } = server.address() as { port: number };
@@ -298,11 +301,88 @@ describe('dashboard()', () => {
   });
 
   test('bad options fail at construction, naming the option', () => {
-    expect(errorOf(() => dashboard({ metrics, color: 'red' } as never)).option).toBe('color');
-    expect(errorOf(() => dashboard({ metrics: {} as never })).option).toBe('metrics');
-    expect(errorOf(() => dashboard({} as never)).option).toBe('metrics');
+    const authorize = 'loopback';
+    expect(errorOf(() => dashboard({ metrics, authorize, color: 'red' } as never)).option).toBe('color');
+    expect(errorOf(() => dashboard({ metrics: {} as never, authorize })).option).toBe('metrics');
+    expect(errorOf(() => dashboard({ authorize } as never)).option).toBe('metrics');
     expect(errorOf(() => dashboard({ metrics, authorize: true as never })).option).toBe('authorize');
-    expect(errorOf(() => dashboard({ metrics, intervalMs: 10 })).option).toBe('intervalMs');
-    expect(errorOf(() => dashboard({ metrics, maxClients: 0 })).option).toBe('maxClients');
+    expect(errorOf(() => dashboard({ metrics, authorize: 'local' as never })).option).toBe('authorize');
+    expect(errorOf(() => dashboard({ metrics, authorize, intervalMs: 10 })).option).toBe('intervalMs');
+    expect(errorOf(() => dashboard({ metrics, authorize, maxClients: 0 })).option).toBe('maxClients');
+    for (const bad of [0, 1.5, 1001, '4'])
+      expect(
+        errorOf(() => dashboard({ metrics, authorize, maxClientsPerAddress: bad as never })).option,
+      ).toBe('maxClientsPerAddress');
+  });
+
+  test('authorize is required: a function, or the explicit loopback', () => {
+    // The page shows client keys (addresses, user ids): who may see it is always said.
+    const missing = errorOf(() => dashboard({ metrics } as never));
+    expect([missing.option, missing.code]).toEqual(['authorize', 'SLUICE_MISSING_OPTION']);
+    expect(missing.message).toMatch(/^authorize undefined: required/);
+    expect(missing.message).toContain('(req) => boolean | Promise<boolean>');
+    expect(missing.message).toContain("'loopback'");
+    dashboard({ metrics, authorize: 'loopback' }).close();
+    dashboard({ metrics, authorize: () => true }).close();
+  });
+
+  test('streams are bounded per client address too: one address cannot take every place', async () => {
+    const { createServer } = await import('node:http');
+    const board = dashboard({
+      metrics,
+      authorize: () => true,
+      maxClients: 3,
+      maxClientsPerAddress: 2,
+      intervalMs: 100,
+    });
+    const server = createServer(board).listen(0, '127.0.0.1');
+    await new Promise((resolve) => server.once('listening', resolve));
+    const { port } = server.address() as { port: number };
+    const url = `http://127.0.0.1:${port}/events`;
+    const readers: EventReader[] = [];
+    try {
+      readers.push(await readEvents(url), await readEvents(url));
+      // A third stream from the same address is refused; another address still gets one.
+      const third = await readEvents(url);
+      third.close();
+      expect([third.response.statusCode, third.response.headers['retry-after']]).toEqual([429, '10']);
+      readers.push(await readEvents(url, {}, '127.0.0.2'));
+      expect(readers.map((r) => r.response.statusCode)).toEqual([200, 200, 200]);
+      // The total bound still holds for every address.
+      const fourth = await readEvents(url, {}, '127.0.0.3');
+      fourth.close();
+      expect(fourth.response.statusCode).toBe(503);
+      // A stream that ends gives its address's place back.
+      readers.shift()?.close();
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      readers.push(await readEvents(url));
+      expect(readers.at(-1)?.response.statusCode).toBe(200);
+    } finally {
+      for (const reader of readers) reader.close();
+      board.close();
+      server.closeAllConnections();
+      server.close();
+    }
+  });
+
+  test('an IPv4 client is one address whether the server listens on IPv4 or on both stacks', async () => {
+    const { createServer } = await import('node:http');
+    const board = dashboard({ metrics, authorize: 'loopback', maxClientsPerAddress: 1, intervalMs: 100 });
+    // Listening on '::', a dual-stack socket sees 127.0.0.1 as ::ffff:127.0.0.1.
+    const server = createServer(board).listen(0, '::');
+    await new Promise((resolve) => server.once('listening', resolve));
+    const { port } = server.address() as { port: number };
+    const readers: EventReader[] = [];
+    try {
+      readers.push(await readEvents(`http://127.0.0.1:${port}/events`));
+      const again = await readEvents(`http://127.0.0.1:${port}/events`);
+      again.close();
+      expect(again.response.statusCode).toBe(429);
+    } finally {
+      for (const reader of readers) reader.close();
+      board.close();
+      server.closeAllConnections();
+      server.close();
+    }
   });
 });

@@ -63,7 +63,7 @@ describe('openTelemetry({ meter })', () => {
     expect(all.get('sluice.store.duration')?.descriptor.unit).toBe('s');
     // Hot keys and the dashboard read the same counts.
     expect(metrics.hotKeys('per-user')[0]).toMatchObject({ key: 'ann', requests: 3, limited: 1 });
-    dashboard({ metrics }).close();
+    dashboard({ metrics, authorize: 'loopback' }).close();
     await provider.shutdown();
   });
 

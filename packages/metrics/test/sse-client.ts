@@ -14,10 +14,14 @@ export interface EventReader {
   close(): void;
 }
 
-/** Opens `url` (an event stream) and parses its events. */
-export function readEvents(url: string, headers: Record<string, string> = {}): Promise<EventReader> {
+/** Opens `url` (an event stream) and parses its events; from `localAddress` when given (another loopback address). */
+export function readEvents(
+  url: string,
+  headers: Record<string, string> = {},
+  localAddress?: string,
+): Promise<EventReader> {
   return new Promise((resolve, reject) => {
-    const request = get(url, { headers }, (response) => {
+    const request = get(url, { headers, ...(localAddress && { localAddress }) }, (response) => {
       const events: ServerEvent[] = [];
       const waiting = new Set<() => void>();
       let buffer = '';

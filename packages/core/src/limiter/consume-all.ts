@@ -230,7 +230,13 @@ async function inOneCall(joint: Joint, store: Store): Promise<TakenAll> {
   const call = Promise.resolve().then(() => (store.consumeAll as NonNullable<Store['consumeAll']>)(parts));
   let result: Awaited<typeof call>;
   try {
-    result = await soonest.guard.bound(call);
+    // Answered after the parts were decided by their onStoreError: what it took goes back.
+    result = await soonest.guard.bound(call, (late) =>
+      remotes.forEach((remote, i) => {
+        const taken = late.receipts[i];
+        if (taken !== undefined) remote.guard.giveBackLate(parts[i] as JointPart, taken);
+      }),
+    );
   } catch (error) {
     remotes.forEach((remote, i) => remote.guard.record((parts[i] as JointPart).key, error));
     return inTurn(joint, async (i) => {

@@ -57,7 +57,10 @@ export interface LimiterOptions extends Omit<PolicyOptions, 'rate'> {
    * still used: the timeout is declared only after one more turn of the event loop's I/O phase,
    * so a silent store fails within `timeoutMs` plus that turn. After 3 failures of the store
    * itself in a row (an error about one key's data is not one) the store is left alone for
-   * 250 ms, then probed by one request.
+   * 250 ms, then probed by one request. A request decided by `onStoreError` is not charged in
+   * Redis too when its call lands late: the call carries its deadline on the Redis server's
+   * clock, past which the script takes nothing, and what a call answered too late took is given
+   * back (see the README, "Failure modes", for the algorithms where it is exact).
    * @defaultValue 50
    */
   timeoutMs?: number;

@@ -88,15 +88,22 @@ export class DeadlineList {
 
   /**
    * Settles like `promise`, or rejects with {@link StoreTimeoutError} once `promise` has had this
-   * list's `timeoutMs` and one turn without settling.
+   * list's `timeoutMs` and one turn without settling; what it resolves after that goes to `late`.
    */
-  bound<T>(promise: Promise<T>): Promise<T> {
+  bound<T>(promise: Promise<T>, late?: (value: T) => void): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       const call = new BoundCall(reject);
       this.add(call);
       promise.then(
         (value) => {
           if (this.settle(call)) resolve(value);
+          else if (late !== undefined) {
+            try {
+              late(value);
+            } catch {
+              // Its give-back lost, as one the store fails; never an unhandled rejection.
+            }
+          }
         },
         (error: unknown) => {
           if (this.settle(call)) reject(error);

@@ -51,12 +51,22 @@ class GuardedCall<R extends { readonly key: string }, T> extends GuardedOutcome<
     private readonly outcomes: CallOutcomes,
     private readonly request: R,
     private readonly fallback: (request: R) => Promise<T>,
+    private readonly late: Late<R, T> | undefined,
   ) {
     super(outcomes.deadlines);
   }
 
   answered(value: T): void {
-    if (!this.deadlines.settle(this)) return;
+    if (!this.deadlines.settle(this)) {
+      // Decided by the fallback already: what the store took for it goes back. Never thrown
+      // into the store's reply handling, where the other requests of a batch are settled.
+      try {
+        this.late?.(this.request, value);
+      } catch {
+        // A give-back that cannot even be sent is lost, as one the store fails.
+      }
+      return;
+    }
     try {
       this.outcomes.answered(this.request.key, this.startedAt);
     } catch (error) {
@@ -77,8 +87,15 @@ class GuardedCall<R extends { readonly key: string }, T> extends GuardedOutcome<
 }
 
 /**
+ * What to do with a store's answer that came after its call was decided by the fallback (it
+ * missed its deadline): give back what the store took for it, if anything.
+ */
+export type Late<R, T> = (request: R, value: T) => void;
+
+/**
  * Asks the store by `send`, bounded by the guard's deadline list; when it fails or is too slow
- * (see {@link DeadlineList}), reports it and resolves with `fallback`'s answer instead.
+ * (see {@link DeadlineList}), reports it and resolves with `fallback`'s answer instead; an
+ * answer that comes after that goes to `late`.
  * Not async: the hottest path of a remote store, where an async function awaiting a timeout of
  * its own made a timer, three promises and their closures per call.
  */
@@ -87,8 +104,9 @@ export function guardedCall<R extends { readonly key: string }, T>(
   request: R,
   send: Send<R, T>,
   fallback: (request: R) => Promise<T>,
+  late?: Late<R, T>,
 ): Promise<T> {
-  const pending = new GuardedCall(outcomes, request, fallback);
+  const pending = new GuardedCall(outcomes, request, fallback, late);
   const promise = promiseOf<T>(pending);
   outcomes.deadlines.add(pending);
   try {

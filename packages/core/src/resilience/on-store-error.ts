@@ -9,8 +9,10 @@ import type { Store } from '../stores/store';
  * - `'fail-open'`: admit the request (the decision says `degraded: 'fail-open'`);
  * - `'fail-closed'`: reject it with `reason: 'store-unavailable'` (adapters reply 503 + Retry-After);
  * - `{ insurance, instances? }`: decide with a second store, typically a `MemoryStore`, so limits
- *   still hold on each instance; `instances` divides the insurance limit by the number of app
- *   instances expected to share the load, so the sum stays near the shared limit.
+ *   still hold on each instance. The insurance store knows nothing of what Redis counted: within
+ *   one window, N instances admit up to N + 1 times the limit (Redis's, then each one's).
+ *   `instances` divides the insurance limit by the number of app instances expected to share the
+ *   load, which bounds them at about twice the limit.
  */
 export type OnStoreError = 'fail-open' | 'fail-closed' | InsuranceOption;
 
@@ -18,7 +20,11 @@ export type OnStoreError = 'fail-open' | 'fail-closed' | InsuranceOption;
 export interface InsuranceOption {
   /** The store that decides while the main store is away. */
   insurance: Store;
-  /** Divide the limit by this many instances while insured: a whole number from 1 to 10 000. @defaultValue 1 */
+  /**
+   * Divide the limit by this many instances while insured: a whole number from 1 to 10 000.
+   * Within one window the instances then admit up to about twice the limit: what Redis admitted
+   * before, and the divided limit on each. @defaultValue 1
+   */
   instances?: number;
 }
 

@@ -9,7 +9,7 @@ import type { DegradedMode, LimiterEmitter, StoreErrorEvent } from './events';
 import { dividedPolicy, type ResolvedOnStoreError } from './on-store-error';
 import { DeadlineList } from './deadline-list';
 import { CONSUME_TO, consumesTo } from '../stores/consume-to';
-import { guardedCall, sendOf, type CallOutcomes, type Send } from './guarded-call';
+import { guardedCall, sendOf, type CallOutcomes, type Late, type Send } from './guarded-call';
 import { asError, StoreTimeoutError, storeErrorScope, type StoreErrorScope } from './store-errors';
 
 export { COOLDOWN_MS, FAILURE_THRESHOLD } from './circuits';
@@ -62,9 +62,16 @@ export interface StoreGuard {
   /**
    * Settles like `promise`, or rejects with {@link StoreTimeoutError} once it has had the guard's
    * `timeoutMs` and one turn (see {@link DeadlineList}); neither counted nor reported: a call made
-   * for several limiters at once, or a give-back, records its own outcome.
+   * for several limiters at once, or a give-back, records its own outcome. What `promise`
+   * resolves after that goes to `late` (to give back what the store took).
    */
-  bound<T>(promise: Promise<T>): Promise<T>;
+  bound<T>(promise: Promise<T>, late?: (value: T) => void): Promise<T>;
+  /**
+   * Gives back what a part took in a call that answered after its request was decided without
+   * the store (see {@link StoreGuard.bound}'s `late`), with that call's receipts: sent even
+   * while the circuit is open, never bounded (the store just answered); a failure is reported.
+   */
+  giveBackLate(part: JointPart, receipts: readonly Receipt[]): void;
   /** One part of a request with several limits, taken alone with its receipts (see `takeAlone`). */
   takePart(part: JointPart): Promise<GuardedPart>;
   /** A part decided by `onStoreError` (the store just failed a call made for it). */
@@ -195,9 +202,41 @@ export function guardStore(options: StoreGuardOptions): StoreGuard {
     request: R & { readonly key: string },
     send: Send<R, T>,
     fallback: (request: R) => Promise<T>,
+    late: Late<R, T>,
   ): Promise<T> => {
     if (!circuits.allow(request.key)) return fallback(request);
-    return guardedCall(outcomes, request, send, fallback);
+    return guardedCall(outcomes, request, send, fallback, late);
+  };
+
+  // What a call that answered after its request was decided without the store took goes back:
+  // the request must not count twice, in the store and where it was decided. Sent whatever the
+  // circuit (the store has just answered) and without a timeout, which would drop it in the
+  // store's queue; only a failure is reported. Exact with receipts; a consume's is the store's
+  // `giveBack`, for the kinds that have one (see the README, "Failure modes").
+  const giveBackLate = (key: string, refund: () => Promise<unknown> | undefined): void => {
+    let sent: Promise<unknown> | undefined;
+    try {
+      sent = refund();
+    } catch (error) {
+      sent = Promise.reject(error);
+    }
+    sent?.then(undefined, (error: unknown) => record(key, error));
+  };
+  const untimed = <Q extends { readonly timeoutMs?: number }>(request: Q): Q => ({
+    ...request,
+    timeoutMs: undefined,
+  });
+  const lateConsume = (request: GuardedRequest, verdict: Verdict): void => {
+    if (!verdict.allowed || request.cost === 0 || store.giveBack === undefined) return;
+    giveBackLate(request.key, () => store.giveBack?.(untimed(request)));
+  };
+  const lateRules = (request: RulesRequest, { verdicts }: GuardedVerdicts): void => {
+    if (!verdicts.every((v) => v.allowed) || request.cost === 0 || store.giveBackRules === undefined) return;
+    giveBackLate(request.key, () => store.giveBackRules?.(untimed(request)));
+  };
+  const lateTaken = (part: JointPart, receipts: readonly Receipt[] | undefined): void => {
+    if (receipts === undefined || store.giveBackTaken === undefined) return;
+    giveBackLate(part.key, () => store.giveBackTaken?.(untimed(part), receipts));
   };
 
   // A part given back where it was taken: the store (guarded: a refund that fails is reported
@@ -243,6 +282,7 @@ export function guardStore(options: StoreGuardOptions): StoreGuard {
       // A store that throws instead of rejecting is a failure like any other.
       const alone = await deadlines.bound(
         Promise.resolve().then(() => takeAlone(store, part) as NonNullable<ReturnType<typeof takeAlone>>),
+        (late) => lateTaken(part, late.receipts),
       );
       metrics?.storeCall((performance.now() - startedAt) / 1000);
       record(part.key);
@@ -265,11 +305,12 @@ export function guardStore(options: StoreGuardOptions): StoreGuard {
       .then((verdicts) => ({ verdicts })),
   );
   return {
-    consume: (request) => guarded(request, consume, degrade),
-    consumeRules: (request) => guarded(request, consumeRules, degradeRules),
+    consume: (request) => guarded(request, consume, degrade, lateConsume),
+    consumeRules: (request) => guarded(request, consumeRules, degradeRules, lateRules),
     closed: (key) => circuits.of(key).allowsAll(),
     record,
-    bound: (promise) => deadlines.bound(promise),
+    bound: (promise, late) => deadlines.bound(promise, late),
+    giveBackLate: lateTaken,
     takePart,
     degradePart,
     giveBackTaken: (part, receipts) => giveBackTo(store, part, { receipts })?.() ?? DONE,

@@ -7,21 +7,32 @@ import { History, HISTORY_POINTS } from './history';
 import { isLoopbackRequest } from './loopback';
 import { PAGE_HTML, SECURITY_HEADERS } from './page';
 
+/** Who may see the dashboard: a check of your own, or `'loopback'` for this machine alone. */
+export type DashboardAuthorize = ((req: IncomingMessage) => boolean | Promise<boolean>) | 'loopback';
+
 /** Options of {@link dashboard}. */
 export interface DashboardOptions {
   /** The metrics the limiters report to: what `prometheus()` returned. */
   metrics: SluiceMetrics;
   /**
-   * Who may see the dashboard (it shows client keys): `true` lets the request in, anything else
-   * answers 403. May return a promise; one that rejects or a function that throws answers 403.
-   * @defaultValue only loopback clients (127.0.0.0/8, ::1) whose request carries no proxy header
-   * (`Forwarded`, `X-Forwarded-For`, `X-Real-IP`): behind a reverse proxy, give `authorize`
+   * Who may see the dashboard; required, since the page shows client keys (addresses, user ids):
+   * - a function: `true` lets the request in, anything else answers 403. May return a promise;
+   *   one that rejects or a function that throws answers 403.
+   * - `'loopback'`: only loopback clients (127.0.0.0/8, ::1) whose request carries no header a
+   *   proxy adds (see {@link isLoopbackRequest}). For local use only: a reverse proxy on the same
+   *   machine that adds no such header (nginx's plain `proxy_pass`) would let everyone it serves in.
    */
-  authorize?: (req: IncomingMessage) => boolean | Promise<boolean>;
+  authorize: DashboardAuthorize;
   /** How often the page is updated (and the chart sampled), in ms, 100 to 60000. @defaultValue 1000 */
   intervalMs?: number;
   /** Pages that may follow the live stream at once; more get 503. 1 to 1000. @defaultValue 16 */
   maxClients?: number;
+  /**
+   * Of those, how many one client address may follow at once; more get 429, so that one client
+   * cannot hold every place. 1 to 1000. Behind a reverse proxy every page comes from the proxy's
+   * address: raise it to `maxClients` there. @defaultValue 4
+   */
+  maxClientsPerAddress?: number;
 }
 
 /** A Node request listener serving the dashboard; {@link Dashboard.close} stops its timer and streams. */
@@ -31,7 +42,16 @@ export interface Dashboard {
   close(): void;
 }
 
-const OPTION_NAMES: ReadonlySet<string> = new Set(['metrics', 'authorize', 'intervalMs', 'maxClients']);
+const OPTION_NAMES: ReadonlySet<string> = new Set([
+  'metrics',
+  'authorize',
+  'intervalMs',
+  'maxClients',
+  'maxClientsPerAddress',
+]);
+
+const AUTHORIZE_ACCEPTED =
+  "a function (req) => boolean | Promise<boolean>, or 'loopback' for local use (loopback clients without proxy headers)";
 
 /**
  * A live page of every limiter reporting to `metrics`: admitted / delayed / limited per second
@@ -41,20 +61,22 @@ const OPTION_NAMES: ReadonlySet<string> = new Set(['metrics', 'authorize', 'inte
  * A Node request listener `(req, res)`: mount it under any path. It serves the page for any GET
  * there and the event stream at `<path>/events` (the page finds it relative to itself); it
  * serves nothing else of the app. One self-contained document (no CDN); the chart is SVG.
- * Bounded: `maxClients` streams, and a fixed history per limiter (at most 200 limiters).
+ * Bounded: `maxClients` streams, `maxClientsPerAddress` of them per client address, and a fixed
+ * history per limiter (at most 200 limiters).
  *
- * @throws `SluiceConfigError` naming an unknown or invalid option
+ * @throws `SluiceConfigError` naming an unknown or invalid option, or `authorize` when it is missing
  * @example
  * ```ts
  * const board = dashboard({ metrics, authorize: (req) => isAdmin(req) });
  * app.use('/_sluice', board);                                                 // Express
+ * const local = dashboard({ metrics, authorize: 'loopback' });                // this machine only
  * ```
  */
 export function dashboard(options: DashboardOptions): Dashboard {
   if (typeof options !== 'object' || options === null)
-    throw new SluiceConfigError('options', options, 'expected an object such as { metrics }');
+    throw new SluiceConfigError('options', options, 'expected an object such as { metrics, authorize }');
   checkOptionNames(options, OPTION_NAMES);
-  const { metrics, authorize, intervalMs = 1000, maxClients = 16 } = options;
+  const { metrics, authorize, intervalMs = 1000, maxClients = 16, maxClientsPerAddress = 4 } = options;
   const limiters = countsOf(metrics);
   if (limiters === undefined)
     throw new SluiceConfigError(
@@ -62,17 +84,22 @@ export function dashboard(options: DashboardOptions): Dashboard {
       metrics,
       "expected the metrics of prometheus() from '@sluice/metrics'",
     );
-  if (authorize !== undefined && typeof authorize !== 'function')
+  if (authorize === undefined)
     throw new SluiceConfigError(
       'authorize',
       authorize,
-      'must be a function (req) => boolean | Promise<boolean>',
+      `required (the page shows client keys): ${AUTHORIZE_ACCEPTED}`,
+      'SLUICE_MISSING_OPTION',
     );
+  if (authorize !== 'loopback' && typeof authorize !== 'function')
+    throw new SluiceConfigError('authorize', authorize, `expected ${AUTHORIZE_ACCEPTED}`);
   wholeNumber('intervalMs', intervalMs, 100, 60_000);
   wholeNumber('maxClients', maxClients, 1, 1000);
+  wholeNumber('maxClientsPerAddress', maxClientsPerAddress, 1, 1000);
+  const allows = authorize === 'loopback' ? isLoopbackRequest : authorize;
 
   const history = new History(limiters, intervalMs, (name, n) => metrics.hotKeys(name, n));
-  const stream = new EventStream(maxClients);
+  const stream = new EventStream(maxClients, maxClientsPerAddress);
   const tick = (): string => JSON.stringify({ t: Date.now(), limiters: history.frames() });
   // A page that connects draws the chart so far and the latest numbers at once.
   const firstEvents = (): string =>
@@ -110,14 +137,16 @@ export function dashboard(options: DashboardOptions): Dashboard {
     if (res.headersSent) return;
     res.writeHead(403, { 'Content-Type': 'text/plain; charset=utf-8', 'Cache-Control': 'no-store' });
     res.end(
-      'forbidden: the sluice dashboard answers loopback clients, or those its authorize function allows\n',
+      authorize === 'loopback'
+        ? 'forbidden: this sluice dashboard answers loopback clients without proxy headers only\n'
+        : "forbidden: not allowed by this sluice dashboard's authorize\n",
     );
   };
 
   const listener = function sluiceDashboard(req: IncomingMessage, res: ServerResponse): void {
     let allowed: boolean | Promise<boolean>;
     try {
-      allowed = authorize === undefined ? isLoopbackRequest(req) : authorize(req);
+      allowed = allows(req);
     } catch {
       return forbid(res);
     }

@@ -5,6 +5,7 @@ import type { BatchQueue, InFlight } from './batch-queue';
 import type { ScriptClient, ScriptCommand } from './redis-client';
 import { policyScriptArgs, rulesArgs, scriptArgs, toVerdict, toVerdicts } from './redis-command';
 import { policyCommand, scriptCommands, type ScriptCommands } from './script-commands';
+import { lateAsTimeout } from './server-clock';
 import { stateKindOf } from './scripts';
 
 /**
@@ -24,8 +25,10 @@ export class AloneCalls {
 
   /**
    * Runs one operation on its keys (which share one hash tag); `policies` has one policy per
-   * key. A consume resolves its verdicts (`rules`) or its one verdict. Never throws: a client
-   * that throws instead of rejecting makes it a rejection (see {@link AloneCalls.send}).
+   * key. A consume resolves its verdicts (`rules`) or its one verdict; past `until` (a
+   * consume's deadline on the server's clock, if any) it rejects with `SLUICE_LATE`, nothing
+   * taken. Never throws: a client that throws instead of rejecting makes it a rejection (see
+   * {@link AloneCalls.send}).
    */
   run(
     op: Op,
@@ -34,8 +37,9 @@ export class AloneCalls {
     cost: number,
     nowMs: number | undefined,
     rules: boolean,
+    until?: number,
   ): Promise<unknown> {
-    const reply = this.send(op, keys, policies, cost, nowMs, rules);
+    const reply = this.send(op, keys, policies, cost, nowMs, rules, until);
     return op === Op.consume ? reply.then((r) => readReply(op, policies, rules, r)) : reply;
   }
 
@@ -51,18 +55,19 @@ export class AloneCalls {
     cost: number,
     nowMs: number | undefined,
     rules: boolean,
+    until?: number,
   ): Promise<unknown> {
     try {
       const { scripts } = this;
       if (op === Op.reset) return this.client.del(keys);
       if (op === Op.giveBack) return scripts.giveBack(keys, rulesArgs({ policies, cost, nowMs }));
-      if (rules) return scripts.rules(keys, rulesArgs({ policies, cost, nowMs }));
+      if (rules) return scripts.rules(keys, rulesArgs({ policies, cost, nowMs, until }));
       const policy = policies[0] as Policy;
       let own = this.#policyCommands.get(policy);
       if (own === undefined) this.#policyCommands.set(policy, (own = policyCommand(this.client, policy)));
       return own === null
-        ? scripts.single[stateKindOf(policy)](keys, scriptArgs({ policy, cost, nowMs }))
-        : own(keys, policyScriptArgs({ cost, nowMs }));
+        ? scripts.single[stateKindOf(policy)](keys, scriptArgs({ policy, cost, nowMs, until }))
+        : own(keys, policyScriptArgs({ cost, nowMs, until }));
     } catch (error) {
       return Promise.reject(error);
     }
@@ -79,10 +84,13 @@ export function readReply(op: Op, policies: readonly Policy[], rules: boolean, r
   return rules ? toVerdicts(reply, policies) : toVerdict(reply, policies[0] as Policy);
 }
 
-/** An op with arguments of its own as its own script call; a client that throws makes it a rejection. */
-export function alone(own: OwnCall): Promise<unknown> {
+/**
+ * An op with arguments of its own as its own script call (with its deadline on the server's
+ * clock, if any); a client that throws makes it a rejection.
+ */
+export function alone(own: OwnCall, until?: number): Promise<unknown> {
   try {
-    return own.alone();
+    return own.alone(until);
   } catch (error) {
     return Promise.reject(error);
   }
@@ -90,8 +98,9 @@ export function alone(own: OwnCall): Promise<unknown> {
 
 /**
  * Tells `to` a lone call's answer, read from its reply here, not through a promise of its own
- * (one reaction per call), once its place in the queue is given back. A function of its own
- * (its arguments positional, no object per call): its closures' context is made only for a
+ * (one reaction per call), once its place in the queue is given back; a request that reached
+ * Redis past its deadline fails with `StoreTimeoutError` (its `timeoutMs`). A function of its
+ * own (its arguments positional, no object per call): its closures' context is made only for a
  * lone call, not for every request `RedisStore` queues.
  */
 export function answerTo(
@@ -104,6 +113,7 @@ export function answerTo(
   queue: BatchQueue<ScriptEntry> | undefined,
   group: number,
   place: InFlight | undefined,
+  timeoutMs: number | undefined,
 ): void {
   reply.then(
     (value) => {
@@ -118,7 +128,7 @@ export function answerTo(
     },
     (error: unknown) => {
       if (place !== undefined) queue?.landed(group, place);
-      to.failed(error);
+      to.failed(lateAsTimeout(error, timeoutMs));
     },
   );
 }

@@ -2,7 +2,8 @@ import type { Policy, Verdict } from '../../types';
 import type { Outcome } from '../consume-to';
 import type { Queued } from './batch-queue';
 import { StoreKeyError } from '../../resilience/store-errors';
-import { unexpectedReply, verdictAt, verdictOf } from './redis-command';
+import { timeArg, unexpectedReply, verdictAt, verdictOf } from './redis-command';
+import { lateAsTimeout } from './server-clock';
 import type { ScriptCommand } from './redis-client';
 import { kindNumberOf, MAX_PARAMS, policyParams } from './scripts';
 
@@ -35,8 +36,11 @@ export interface OwnCall {
   readonly shared?: readonly string[];
   /** Its own arguments, sent after the run's values and the shared ones. */
   readonly args: readonly string[];
-  /** The request as its own script call (without batching, or when it finds its slot idle): its raw reply. */
-  alone(): Promise<unknown>;
+  /**
+   * The request as its own script call (without batching, or when it finds its slot idle): its
+   * raw reply. `until`: its deadline on the server's clock (see `ServerClock`), for the ops that take.
+   */
+  alone(until?: number): Promise<unknown>;
   /**
    * Its answer from {@link OwnCall.alone}'s reply, read where the store reacts to the reply (no
    * promise of its own); absent: the reply as it came.
@@ -69,15 +73,21 @@ export class ScriptEntry implements Queued {
     /** Told how the request ended: the caller's promise, or the caller itself (see `CONSUME_TO`). */
     readonly to: Outcome<unknown>,
     /** Set for the ops with arguments of their own (`keys` then are its keys, `policies` none). */
-    readonly own?: OwnCall,
+    readonly own: OwnCall | undefined,
+    /**
+     * The deadline on the server's clock (whole epoch ms, see `ServerClock`) past which its
+     * script takes nothing and answers `SLUICE_LATE`; for consumes and joint decisions, when known.
+     */
+    readonly until: number | undefined,
   ) {}
 
   resolve(value: unknown): void {
     this.to.answered(value);
   }
 
+  /** Fails the request; a script's `SLUICE_LATE` as the `StoreTimeoutError` its caller would have met. */
   fail(error: unknown): void {
-    this.to.failed(error);
+    this.to.failed(lateAsTimeout(error, this.timeoutMs));
   }
 }
 
@@ -102,7 +112,8 @@ export function batchPolicyArgs(policy: Policy): readonly string[] {
  * Sends a batch of requests of one slot as one call of the batch script, then (once `landed`
  * has freed its place) settles each from its part of the reply. A failed call fails every
  * request in it; a request whose own step failed in the script fails alone (its error stands in
- * its place in the reply). Alike requests in a row (the usual batch: one limiter's cost-1
+ * its place in the reply; `SLUICE_LATE` past its run's deadline, the earliest of its requests',
+ * see `ScriptEntry.until`). Alike requests in a row (the usual batch: one limiter's cost-1
  * requests on the server's time) are sent as one run, their keys apart, or once for a run whose
  * requests are all on the same keys (a hot item: its count is then sent negated). `again` may
  * take over a failed call's requests (it returns `true` when it did).
@@ -126,6 +137,14 @@ export function runBatch(
   let ownFirst: ScriptEntry | undefined;
   let ownCount = 0;
   let ownCountAt = 0;
+  // The current run's deadline: the earliest of its requests' (see `ScriptEntry.until`).
+  let until: number | undefined;
+  // A request joining the run: an earlier deadline is the run's, in its `now` (4 after its count).
+  const joinDeadline = (entry: ScriptEntry, at: number): void => {
+    if (entry.until === undefined || (until !== undefined && until <= entry.until)) return;
+    until = entry.until;
+    runs[at + 4] = timeArg(entry.nowMs, until);
+  };
   for (const entry of batch) {
     const { own } = entry;
     if (own === undefined && previous !== undefined && alike(previous, entry)) {
@@ -137,6 +156,7 @@ export function runBatch(
         if (!same) for (const key of entry.keys) keys.push(key);
         count++;
         runs[countAt] = String(same ? -count : count);
+        joinDeadline(entry, countAt);
         continue;
       }
     }
@@ -147,17 +167,19 @@ export function runBatch(
       previous = undefined;
       if (ownFirst !== undefined && ownAlike(ownFirst, entry)) {
         runs[ownCountAt] = String(++ownCount);
+        joinDeadline(entry, ownCountAt);
       } else {
         ownFirst = entry;
         ownCount = 1;
         ownCountAt = runs.length;
+        until = entry.until;
         const shared = own.shared ?? NONE;
         runs.push(
           '1',
           String(entry.op),
           String(entry.keys.length),
           String(own.args.length),
-          timeText(entry.nowMs),
+          timeArg(entry.nowMs, until),
           String(shared.length),
         );
         for (const value of shared) runs.push(value);
@@ -170,7 +192,14 @@ export function runBatch(
     count = 1;
     same = false;
     countAt = runs.length;
-    runs.push('1', String(entry.op), String(entry.keys.length), String(entry.cost), timeText(entry.nowMs));
+    until = entry.until;
+    runs.push(
+      '1',
+      String(entry.op),
+      String(entry.keys.length),
+      String(entry.cost),
+      timeArg(entry.nowMs, until),
+    );
     for (const policy of entry.policies) {
       let ref = refs.get(policy);
       if (ref === undefined) {
@@ -233,10 +262,6 @@ function alike(a: ScriptEntry, b: ScriptEntry): boolean {
     return false;
   for (let i = 0; i < a.policies.length; i++) if (a.policies[i] !== b.policies[i]) return false;
   return true;
-}
-
-function timeText(nowMs: number | undefined): string {
-  return nowMs === undefined ? '' : String(nowMs);
 }
 
 /**

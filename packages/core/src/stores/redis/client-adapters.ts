@@ -97,6 +97,18 @@ class IoredisScripts implements ScriptClient {
     return this.client.del(...keys);
   }
 
+  time(_key: string, slot: number): Promise<number> {
+    const { client } = this;
+    if (!this.isCluster) return read(client.time?.());
+    // A keyless command goes to any node of a Cluster: the slot's master is asked by its own client.
+    const master = this.nodeOf(slot);
+    const node = client.nodes?.('master').find((n) => {
+      const options = (n as { options?: { host?: unknown; port?: unknown } }).options;
+      return `${String(options?.host)}:${String(options?.port)}` === master;
+    });
+    return read((node as IoredisLikeClient | undefined)?.time?.());
+  }
+
   nodeOf(slot: number): string | undefined {
     // A Cluster's `slots`: by slot, the node keys (`host:port`) serving it, the master first.
     const slots = (this.client as { slots?: unknown }).slots;
@@ -174,6 +186,11 @@ class NodeRedisScripts implements ScriptClient {
     return Promise.resolve().then(() => this.#passed(this.#send(keys[0] as string, ['DEL', ...keys])));
   }
 
+  time(key: string): Promise<number> {
+    // A cluster client sends it to the node of the key it is given.
+    return read(Promise.resolve().then(() => this.#passed(this.#send(key, ['TIME']))));
+  }
+
   nodeOf(slot: number): string | undefined {
     // A cluster client's `slots`: by slot, the shard serving it, whose master has an `address`.
     const slots = (this.#client as unknown as { slots?: unknown }).slots;
@@ -190,4 +207,16 @@ class NodeRedisScripts implements ScriptClient {
 
 function isNoScript(error: unknown): boolean {
   return error instanceof Error && error.message.startsWith('NOSCRIPT');
+}
+
+/** `TIME`'s reply, `[seconds, microseconds]`, as epoch ms (whole, as the scripts read it). */
+function read(reply: Promise<unknown> | undefined): Promise<number> {
+  if (reply === undefined)
+    return Promise.reject(new Error('sluice: the client cannot read the server clock'));
+  return reply.then((time) => {
+    const [seconds, micros] = Array.isArray(time) ? time.map(Number) : [];
+    if (!Number.isSafeInteger(seconds) || !Number.isSafeInteger(micros))
+      throw new Error(`sluice: unexpected reply to TIME: ${JSON.stringify(time)}`);
+    return (seconds as number) * 1000 + Math.floor((micros as number) / 1000);
+  });
 }

@@ -14,6 +14,10 @@ export interface IoredisLikeClient {
   defineCommand(name: string, definition: { lua: string; numberOfKeys?: number }): void;
   /** ioredis `del`. */
   del(...keys: string[]): Promise<number>;
+  /** ioredis `time` (a single node's): the server's clock, `[seconds, microseconds]`. */
+  time?(): Promise<unknown>;
+  /** ioredis Cluster `nodes('master')`: a client per master, to read a slot's master's clock. */
+  nodes?(role: 'master'): unknown[];
   /**
    * `true` on an ioredis `Cluster` (its own flag, not a sniffed class name): the store then
    * batches per hash slot, since one script call may not span two.
@@ -66,6 +70,11 @@ export interface ScriptClient {
   command(script: LuaScript): ScriptCommand;
   /** `DEL` of keys sharing one slot. */
   del(keys: readonly string[]): Promise<unknown>;
+  /**
+   * The server's clock (`TIME`) of the node holding `key`'s slot, in epoch ms: how the store maps
+   * deadlines onto it (see `ServerClock`). Rejects when the client cannot say which node that is.
+   */
+  time(key: string, slot: number): Promise<number>;
   /**
    * The master serving a Cluster slot as the client last learnt it (`host:port`), or `undefined`
    * when it does not know yet, or on a single node.

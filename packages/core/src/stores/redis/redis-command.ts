@@ -1,3 +1,4 @@
+import { SluiceConfigError } from '../../policy/config-error';
 import { capacityOf } from '../../policy/resolve-policy';
 import { StoreKeyError } from '../../resilience/store-errors';
 import type { RulesRequest, StoreRequest } from '../store';
@@ -53,11 +54,23 @@ export function policyCommandName(source: string): string {
 const NO_ARGS: readonly string[] = [];
 
 /**
- * A policy's own script's arguments: `cost` unless it is 1, then `now` unless the server's `TIME`
- * is to be used. The usual request sends none.
+ * A request's deadline on the Redis server's clock (whole epoch ms, see `ServerClock`): past it
+ * the script decides nothing and answers `SLUICE_LATE`. `undefined`: none.
  */
-export function policyScriptArgs({ cost, nowMs }: Pick<StoreRequest, 'cost' | 'nowMs'>): readonly string[] {
-  if (nowMs !== undefined) return [String(cost), String(nowMs)];
+export interface Until {
+  readonly until?: number | undefined;
+}
+
+/**
+ * A policy's own script's arguments: `cost` unless it is 1, then `now` unless the server's `TIME`
+ * is to be used and there is no deadline. The usual request without a deadline sends none.
+ */
+export function policyScriptArgs({
+  cost,
+  nowMs,
+  until,
+}: Pick<StoreRequest, 'cost' | 'nowMs'> & Until): readonly string[] {
+  if (nowMs !== undefined || until !== undefined) return [String(cost), timeArg(nowMs, until)];
   return cost === 1 ? NO_ARGS : [String(cost)];
 }
 
@@ -67,9 +80,13 @@ export const GIVE_BACK_COMMAND_NAME = GIVE_BACK.name;
 /** The name the batch script is defined under. */
 export const BATCH_COMMAND_NAME = BATCH.name;
 
-/** The script's `now`: `''` makes it read the server's `TIME`. */
-function timeArg(nowMs: number | undefined): string {
-  return nowMs === undefined ? '' : String(nowMs);
+/**
+ * The script's `now`: `''` makes it read the server's `TIME`; with a deadline (see the prelude's
+ * `nowLua`), `-<until>` on the server's time, or `<now>@<until>`.
+ */
+export function timeArg(nowMs: number | undefined, until?: number): string {
+  if (until === undefined) return nowMs === undefined ? '' : String(nowMs);
+  return nowMs === undefined ? `-${until}` : `${nowMs}@${until}`;
 }
 
 /** A policy's numbers as text, as a single-rule script reads them. */
@@ -95,17 +112,18 @@ function paramsOf(policy: Policy): ParamsText {
 /**
  * The single-rule script's arguments (ARGV) for one request: the policy's numbers its step
  * reads (see `scripts/index.ts`), then `cost` unless it is 1, then `now` unless the server's
- * `TIME` is to be used, then the optional numbers (a queue's `maxWaitMs`) unless all are 0. The
+ * `TIME` is to be used without a deadline, then the optional numbers (a queue's `maxWaitMs`) unless all are 0. The
  * usual request sends the policy alone: every argument costs Redis.
  */
 export function scriptArgs({
   policy,
   cost,
   nowMs,
-}: Pick<StoreRequest, 'policy' | 'cost' | 'nowMs'>): readonly string[] {
+  until,
+}: Pick<StoreRequest, 'policy' | 'cost' | 'nowMs'> & Until): readonly string[] {
   const { params, optional } = paramsOf(policy);
-  if (optional !== undefined) return [...params, String(cost), timeArg(nowMs), ...optional];
-  if (nowMs !== undefined) return [...params, String(cost), String(nowMs)];
+  if (optional !== undefined) return [...params, String(cost), timeArg(nowMs, until), ...optional];
+  if (nowMs !== undefined || until !== undefined) return [...params, String(cost), timeArg(nowMs, until)];
   return cost === 1 ? params : [...params, String(cost)];
 }
 
@@ -117,8 +135,9 @@ export function rulesArgs({
   policies,
   cost,
   nowMs,
-}: Pick<RulesRequest, 'policies' | 'cost' | 'nowMs'>): string[] {
-  const args = [timeArg(nowMs), String(cost)];
+  until,
+}: Pick<RulesRequest, 'policies' | 'cost' | 'nowMs'> & Until): string[] {
+  const args = [timeArg(nowMs, until), String(cost)];
   for (const policy of policies) {
     const params = policyParams(policy);
     args.push(String(STATE_KINDS.indexOf(stateKindOf(policy)) + 1));
@@ -208,4 +227,15 @@ export function toVerdict(reply: unknown, policy: Policy): Verdict {
 export function toVerdicts(reply: unknown, policies: readonly Policy[]): Verdict[] {
   if (!Array.isArray(reply) || reply.length !== 4 * policies.length) throw unexpectedReply(reply);
   return policies.map((policy, i) => verdictAt(reply, 4 * i, policy));
+}
+
+/** A time that is not whole epoch ms would be computed on as a fraction: refused. */
+export function invalidTime(nowMs: number | undefined): SluiceConfigError | undefined {
+  if (nowMs === undefined || (Number.isSafeInteger(nowMs) && nowMs >= 0)) return undefined;
+  return new SluiceConfigError(
+    'nowMs',
+    nowMs,
+    'must be epoch milliseconds: a whole number >= 0',
+    'SLUICE_INVALID_ARGUMENT',
+  );
 }

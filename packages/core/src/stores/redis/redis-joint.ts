@@ -4,7 +4,7 @@ import type { JointPart, JointVerdicts, RulesRequest } from '../store';
 import type { OwnCall } from './batch-call';
 import { luaScript } from './client-adapters';
 import type { ScriptClient } from './redis-client';
-import { verdictAt } from './redis-command';
+import { timeArg, verdictAt } from './redis-command';
 import {
   GIVE_BACK_SCRIPT,
   JOINT_SCRIPT,
@@ -71,7 +71,7 @@ export function jointCall(client: ScriptClient, parts: readonly JointPart[], key
     nowMs,
     own: {
       args,
-      alone: () => client.command(JOINT)(keys, [timeArg(nowMs), ...args]),
+      alone: (until) => client.command(JOINT)(keys, [timeArg(nowMs, until), ...args]),
       readAlone: (reply) => jointVerdicts(reply, parts),
       read: (reply, at) => [jointVerdicts(reply.slice(at, at + width), parts), width],
     },
@@ -109,10 +109,6 @@ export function giveBackJointCall(
 /** A part's flags as the joint script reads them: 1 for a dry run, plus 2 for a probe. */
 function flagsOf(part: JointPart): string {
   return String((part.dryRun === true ? 1 : 0) + (part.probe === true ? 2 : 0));
-}
-
-function timeArg(nowMs: number | undefined): string {
-  return nowMs === undefined ? '' : String(nowMs);
 }
 
 /** {@link kindAndParams} by policy: a policy's arguments are the same at every call. */

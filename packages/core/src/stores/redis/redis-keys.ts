@@ -1,4 +1,6 @@
+import calculateSlot from 'cluster-key-slot';
 import { keyDigest } from '../key-digest';
+import type { ScriptClient } from './redis-client';
 import type { StateKind } from './scripts';
 
 /**
@@ -127,4 +129,22 @@ export class StateKeys {
   ofRules(prefix: string, key: string, kinds: readonly StateKind[], scope: string | undefined): string[] {
     return kinds.map((kind, i) => redisKey(this.storePrefix, prefix, key, kind, scope, i));
   }
+}
+
+/**
+ * A Cluster client's `nodeOf` by user key. Every key of a user key shares its hash tag, the
+ * escaped key, so its slot is the escaped key's; a circuit asks it twice a call (to allow it, to
+ * record its outcome), so the last key's slot is kept. Only the slot's master may change, and the
+ * client is asked for it each time.
+ */
+export function nodeReader(client: ScriptClient): (key: string) => string | undefined {
+  let lastKey: string | undefined;
+  let lastSlot = 0;
+  return (key) => {
+    if (key !== lastKey) {
+      lastSlot = calculateSlot(escapeKeyText(key));
+      lastKey = key;
+    }
+    return client.nodeOf(lastSlot);
+  };
 }

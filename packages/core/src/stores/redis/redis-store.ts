@@ -1,18 +1,19 @@
 import calculateSlot from 'cluster-key-slot';
-import { SluiceConfigError } from '../../policy/config-error';
 import type { Policy, Receipt, Verdict } from '../../types';
 import type { JointPart, JointVerdicts, RulesRequest, Store, StoreRequest } from '../store';
 import { Op, runBatch, ScriptEntry, type OwnCall } from './batch-call';
 import { BatchQueue } from './batch-queue';
 import { alone, AloneCalls, answerTo, readOwn } from './alone-calls';
+import { invalidTime } from './redis-command';
 import { CONSUME_TO, type Outcome } from '../consume-to';
 import type { ScriptClient } from './redis-client';
 import { canJoin, giveBackJointCall, jointCall, type JointCall } from './redis-joint';
 import { storeErrorScope } from '../../resilience/store-errors';
-import { escapeKeyText, StateKeys } from './redis-keys';
+import { nodeReader, StateKeys } from './redis-keys';
 import { RedisPermits } from './redis-permits';
 import { givesBack, stateKindOf } from './scripts';
 import { resolveStoreOptions, type RedisStoreOptions } from './redis-store-options';
+import { ServerClock } from './server-clock';
 
 export { MAX_POLICY_SCRIPTS } from './script-commands';
 export type { RedisStoreClient } from './redis-client';
@@ -76,6 +77,8 @@ export class RedisStore implements Store {
   readonly #cluster: boolean;
   /** For the joint calls of several limits (`consumeAll`, `giveBackTaken`) and the permits. */
   readonly #client: ScriptClient;
+  /** Maps requests' deadlines onto the server's clock (see {@link ServerClock}). */
+  readonly #clock: ServerClock;
   #permits: RedisPermits | undefined;
   /** The last policy a consume asked for, and itself as the one-element list the queue keeps. */
   #policy: Policy | undefined;
@@ -100,6 +103,7 @@ export class RedisStore implements Store {
     this.#cluster = client.isCluster;
     this.#client = client;
     this.#calls = new AloneCalls(client);
+    this.#clock = new ServerClock(client);
     this.nodeOf = client.isCluster ? nodeReader(client) : undefined;
     this.#queue =
       maxSize === undefined
@@ -258,32 +262,32 @@ export class RedisStore implements Store {
     own?: OwnCall,
   ): void {
     const queue = this.#queue;
-    const group = queue === undefined || !this.#cluster ? 0 : calculateSlot(keys[0] as string);
+    const slot = this.#cluster ? calculateSlot(keys[0] as string) : 0;
+    const group = queue === undefined ? 0 : slot;
     // Each request's deadline runs from when it was asked: the guard's clock reading, if it has one.
     const now = to.startedAt ?? performance.now();
     const deadline = timing.timeoutMs === undefined ? Infinity : now + timing.timeoutMs;
+    // What takes units carries its deadline to the script: past it, nothing is taken.
+    const until =
+      deadline !== Infinity && (op === Op.joint || (op === Op.consume && timing.cost > 0))
+        ? this.#clock.deadline(keys[0] as string, slot, deadline, now)
+        : undefined;
     const place = queue?.room(group, deadline);
     if (queue === undefined || place !== undefined) {
       const reply =
         own === undefined
-          ? this.#calls.send(op, keys, policies, timing.cost, timing.nowMs, rules)
-          : alone(own);
-      return answerTo(to, reply, op, policies, rules, own, queue, group, place);
+          ? this.#calls.send(op, keys, policies, timing.cost, timing.nowMs, rules, until)
+          : alone(own, until);
+      return answerTo(to, reply, op, policies, rules, own, queue, group, place, timing.timeoutMs);
     }
-    queue.push(this.#entry(op, keys, policies, timing, rules, group, deadline, to, own), now);
+    queue.push(this.#entry(op, keys, policies, timing, rules, group, deadline, to, own, until), now);
   }
 
   /** A request as its own call; a client that throws makes it a rejection. */
-  #alone(
-    op: Op,
-    keys: readonly string[],
-    policies: readonly Policy[],
-    { cost, nowMs }: Pick<StoreRequest, 'cost' | 'nowMs'>,
-    rules: boolean,
-    own: OwnCall | undefined,
-  ): Promise<unknown> {
-    if (own === undefined) return this.#calls.run(op, keys, policies, cost, nowMs, rules);
-    return own.readAlone === undefined ? alone(own) : alone(own).then((reply) => readOwn(own, reply));
+  #alone({ op, keys, policies, cost, nowMs, rules, own, until }: ScriptEntry): Promise<unknown> {
+    if (own === undefined) return this.#calls.run(op, keys, policies, cost, nowMs, rules, until);
+    const reply = alone(own, until);
+    return own.readAlone === undefined ? reply : reply.then((value) => readOwn(own, value));
   }
 
   #entry(
@@ -296,8 +300,22 @@ export class RedisStore implements Store {
     deadline: number,
     to: Outcome<unknown>,
     own: OwnCall | undefined,
+    until: number | undefined,
   ): ScriptEntry {
-    return new ScriptEntry(op, keys, policies, cost, nowMs, rules, group, timeoutMs ?? 0, deadline, to, own);
+    return new ScriptEntry(
+      op,
+      keys,
+      policies,
+      cost,
+      nowMs,
+      rules,
+      group,
+      timeoutMs ?? 0,
+      deadline,
+      to,
+      own,
+      until,
+    );
   }
 
   /** Sends a batch: one request as its own call, several as one call of the batch script. */
@@ -308,7 +326,7 @@ export class RedisStore implements Store {
 
   /** One request as its own call, settled from its reply; `landed` (if any) frees its place first. */
   #sendAlone(entry: ScriptEntry, landed?: () => void): void {
-    this.#alone(entry.op, entry.keys, entry.policies, entry, entry.rules, entry.own).then(
+    this.#alone(entry).then(
       (value) => {
         landed?.();
         entry.resolve(value);
@@ -374,34 +392,5 @@ export class RedisStore implements Store {
 
 const NO_POLICIES: readonly Policy[] = [];
 
-/**
- * A Cluster client's `nodeOf` by user key. Every key of a user key shares its hash tag, the
- * escaped key, so its slot is the escaped key's; a circuit asks it twice a call (to allow it, to
- * record its outcome), so the last key's slot is kept. Only the slot's master may change, and the
- * client is asked for it each time.
- */
-function nodeReader(client: ScriptClient): (key: string) => string | undefined {
-  let lastKey: string | undefined;
-  let lastSlot = 0;
-  return (key) => {
-    if (key !== lastKey) {
-      lastSlot = calculateSlot(escapeKeyText(key));
-      lastKey = key;
-    }
-    return client.nodeOf(lastSlot);
-  };
-}
-
 /** A reset takes nothing, sends no time and waits as long as it takes (it is not guarded). */
 const RESET = { cost: 0, nowMs: undefined, timeoutMs: undefined };
-
-/** A time that is not whole epoch ms would be computed on as a fraction: refused. */
-function invalidTime(nowMs: number | undefined): SluiceConfigError | undefined {
-  if (nowMs === undefined || (Number.isSafeInteger(nowMs) && nowMs >= 0)) return undefined;
-  return new SluiceConfigError(
-    'nowMs',
-    nowMs,
-    'must be epoch milliseconds: a whole number >= 0',
-    'SLUICE_INVALID_ARGUMENT',
-  );
-}

@@ -1,4 +1,5 @@
 import { floorLua } from './lua-math';
+import { LATE_REPLY_LUA } from './prelude.lua';
 
 /**
  * Values per policy in the batch script's arguments: the number of its kind of state and its
@@ -66,7 +67,10 @@ export interface BatchParts {
  * request that raises is replied its error and the run goes on from the next).
  *
  * Time: the server's `TIME` is read once, on the first request without a time of its own, and is
- * "now" for every such request of the batch (they are all decided within microseconds).
+ * "now" for every such request of the batch (they are all decided within microseconds). A run's
+ * `now` may carry its deadline on the server's clock (the earliest of its requests', see the
+ * prelude's `nowLua`): `-<deadline>`, or `<now>@<deadline>`; a run past it is neither decided nor
+ * written, and each of its requests is replied `SLUICE_LATE` (an error in its place).
  *
  * What else a batch may need is made only when its runs need it: Redis runs a script's whole
  * text on every call, and each function and table it makes costs (about 0.4 k and 0.7 k
@@ -92,15 +96,23 @@ export const batchDriverLua = ({
 if not redis.REDIS_VERSION and redis.replicate_commands then redis.replicate_commands() end
 local tonumber = tonumber
 local server_now
+-- A run's time, and whether the run is past its deadline (see the runs): then it is not decided.
 local function time_of(given)
   local t = tonumber(given)
-  if t then return t end
+  if t and t >= 0 then return t end
+  local deadline
+  if t then
+    deadline, t = -t, nil
+  elseif given ~= '' then
+    local cut = string.find(given, '@', 1, true)
+    deadline, t = tonumber(string.sub(given, cut + 1)), tonumber(string.sub(given, 1, cut - 1))
+  end
   if not server_now then
     local time = redis.call('TIME')
     local ms = time[2] / 1000
     server_now = time[1] * 1000 + ${floorLua('ms')}
   end
-  return server_now
+  return t or server_now, deadline and server_now > deadline
 end
 
 -- The batch's policies, in one table (each table a script makes costs Redis): policy p's kind of
@@ -300,7 +312,7 @@ for _ = 1, 2 do
     -- A run on the same keys: they are in KEYS once.
     local same = count < 0
     if same then count = -count end
-    local now = time_of(ARGV[at + 4])
+    local now, late = time_of(ARGV[at + 4])
     local refs, width, shared = {}, n, nil
     local own = code >= FIRST_OWN_OP
     if own then
@@ -312,7 +324,15 @@ for _ = 1, 2 do
     else
       for i = 1, n do refs[i] = tonumber(ARGV[at + 4 + i]) end
     end
-    if code == 1 and n == 1 and RUNS[pol[refs[1] * STRIDE - 5]] then
+    if late then
+      -- Past the run's deadline (its callers have decided without Redis): nothing decided or
+      -- written, each request replied the error that says so.
+      for _ = 1, count do
+        r = r + 1
+        reply[r] = ${LATE_REPLY_LUA}
+      end
+      k = k + (same and n or count * n)
+    elseif code == 1 and n == 1 and RUNS[pol[refs[1] * STRIDE - 5]] then
       -- The usual run (see consume_run): one pcall for the run while no request fails.
       local from = 1
       while from <= count do

@@ -99,23 +99,50 @@ end
 }
 
 /**
+ * The error a script answers for a request that reached Redis past its deadline, having decided
+ * and written nothing (see {@link nowLua}); its message starts with this code.
+ */
+export const LATE_CODE = 'SLUICE_LATE';
+
+/** The reply of a request past its deadline: Lua's error reply, in one element of a batch's. */
+export const LATE_REPLY_LUA = `{ err = '${LATE_CODE} reached Redis past its deadline: nothing was taken' }`;
+
+/**
  * The request's time: `given` (epoch ms as text), or when it is absent the server's clock, so
  * that app servers whose clocks disagree still share one exact limit. Writing after `TIME` needs
  * effects replication, the default since Redis 5 (a setting there) and the only way since 7
  * (which has `REDIS_VERSION`); Redis 4 to 6 are asked for it. Not calling it on 7 spares Redis
  * about 1 k instructions per decision.
+ *
+ * A request may bring a deadline on the server's clock (epoch ms, see `server-clock.ts`): the
+ * time the caller stops waiting and decides without Redis, mapped so that it is never later.
+ * `given` is then `-<deadline>` (the server's time) or `<now>@<deadline>`; past it, the script
+ * decides and writes nothing and answers {@link LATE_CODE}, so a request decided by the
+ * caller's `onStoreError` is not charged here too.
  */
 export const nowLua = (given: string): string => `
 -- Usually absent: tonumber is called only on a time that was sent.
 local now = ${given}
-if now then now = tonumber(now) end
-if not now then
+local deadline
+if now then
+  local sent = now
+  now = tonumber(sent)
+  if now and now < 0 then
+    deadline, now = -now, nil
+  elseif not now and sent ~= '' then
+    local cut = string.find(sent, '@', 1, true)
+    deadline, now = tonumber(string.sub(sent, cut + 1)), tonumber(string.sub(sent, 1, cut - 1))
+  end
+end
+if not now or deadline then
   if not redis.REDIS_VERSION and redis.replicate_commands then redis.replicate_commands() end
   local time = redis.call('TIME')
   -- Arithmetic reads the reply's two texts as tonumber would (each once: each read is a strtod),
   -- and floors, without a call.
   local ms = time[2] / 1000
-  now = time[1] * 1000 + ${floorLua('ms')}
+  local server_now = time[1] * 1000 + ${floorLua('ms')}
+  if deadline and server_now > deadline then return ${LATE_REPLY_LUA} end
+  now = now or server_now
 end
 `;
 

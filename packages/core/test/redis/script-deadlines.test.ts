@@ -1,0 +1,137 @@
+import type Redis from 'ioredis';
+import type { Policy } from '../../src';
+import { resolvePolicy } from '../../src/adapter';
+import { batchPolicyArgs } from '../../src/stores/redis/batch-call';
+import {
+  BATCH_SCRIPT,
+  JOINT_SCRIPT,
+  LUA_SCRIPTS,
+  MAX_PARAMS,
+  MULTI_SCRIPT,
+  policyParams,
+  policyScript,
+} from '../../src/stores/redis/scripts';
+import { scriptArgs } from '../../src/stores/redis/redis-command';
+import { FAKE_EPOCH } from '../contract/fake-clock';
+import { useRedisServer } from '../harness/redis-fixtures';
+
+/**
+ * A request may carry its deadline on the Redis server's clock: `-<deadline>` where `now` is sent
+ * (the server's time), or `<now>@<deadline>`. Past it, the script decides and writes nothing and
+ * answers `SLUICE_LATE` (the batch script: in each of the run's places); before it, it decides
+ * as ever. A request whose caller has already decided without Redis is then not charged here.
+ */
+const redis = useRedisServer();
+let client: Redis;
+let keys = 0;
+
+beforeAll(() => {
+  client = redis.client();
+});
+
+const policy: Policy = resolvePolicy({ algorithm: 'gcra', rate: '10/1m' });
+const LATE = /^SLUICE_LATE /;
+
+/** The server's epoch ms, as the scripts read it. */
+async function serverMs(): Promise<number> {
+  const [seconds, micros] = (await client.time()) as [string | number, string | number];
+  return Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
+}
+
+/** `'decided'` when a script call answers, else its error's message. */
+async function answer(call: Promise<unknown>): Promise<string> {
+  return call.then(
+    () => 'decided',
+    (error: Error) => error.message,
+  );
+}
+
+const newKey = (): string => `deadline:{k${++keys}}:gcra`;
+
+describe.each([
+  ['a policy of its own', (key: string, now: string) => client.eval(policyScript(policy), 1, key, '1', now)],
+  [
+    'the shared single-rule script',
+    (key: string, now: string) =>
+      client.eval(LUA_SCRIPTS.gcra, 1, key, ...scriptArgs({ policy, cost: 1, nowMs: 0 }).slice(0, -1), now),
+  ],
+  [
+    'the several-rules script',
+    (key: string, now: string) => client.eval(MULTI_SCRIPT, 1, key, now, '1', ...kindAndParams(policy)),
+  ],
+  [
+    'the joint script',
+    (key: string, now: string) =>
+      client.eval(JOINT_SCRIPT, 1, key, now, '1', '1', '1', '', '0', ...kindAndParams(policy)),
+  ],
+])('%s', (_name, run) => {
+  test('past its deadline: SLUICE_LATE, nothing written; before it: decided as ever', async () => {
+    const now = await serverMs();
+    for (const sent of [`-${now - 1}`, `${FAKE_EPOCH}@${now - 1}`]) {
+      const key = newKey();
+      expect(await answer(run(key, sent))).toMatch(LATE);
+      expect(await client.exists(key)).toBe(0);
+    }
+    for (const sent of [`-${now + 60_000}`, `${FAKE_EPOCH}@${now + 60_000}`]) {
+      const key = newKey();
+      expect(await answer(run(key, sent))).toBe('decided');
+      expect(await client.exists(key)).toBe(1);
+    }
+  });
+});
+
+/** The several-rules and joint scripts' kind number and padded numbers of a policy. */
+function kindAndParams(p: Policy): string[] {
+  const params = policyParams(p);
+  return [
+    String(batchPolicyArgs(p)[0]),
+    ...Array.from({ length: MAX_PARAMS }, (_, i) => String(params[i] ?? 0)),
+  ];
+}
+
+test('the batch script: a run past its deadline is replied SLUICE_LATE in each place, the others are decided', async () => {
+  const now = await serverMs();
+  const [late1, late2, onTime, given] = [newKey(), newKey(), newKey(), newKey()];
+  // Three runs of one-key consumes: two requests past their deadline, one before its, and one on
+  // a time of its own before its deadline.
+  const reply = (await client.eval(
+    BATCH_SCRIPT,
+    4,
+    late1,
+    late2,
+    onTime,
+    given,
+    '1',
+    ...batchPolicyArgs(policy),
+    ...['2', '1', '1', '1', `-${now - 1}`, '1'],
+    ...['1', '1', '1', '1', `-${now + 60_000}`, '1'],
+    ...['1', '1', '1', '1', `${FAKE_EPOCH}@${now + 60_000}`, '1'],
+  )) as unknown[];
+  expect(reply.slice(0, 2).map((value) => (value as Error).message)).toEqual([
+    expect.stringMatching(LATE),
+    expect.stringMatching(LATE),
+  ]);
+  // Admitted without delay: `remaining, resetMs`.
+  expect(reply.slice(2)).toEqual([9, 6000, 9, 6000]);
+  expect(await client.exists(late1, late2)).toBe(0);
+  expect(await client.exists(onTime, given)).toBe(2);
+});
+
+test('a deadline on a run of one key sent once skips that run alone', async () => {
+  const now = await serverMs();
+  const [hot, other] = [newKey(), newKey()];
+  const reply = (await client.eval(
+    BATCH_SCRIPT,
+    2,
+    hot,
+    other,
+    '1',
+    ...batchPolicyArgs(policy),
+    // Three requests on the same key (count negated: the key sent once), then one on another.
+    ...['-3', '1', '1', '1', `-${now - 1}`, '1'],
+    ...['1', '1', '1', '1', '', '1'],
+  )) as unknown[];
+  expect(reply.slice(0, 3).every((value) => value instanceof Error && LATE.test(value.message))).toBe(true);
+  expect(reply.slice(3)).toEqual([9, 6000]);
+  expect(await client.exists(hot)).toBe(0);
+});
