@@ -174,9 +174,9 @@ export function honoConcurrencyDriver(): ConcurrencyDriver {
       if (rate !== undefined) app.use(rateLimit(rate as never));
       app.use(concurrencyLimit(concurrency as never));
       app.all('*', async (c) => {
-        await work(c.req.path);
+        const body = await work(c.req.path);
         state.handled++;
-        return c.json(OK);
+        return typeof body === 'string' ? c.text(body) : c.json(OK);
       });
       return listen(serveFetch(app.fetch), state);
     },
