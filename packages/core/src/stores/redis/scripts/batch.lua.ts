@@ -92,8 +92,11 @@ export const batchDriverLua = ({
 if not redis.REDIS_VERSION and redis.replicate_commands then redis.replicate_commands() end
 local tonumber = tonumber
 local server_now
+-- Whether the time of the request being decided was sent (see the prelude's nowLua).
+local clocked = false
 local function time_of(given)
   local t = tonumber(given)
+  clocked = t ~= nil
   if t then return t end
   if not server_now then
     local time = redis.call('TIME')
