@@ -2,14 +2,21 @@ import type { StateKind } from '../../src/stores/redis/scripts';
 import { FIELD_BYTES } from '../../src/stores/redis/scripts/state-bytes.lua';
 
 /**
+ * The field a bucket's state keeps on Redis only: the expiry its key was given (see
+ * `expiry.lua.ts`), which the reference's state has no use for.
+ */
+export const EXPIRES = 'expires';
+
+/**
  * The fields of each algorithm's state as its Lua script packs them into one string (doubles,
  * little-endian, see `state-bytes.lua.ts`), in the order and with the names of the TypeScript
- * state, so a packed value read back compares equal to the reference's state object.
+ * state, so a packed value read back (less {@link EXPIRES}) compares equal to the reference's
+ * state object.
  */
 export const PACKED_FIELDS: Readonly<Record<Exclude<StateKind, 'sliding-log'>, readonly string[]>> = {
-  gcra: ['last', 'debt'],
-  'token-bucket': ['tokens', 'last'],
-  'leaky-bucket': ['excess', 'last'],
+  gcra: ['last', 'debt', EXPIRES],
+  'token-bucket': ['tokens', 'last', EXPIRES],
+  'leaky-bucket': ['excess', 'last', EXPIRES],
   'fixed-window': ['start', 'count'],
   'sliding-window': ['start', 'previous', 'current'],
   'warm-up': ['stored', 'next'],
@@ -48,7 +55,9 @@ export function storedState(algorithm: StateKind, raw: unknown): unknown {
   const fields = PACKED_FIELDS[algorithm];
   const values = Buffer.isBuffer(raw) ? unpackState(raw) : undefined;
   if (values === undefined || values.length !== fields.length) return { malformed: String(raw) };
-  return Object.fromEntries(fields.map((field, i) => [field, values[i]]));
+  return Object.fromEntries(
+    fields.flatMap((field, i) => (field === EXPIRES ? [] : [[field, values[i]] as const])),
+  );
 }
 
 /** The numbers a key's state holds (see {@link unpackState}), `undefined` when it holds none. */

@@ -104,16 +104,16 @@ describe('RedisStore options', () => {
     const prefixed = new RedisStore({ client, prefix: 'app' });
     const limiter = createLimiter({ rate: '5/1m', store: prefixed, prefix: 'login' });
     await limiter.consume('user:42');
-    expect(await client.pttl('app:login:{user:42}:gcra')).toBeGreaterThan(0);
+    expect(await client.pttl('app:login:{user:42}:gcra@2')).toBeGreaterThan(0);
   });
 
   test("the client's keyPrefix lands before every key", async () => {
     const withKeyPrefix = redis.client({ keyPrefix: 'tenant-a:' });
     const policy = resolvePolicy({ rate: '5/1m' });
     await new RedisStore({ client: withKeyPrefix }).consume({ prefix: 'sluice', key: 'k', policy, cost: 1 });
-    expect(await client.exists('tenant-a:sluice:{k}:gcra')).toBe(1);
+    expect(await client.exists('tenant-a:sluice:{k}:gcra@2')).toBe(1);
     await new RedisStore({ client: withKeyPrefix }).reset({ prefix: 'sluice', key: 'k', policy });
-    expect(await client.exists('tenant-a:sluice:{k}:gcra')).toBe(0);
+    expect(await client.exists('tenant-a:sluice:{k}:gcra@2')).toBe(0);
   });
 
   test('a time that is not whole epoch ms rejects instead of computing on a fraction', async () => {

@@ -131,6 +131,24 @@ const LUA: Readonly<Record<StateKind, AlgorithmLua>> = {
   },
 };
 
+/**
+ * Each kind's name in its state's keys (see `redis-keys.ts`): the kind, and after `@` the version
+ * of its state's format when it changed since the first. A new format takes new keys, so two
+ * versions of sluice running side by side during a deploy never read each other's state (each
+ * would read the other's as corrupt and delete it): the new one starts those keys afresh, and the
+ * old keys expire on their own. Format 2 of the buckets stores the key's expiry with the state
+ * (see `expiry.lua.ts`).
+ */
+export const KEY_NAMES: Readonly<Record<StateKind, string>> = {
+  gcra: 'gcra@2',
+  'token-bucket': 'token-bucket@2',
+  'leaky-bucket': 'leaky-bucket@2',
+  'fixed-window': 'fixed-window',
+  'sliding-window': 'sliding-window',
+  'sliding-log': 'sliding-log',
+  'warm-up': 'warm-up',
+};
+
 /** Most policy numbers any step takes (leaky bucket: limit, window, burst, nodelay, delay). */
 export const MAX_PARAMS = 5;
 
@@ -225,8 +243,9 @@ function byKindScript(...tail: string[]): string {
     [
       stateAccessLua,
       setStateLua,
-      ...STATE_KINDS.map(stepFunctionLua),
+      // Before the steps, which read `clocked` (see nowLua).
       nowLua('ARGV[1]'),
+      ...STATE_KINDS.map(stepFunctionLua),
       STEPS_TABLE,
       WRITES_TABLE,
       ...tail,
@@ -248,10 +267,10 @@ export const MULTI_SCRIPT: string = byKindScript(multiDriverLua);
 export const GIVE_BACK_SCRIPT: string = withPrelude(
   [
     stateAccessLua,
+    nowLua('ARGV[1]'),
     ...STATE_KINDS.map(stepFunctionLua),
     giveBackLua,
     giveBackTakenLua,
-    nowLua('ARGV[1]'),
     TAKEN_BACKS_TABLE('BACKS'),
     giveBackDriverLua,
   ].join('\n'),

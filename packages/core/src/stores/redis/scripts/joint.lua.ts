@@ -25,8 +25,12 @@ local function joint(a, k, count, now, reply, r)
   local parts, steps = {}, {}
   local all = true
   local from_k = k
+  -- A part with a time of its own is clocked (its writes get exact expiries: see expiry.lua.ts).
+  local run_clocked = clocked
   for p = 1, count do
-    local part = { n = tonumber(ARGV[a]), cost = tonumber(ARGV[a + 1]), now = tonumber(ARGV[a + 2]) or now,
+    local own_now = tonumber(ARGV[a + 2])
+    clocked = own_now ~= nil or run_clocked
+    local part = { n = tonumber(ARGV[a]), cost = tonumber(ARGV[a + 1]), now = own_now or now,
       admitted = true, from = k + 1 }
     local dry = ARGV[a + 3] == '1'
     a = a + 4
@@ -45,6 +49,7 @@ local function joint(a, k, count, now, reply, r)
     if not part.admitted and not dry then all = false end
     parts[p] = part
   end
+  clocked = run_clocked
   for _, part in ipairs(parts) do
     for i = part.from, part.from + part.n - 1 do
       local s = steps[i]

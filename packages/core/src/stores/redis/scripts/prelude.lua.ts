@@ -10,6 +10,12 @@ import { floorLua } from './lua-math';
 export const AHEAD_MS = 3_600_000;
 
 /**
+ * Lua true where Redis has `SET … KEEPTTL` (6.0 and later, which have `redis.setresp`; the
+ * store supports Redis 4.0 on): read only where a step could keep an expiry.
+ */
+export const CAN_KEEP_TTL_LUA = 'redis.setresp';
+
+/**
  * The locals every script may use, declared before the algorithm functions (see {@link withPrelude}).
  *
  * Redis runs Lua 5.1, where every number is an IEEE double as in JavaScript: the algorithm
@@ -54,6 +60,7 @@ const PRELUDE: ReadonlyArray<readonly [local: string, value: string]> = [
   ['spack', 'struct.pack'],
   ['sunpack', 'struct.unpack'],
   ['AHEAD_MS', String(AHEAD_MS)],
+  ['can_keep_ttl', CAN_KEEP_TTL_LUA],
 ];
 
 /**
@@ -103,13 +110,16 @@ end
  * that app servers whose clocks disagree still share one exact limit. Writing after `TIME` needs
  * effects replication, the default since Redis 5 (a setting there) and the only way since 7
  * (which has `REDIS_VERSION`); Redis 4 to 6 are asked for it. Not calling it on 7 spares Redis
- * about 1 k instructions per decision.
+ * about 1 k instructions per decision. Declares `now` and `clocked` (whether the time was
+ * sent), which the steps read: a script that defines steps as functions places this before them.
  */
 export const nowLua = (given: string): string => `
 -- Usually absent: tonumber is called only on a time that was sent.
 local now = ${given}
 if now then now = tonumber(now) end
-if not now then
+-- A time sent by the caller (a limiter's clock, possibly skewed) gets exact expiries (see expiry.lua.ts).
+local clocked = now ~= nil
+if not clocked then
   if not redis.REDIS_VERSION and redis.replicate_commands then redis.replicate_commands() end
   local time = redis.call('TIME')
   -- Arithmetic reads the reply's two texts as tonumber would (each once: each read is a strtod),
@@ -118,12 +128,6 @@ if not now then
   now = time[1] * 1000 + ${floorLua('ms')}
 end
 `;
-
-/**
- * Lua true where Redis has `SET … KEEPTTL` (6.0 and later, which have `redis.setresp`; the
- * store supports Redis 4.0 on): read only where a step could keep an expiry.
- */
-export const CAN_KEEP_TTL_LUA = 'redis.setresp';
 
 /**
  * The TTL a step gives a write that keeps the key's expiry (`SET … KEEPTTL`): the windows', whose
@@ -136,8 +140,8 @@ export const CAN_KEEP_TTL_LUA = 'redis.setresp';
 export const KEEP_TTL = -1;
 
 /** Lua writing a string state under the key's expiry as it is: a write given {@link KEEP_TTL}. */
-export function keepStateLua(key: string, value: string): string {
-  return `redis.call('SET', ${key}, ${value}, 'KEEPTTL')`;
+export function keepStateLua(key: string, value: string, call = 'redis.call'): string {
+  return `${call}('SET', ${key}, ${value}, 'KEEPTTL')`;
 }
 
 /**
