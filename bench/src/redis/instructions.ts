@@ -24,6 +24,7 @@ import {
 } from '@sluice/core';
 import Redis from 'ioredis';
 import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
+import { logLengthCases } from './log-lengths';
 import { freePort } from './redis-server';
 
 const KEYS = Array.from({ length: 200 }, (_, i) => `user:${i}`);
@@ -210,6 +211,10 @@ export interface InstructionOptions {
   readonly n?: number | undefined;
   /** Leave the dumps in their temporary folder (the default), or remove it. */
   readonly keepDumps?: boolean | undefined;
+  /** Count instead the sliding log's two forms at these lengths (see log-lengths.ts). */
+  readonly logLengths?: readonly number[] | undefined;
+  /** With `logLengths`: the store's `PACKED_LOG_MAX`. */
+  readonly packedMax?: number | undefined;
 }
 
 /** One case's count. */
@@ -240,7 +245,7 @@ export function hasCallgrind(): boolean {
  * case (see the file's header); `onRow` hears each as it is counted.
  */
 export async function countInstructions(
-  { batch: BATCH, only: ONLY, n: N = 400, keepDumps = true }: InstructionOptions,
+  { batch: BATCH, only: ONLY, n: N = 400, keepDumps = true, logLengths, packedMax = 0 }: InstructionOptions,
   onRow: (row: InstructionRow) => void = () => undefined,
 ): Promise<InstructionRow[]> {
   const dir = mkdtempSync(join(tmpdir(), 'lone-cg-'));
@@ -281,16 +286,18 @@ export async function countInstructions(
       }
     }
     const cases = (
-      BATCH === undefined
-        ? [
-            ...ALGORITHMS.flatMap((algorithm) => sluiceCases(client, algorithm)),
-            ...rlfCases(client),
-            lonePermitCase(client),
-          ]
-        : [
-            ...ALGORITHMS.flatMap((algorithm) => batchCases(client, algorithm, BATCH)),
-            ...permitCases(client, BATCH),
-          ]
+      logLengths !== undefined
+        ? logLengthCases(client, logLengths, packedMax, BATCH)
+        : BATCH === undefined
+          ? [
+              ...ALGORITHMS.flatMap((algorithm) => sluiceCases(client, algorithm)),
+              ...rlfCases(client),
+              lonePermitCase(client),
+            ]
+          : [
+              ...ALGORITHMS.flatMap((algorithm) => batchCases(client, algorithm, BATCH)),
+              ...permitCases(client, BATCH),
+            ]
     ).filter((c) => ONLY === undefined || ONLY.some((o) => c.name.startsWith(o)));
     const rows: InstructionRow[] = [];
     // In batch mode, the round's number (a key of its own in each warm-up and counted round).

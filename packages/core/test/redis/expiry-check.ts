@@ -37,7 +37,7 @@ export function expectLogExpiry(ttl: number, neededMs: number, windowMs: number,
 }
 
 /** The kinds of state whose writes may keep the key's expiry (`SET … KEEPTTL`) instead of setting it. */
-const KEEPING = new Set(['sliding-log', 'fixed-window', 'sliding-window']);
+const KEEPING = new Set(['sliding-log', 'packed-log', 'fixed-window', 'sliding-window']);
 
 /**
  * Checks the expiry a state's key has on Redis against the reference's TTLs, write after write,
@@ -68,7 +68,7 @@ export class ExpiryCheck {
       return KEEPING.has(this.kind) && (this.expiresAt.get(key) ?? -Infinity) >= nowMs + neededMs;
     }
     const keepMs =
-      this.kind === 'sliding-log'
+      this.kind === 'sliding-log' || this.kind === 'packed-log'
         ? logKeepMs(nowMs + neededMs - this.windowMs, nowMs, this.windowMs)
         : neededMs;
     this.expiresAt.set(key, nowMs + keepMs);

@@ -13,7 +13,9 @@ export const EXPIRES = 'expires';
  * state, so a packed value read back (less {@link EXPIRES}) compares equal to the reference's
  * state object.
  */
-export const PACKED_FIELDS: Readonly<Record<Exclude<StateKind, 'sliding-log'>, readonly string[]>> = {
+export const PACKED_FIELDS: Readonly<
+  Record<Exclude<StateKind, 'sliding-log' | 'packed-log'>, readonly string[]>
+> = {
   gcra: ['last', 'debt', EXPIRES],
   'token-bucket': ['tokens', 'last', EXPIRES],
   'leaky-bucket': ['excess', 'last', EXPIRES],
@@ -41,9 +43,15 @@ export function unpackState(bytes: Buffer): number[] | undefined {
 
 /**
  * The state a Redis key holds, in the reference's shape: `raw` is the reply of `GET` as bytes
- * (`getBuffer`: a packed state, or null) or, for the sliding log, of `ZRANGE key 0 -1 WITHSCORES`.
+ * (`getBuffer`: a packed state, the packed log's times, or null) or, for the sliding log's
+ * sorted set, of `ZRANGE key 0 -1 WITHSCORES`.
  */
 export function storedState(algorithm: StateKind, raw: unknown): unknown {
+  if (algorithm === 'packed-log') {
+    if (raw === null) return undefined;
+    const times = Buffer.isBuffer(raw) ? unpackLog(raw) : undefined;
+    return times === undefined ? { malformed: String(raw) } : { times };
+  }
   if (algorithm === 'sliding-log') {
     const flat = raw as string[];
     if (flat.length === 0) return undefined;
@@ -87,5 +95,28 @@ export function liveLog(state: unknown, windowMs: number): unknown {
  */
 export function comparableState(algorithm: StateKind, raw: unknown, windowMs: number): unknown {
   const state = storedState(algorithm, raw);
-  return algorithm === 'sliding-log' ? liveLog(state, windowMs) : state;
+  return algorithm === 'sliding-log' || algorithm === 'packed-log' ? liveLog(state, windowMs) : state;
+}
+
+/** Whether a kind of state is a sliding log's: a sorted set, or its packed string. */
+export function isLog(kind: StateKind): boolean {
+  return kind === 'sliding-log' || kind === 'packed-log';
+}
+
+/**
+ * A packed sliding log's times (see `packed-log.lua.ts`): a base time (a double), then each
+ * entry's time less the base as a little-endian 32-bit integer; `undefined` for another shape.
+ */
+export function unpackLog(bytes: Buffer): number[] | undefined {
+  if (bytes.length < 12 || (bytes.length - 8) % 4 !== 0) return undefined;
+  const base = bytes.readDoubleLE(0);
+  return Array.from({ length: (bytes.length - 8) / 4 }, (_, i) => base + bytes.readUInt32LE(8 + 4 * i));
+}
+
+/** A packed sliding log's bytes for `times` (ascending), based on the first. */
+export function packLog(times: readonly number[], base = times[0] ?? 0): Buffer {
+  const bytes = Buffer.alloc(8 + 4 * times.length);
+  bytes.writeDoubleLE(base, 0);
+  times.forEach((time, i) => bytes.writeUInt32LE(time - base, 8 + 4 * i));
+  return bytes;
 }

@@ -4,6 +4,7 @@ import {
   type Limiter,
   type LimiterOptions,
   type LimiterRulesOptions,
+  type Policy,
 } from '../../src';
 import { fakeClock } from '../contract/fake-clock';
 import { HOSTILE_KEYS, scanKeys, storeClientOf, type RedisTarget } from './redis-store-behaviour';
@@ -46,7 +47,7 @@ export function describeRedisRulesBehaviour(name: string, target: RedisTarget): 
       expect(keys.sort()).toEqual([
         `${prefix}:{user:42}:fixed-window:1`,
         `${prefix}:{user:42}:gcra@2:0`,
-        `${prefix}:{user:42}:sliding-log:2`,
+        `${prefix}:{user:42}:sliding-log@2:2`,
       ]);
       const client = target.client();
       // Each TTL is its own rule's reset, less the few ms since (the sliding log's: the end of

@@ -10,7 +10,8 @@ import {
   type Verdict,
 } from '../../src';
 import { KEY_NAMES, stateKindOf } from '../../src/stores/redis/scripts';
-import { storedNumbers } from './packed-state';
+import { PACKED_LOG_MAX } from '../../src/stores/redis/scripts/packed-log.lua';
+import { storedNumbers, unpackLog } from './packed-state';
 import { expectLogExpiry, slackMsOf } from './expiry-check';
 
 /** Where the store runs: its client (a Redis or a Cluster) and a plain client per master. */
@@ -264,14 +265,31 @@ export function describeRedisStoreBehaviour(name: string, target: RedisTarget): 
       expect((await consume(policyOf('fixed-window', '1/1m'), 'shared')).allowed).toBe(true);
     });
 
-    test('sliding-log: ten requests in one millisecond are ten members; a rejection is not recorded', async () => {
-      const policy = policyOf('sliding-log', '10/1m');
-      const at = 1_700_006_400_123;
-      const verdicts = await Promise.all(Array.from({ length: 12 }, () => consume(policy, 'same-ms', 1, at)));
-      expect(verdicts.filter((v) => v.allowed)).toHaveLength(10);
-      const members = await target.client().zrange(store.keyOf({ prefix, key: 'same-ms', policy }), 0, -1);
-      expect(members.sort()).toEqual(Array.from({ length: 10 }, (_, i) => `${at}:${i}`).sort());
-    });
+    test.each([
+      ['as one string', 10],
+      ['as a sorted set', PACKED_LOG_MAX + 10],
+    ])(
+      'sliding-log %s: ten requests in one millisecond are ten entries; a rejection is not recorded',
+      async (_form, limit) => {
+        const policy = policyOf('sliding-log', `${limit}/1m`);
+        const key = store.keyOf({ prefix, key: 'same-ms', policy });
+        const at = 1_700_006_400_123;
+        if (limit > 10) await consume(policy, 'same-ms', limit - 10, at - 1);
+        const verdicts = await Promise.all(
+          Array.from({ length: 12 }, () => consume(policy, 'same-ms', 1, at)),
+        );
+        expect(verdicts.filter((v) => v.allowed)).toHaveLength(10);
+        const client = target.client();
+        if (limit > PACKED_LOG_MAX) {
+          const members = await client.zrangebyscore(key, at, at);
+          expect(members.sort()).toEqual(Array.from({ length: 10 }, (_, i) => `${at}:${i}`).sort());
+        } else {
+          expect(unpackLog((await client.getBuffer(key)) as Buffer)).toEqual(
+            Array.from({ length: 10 }, () => at),
+          );
+        }
+      },
+    );
 
     test('sliding-log: a cost of thousands is logged in full (batched ZADD)', async () => {
       const policy = policyOf('sliding-log', '5000/1m');

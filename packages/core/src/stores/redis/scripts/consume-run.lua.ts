@@ -1,5 +1,5 @@
 import { inlineLua, type LuaBlock, type StateIo } from './lua-block';
-import { KEEP_TTL, keepStateLua } from './prelude.lua';
+import { APPEND_TTL, KEEP_TTL, keepStateLua } from './prelude.lua';
 
 /**
  * How `consume_run`'s steps read and delete: the run reads the key itself (into `held`, as the
@@ -90,6 +90,8 @@ end
         del_now(key)
       elseif ttl_ms == ${KEEP_TTL} then
         ${keepStateLua('key', 'value', 'call')}
+      elseif ttl_ms == ${APPEND_TTL} then
+        call('APPEND', key, value)
       else
         if ttl_ms ~= ttl_last then ttl_last, ttl_text = ttl_ms, format('%d', ttl_ms) end
         call('PSETEX', key, ttl_text, value)

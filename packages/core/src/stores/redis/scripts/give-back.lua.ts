@@ -1,6 +1,7 @@
 import { fixedWindowStateLua } from './fixed-window.lua';
 import { gcraStateLua } from './gcra.lua';
 import { leakyBucketStateLua } from './leaky-bucket.lua';
+import { packedLogBackLua } from './packed-log.lua';
 import { callIo, inlineLua } from './lua-block';
 import { slidingLogStateLua } from './sliding-log.lua';
 import { slidingWindowStateLua } from './sliding-window.lua';
@@ -132,7 +133,7 @@ local function sliding_log_back(key, now, cost, at, member, limit, window)
   local last = tonumber(redis.call('ZRANGE', key, '-1', '-1', 'WITHSCORES')[2])
   return last - last % window + 2 * window - now
 end
-`;
+${packedLogBackLua}`;
 
 /**
  * Exact give-backs (with receipts), the function `give_back_taken` (which the give-back script and

@@ -63,6 +63,9 @@ local function joint(a, k, count, now, reply, r)
           elseif receipt == 'log' then
             -- The log's own time, which value holds (part.now unless the clock is behind the log).
             s.at, s.member = s.value, first
+          elseif receipt == 'reset' then
+            -- The packed log's own time: its reset is that time + the window (its second number).
+            s.at = part.now + s.reset_ms - s.args[2]
           end
         end
       elseif s.code == 0 and part.cost > 0 then

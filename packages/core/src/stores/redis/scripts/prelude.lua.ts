@@ -57,6 +57,8 @@ const PRELUDE: ReadonlyArray<readonly [local: string, value: string]> = [
   ['min', 'math.min'],
   ['format', 'string.format'],
   ['match', 'string.match'],
+  ['ssub', 'string.sub'],
+  ['srep', 'string.rep'],
   ['spack', 'struct.pack'],
   ['sunpack', 'struct.unpack'],
   ['AHEAD_MS', String(AHEAD_MS)],
@@ -145,21 +147,31 @@ export function keepStateLua(key: string, value: string, call = 'redis.call'): s
 }
 
 /**
- * Lua writing a string state: `PSETEX` (`SET … PX` with less to parse) for `ttl`, or with
- * {@link KEEP_TTL} a `SET … KEEPTTL`.
+ * The TTL a step gives a write that appends its value to the key's string, keeping the key's
+ * expiry (`APPEND`): the packed sliding log's, whose admissions add their entries to the string
+ * Redis holds instead of sending it whole (see `packed-log.lua.ts`). A step appends only to the
+ * state it read, whose expiry its own earlier write set.
  */
-export function writeStateLua(key: string, ttl: string, value: string): string {
+export const APPEND_TTL = -2;
+
+/**
+ * Lua writing a string state: `PSETEX` (`SET … PX` with less to parse) for `ttl`, or with
+ * {@link KEEP_TTL} a `SET … KEEPTTL`, with {@link APPEND_TTL} an `APPEND`.
+ */
+export function writeStateLua(key: string, ttl: string, value: string, call = 'redis.call'): string {
   return `if ${ttl} == ${KEEP_TTL} then
-    ${keepStateLua(key, value)}
+    ${keepStateLua(key, value, call)}
+  elseif ${ttl} == ${APPEND_TTL} then
+    ${call}('APPEND', ${key}, ${value})
   else
-    redis.call('PSETEX', ${key}, format('%d', ${ttl}), ${value})
+    ${call}('PSETEX', ${key}, format('%d', ${ttl}), ${value})
   end`;
 }
 
 /**
  * Writes one packed string and its time-to-live in one command: no key ever lives without an
  * expiry, and none outlives the state it holds (a window's write may keep the expiry it has:
- * see {@link KEEP_TTL}).
+ * see {@link KEEP_TTL}; a packed log's may append to the string: see {@link APPEND_TTL}).
  */
 export const setStateLua = `
 local function set_state(key, ttl_ms, value)
