@@ -15,6 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
   ALGORITHMS,
+  consumeAll,
   createConcurrencyLimiter,
   createLimiter,
   RedisStore,
@@ -160,6 +161,36 @@ function permitCases(client: Redis, size: number): Case[] {
   ];
 }
 
+/**
+ * A request under two limits [perIp, perSku] on one store (`consumeAll`: one joint request of
+ * the batch script each), in batches of `size`: keys never seen per address, eight SKUs.
+ */
+function jointCase(client: Redis, size: number): Case {
+  const store = new RedisStore({ client, batch: { maxSize: size } });
+  const rate = { limit: 100_000_000, window: 60_000 };
+  const [ip, sku] = ['ip', 'sku'].map((name) =>
+    createLimiter({ rate, store, prefix: `joint-${name}`, timeoutMs: 60_000, blockCache: false }),
+  ) as [ReturnType<typeof createLimiter>, ReturnType<typeof createLimiter>];
+  const peekPolicy = resolvePolicy({ rate: '1/1h' });
+  return {
+    name: `joint b${size} two limits`,
+    decide: async (key) => {
+      const r = Number(key.slice(key.indexOf(':') + 1));
+      const ahead = Array.from({ length: PLACES }, () =>
+        store.consume({ prefix: 'peek', key: 'p', policy: peekPolicy, cost: 0 }),
+      );
+      const batch = Array.from({ length: size }, (_, i) =>
+        consumeAll([
+          { limiter: ip, key: `u${r}:${i}` },
+          { limiter: sku, key: `sku:${i % 8}` },
+        ]).then((decisions) => decisions.every((d) => d?.allowed === true)),
+      );
+      await Promise.all(ahead);
+      return (await Promise.all(batch)).every(Boolean);
+    },
+  };
+}
+
 /** A permit taken and given back, each its own call (`permit alone`: the instructions of both). */
 function lonePermitCase(client: Redis): Case {
   const limiter = createConcurrencyLimiter({
@@ -297,6 +328,7 @@ export async function countInstructions(
           : [
               ...ALGORITHMS.flatMap((algorithm) => batchCases(client, algorithm, BATCH)),
               ...permitCases(client, BATCH),
+              jointCase(client, BATCH),
             ]
     ).filter((c) => ONLY === undefined || ONLY.some((o) => c.name.startsWith(o)));
     const rows: InstructionRow[] = [];
