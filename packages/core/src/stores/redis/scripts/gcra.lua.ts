@@ -56,9 +56,14 @@ if debt > tolerance + queue then
   ${before}
   ${ret(`1, before, ${ceilLua('current / per_window')}, ${ceilLua('(debt - tolerance - queue) / per_window')}`)}
 end
-local reset_ms = ${ceilLua('debt / per_window')}
+-- Each quotient once, rounded by arithmetic (each operation of Lua costs Redis a few dozen).
+local reset_ms = -debt / per_window
+reset_ms = -(reset_ms - reset_ms % 1)
 local remaining = 0
-if tolerance - debt > 0 then remaining = ${floorLua('(tolerance - debt) / window')} end
+if tolerance - debt > 0 then
+  remaining = (tolerance - debt) / window
+  remaining = remaining - remaining % 1
+end
 if cost == 0 then ${ret('0, remaining, reset_ms, 0')} end
 local delay = 0
 if debt > tolerance then delay = ${ceilLua('(debt - tolerance) / per_window')} end
