@@ -76,7 +76,7 @@ describe('bench smoke (tiny sizes, no thresholds)', () => {
   // timeout sends them to its insurance store), which the full run reports as invalid.
   it('loads every HTTP variant and gets mostly the status of its path', () => {
     expect(results.http?.bare.map((row) => row.framework)).toEqual(['express', 'koa', 'fastify', 'hono']);
-    expect(results.http?.rows.length).toBe(44);
+    expect(results.http?.rows.length).toBe(48);
     for (const row of results.http?.rows ?? []) {
       expect(row.rps).toBeGreaterThan(0);
       expect(row.statuses[row.path === 'admitted' ? '200' : '429']).toBeGreaterThan(0);
@@ -105,18 +105,19 @@ describe('bench smoke (tiny sizes, no thresholds)', () => {
   });
 
   it('counts Redis commands per decision for every candidate', () => {
-    // INCR, six algorithms, gcra with batch: false and the two peers, at 1 and 256 in flight.
-    expect(results.redis?.rows.length).toBe(20);
+    // INCR, six algorithms, the sliding log at its wide limit, gcra with batch: false, the two
+    // peers and the two-limit pair, at 1 and 256 in flight.
+    expect(results.redis?.rows.length).toBe(26);
     for (const row of results.redis?.rows ?? []) expect(row.perSecond).toBeGreaterThan(0);
     const admitted = results.redis?.counts.filter((row) => row.scenario === 'admitted') ?? [];
-    expect(admitted.length).toBe(10);
+    expect(admitted.length).toBe(13);
     for (const row of admitted) {
       expect(row.admittedShare).toBe(1);
       expect(Number.isFinite(row.sentPerDecision)).toBe(true);
       expect(Number.isFinite(row.executedPerDecision)).toBe(true);
     }
     const floods = results.redis?.counts.filter((c) => c.scenario === 'flood') ?? [];
-    expect(floods.length).toBe(9);
+    expect(floods.length).toBe(10);
     for (const row of floods) expect(row.admittedShare).toBeLessThan(0.5);
   });
 

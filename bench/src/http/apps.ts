@@ -36,6 +36,9 @@ export const METRICS_FRAMEWORKS: readonly Framework[] = ['express', 'koa', 'fast
 /** How the report names sluice's concurrency limit. */
 export const CONCURRENCY_LIMITER = 'sluice concurrencyLimit';
 
+/** How the report names the floor variant: one batched Redis call per request, no limiter. */
+export const FLOOR_LIMITER = 'floor: one batched Redis call';
+
 /** How the report names the calibration variant: a middleware that only passes the request on. */
 export const NOOP_LIMITER = 'no-op middleware';
 
@@ -76,19 +79,20 @@ export const VARIANTS: readonly Variant[] = [
   // A permit per request, given back when the response closes; never refused (issue 17).
   { limiter: 'concurrency', store: 'memory', path: 'admitted' },
   { limiter: 'concurrency', store: 'redis', path: 'admitted' },
+  // The floor sluice's Redis path is judged against: one batched Redis call per request, no limiter.
+  { limiter: 'floor-batch', store: 'redis', path: 'admitted' },
 ];
 
 /**
- * The floor of any Redis round trip per request, no limiter (issue 11, `BENCH_FLOOR=1` in
- * focus.ts): `floor-get` awaits one ioredis GET per request; `floor-batch` one reply of a batched
- * EVAL (up to 64 requests a call, two calls on their way, full ones at once), as sluice's store
- * batches, without its limiter.
+ * The floors of any Redis round trip per request, no limiter: `floor-batch` (in {@link VARIANTS},
+ * the full run's: sluice's Redis path is judged against it) awaits one reply of a batched EVAL
+ * (up to 64 requests a call, two calls on their way, full ones at once), as sluice's store
+ * batches, without its limiter; `floor-get` (this list, `BENCH_FLOOR=1` in focus.ts) one ioredis
+ * GET per request.
  */
-export const FLOOR_VARIANTS: readonly Variant[] = (['floor-get', 'floor-batch'] as const).map((limiter) => ({
-  limiter,
-  store: 'redis',
-  path: 'admitted',
-}));
+export const FLOOR_VARIANTS: readonly Variant[] = [
+  { limiter: 'floor-get', store: 'redis', path: 'admitted' },
+];
 
 /** The metrics section's pair: the in-memory admitted path without and with `metrics`. */
 export const METRICS_VARIANTS: readonly Variant[] = (['sluice', 'sluice-metrics'] as const).map(

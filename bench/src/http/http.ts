@@ -5,6 +5,7 @@ import type { Settings } from '../settings';
 import { SHARED_STORE_TIMEOUT_MS, supportsBlockCache } from '../sluice-limiter';
 import {
   CONCURRENCY_LIMITER,
+  FLOOR_LIMITER,
   NOOP_LIMITER,
   FRAMEWORKS,
   USUAL_LIMITER,
@@ -239,7 +240,9 @@ export async function runFramework(
               ? CONCURRENCY_LIMITER
               : variant.limiter === 'noop'
                 ? NOOP_LIMITER
-                : variant.limiter,
+                : variant.limiter === 'floor-batch'
+                  ? FLOOR_LIMITER
+                  : variant.limiter,
         ratio: round(median(ratios), 3),
         cpuRatio: round(median(mine.map(({ run, bareCpu }) => bareCpu / (run.serverCpu / run.rps))), 3),
         cpuUs: round(median(mine.map(({ run }) => (1e6 * run.serverCpu) / run.rps)), 2),
@@ -304,6 +307,8 @@ export async function runHttp(settings: Settings, redisPort: number, pinned: boo
         : 'not pinned (taskset missing or fewer than 2 cores): server and load share the cores',
       'admitted: limit 100 000 000 per minute; 429: 1 per minute (the only client is over it); every limiter keys on the client address with its defaults otherwise',
       `${NOOP_LIMITER}: a middleware (Fastify: an onRequest hook) that only passes the request on, no limiter: what one more layer costs, and how far a ratio that should be 1 strays in this run`,
+      `${FLOOR_LIMITER}: the same app making one Redis call per request and no limiter, the calls batched as sluice's store batches (one EVAL for up to 64 requests, two on their way, full ones at once): the floor of any limiter on Redis, which sluice's Redis ratio is judged against, round by round`,
+      'the spread after a ratio is its lowest and highest round',
       `${CONCURRENCY_LIMITER}: max 1 000 000 requests in flight per client address (never reached): a permit taken per request and given back when its response closes`,
       `sluice: a MemoryStore() or RedisStore on one shared ioredis client${blockCache ? `, blockCache: true and timeoutMs: ${SHARED_STORE_TIMEOUT_MS} with Redis (the peers wait for Redis without a bound)` : ' (this core has no blockCache option yet)'}`,
     ],

@@ -15,6 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
   ALGORITHMS,
+  consumeAll,
   createConcurrencyLimiter,
   createLimiter,
   RedisStore,
@@ -24,6 +25,7 @@ import {
 import { resolvePolicy } from '@sluice/core/adapter';
 import Redis from 'ioredis';
 import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
+import { logLengthCases } from './log-lengths';
 import { freePort } from './redis-server';
 
 const KEYS = Array.from({ length: 200 }, (_, i) => `user:${i}`);
@@ -159,6 +161,36 @@ function permitCases(client: Redis, size: number): Case[] {
   ];
 }
 
+/**
+ * A request under two limits [perIp, perSku] on one store (`consumeAll`: one joint request of
+ * the batch script each), in batches of `size`: keys never seen per address, eight SKUs.
+ */
+function jointCase(client: Redis, size: number): Case {
+  const store = new RedisStore({ client, batch: { maxSize: size } });
+  const rate = { limit: 100_000_000, window: 60_000 };
+  const [ip, sku] = ['ip', 'sku'].map((name) =>
+    createLimiter({ rate, store, prefix: `joint-${name}`, timeoutMs: 60_000, blockCache: false }),
+  ) as [ReturnType<typeof createLimiter>, ReturnType<typeof createLimiter>];
+  const peekPolicy = resolvePolicy({ rate: '1/1h' });
+  return {
+    name: `joint b${size} two limits`,
+    decide: async (key) => {
+      const r = Number(key.slice(key.indexOf(':') + 1));
+      const ahead = Array.from({ length: PLACES }, () =>
+        store.consume({ prefix: 'peek', key: 'p', policy: peekPolicy, cost: 0 }),
+      );
+      const batch = Array.from({ length: size }, (_, i) =>
+        consumeAll([
+          { limiter: ip, key: `u${r}:${i}` },
+          { limiter: sku, key: `sku:${i % 8}` },
+        ]).then((decisions) => decisions.every((d) => d?.allowed === true)),
+      );
+      await Promise.all(ahead);
+      return (await Promise.all(batch)).every(Boolean);
+    },
+  };
+}
+
 /** A permit taken and given back, each its own call (`permit alone`: the instructions of both). */
 function lonePermitCase(client: Redis): Case {
   const limiter = createConcurrencyLimiter({
@@ -210,6 +242,10 @@ export interface InstructionOptions {
   readonly n?: number | undefined;
   /** Leave the dumps in their temporary folder (the default), or remove it. */
   readonly keepDumps?: boolean | undefined;
+  /** Count instead the sliding log's two forms at these lengths (see log-lengths.ts). */
+  readonly logLengths?: readonly number[] | undefined;
+  /** With `logLengths`: the store's `PACKED_LOG_MAX`. */
+  readonly packedMax?: number | undefined;
 }
 
 /** One case's count. */
@@ -240,7 +276,7 @@ export function hasCallgrind(): boolean {
  * case (see the file's header); `onRow` hears each as it is counted.
  */
 export async function countInstructions(
-  { batch: BATCH, only: ONLY, n: N = 400, keepDumps = true }: InstructionOptions,
+  { batch: BATCH, only: ONLY, n: N = 400, keepDumps = true, logLengths, packedMax = 0 }: InstructionOptions,
   onRow: (row: InstructionRow) => void = () => undefined,
 ): Promise<InstructionRow[]> {
   const dir = mkdtempSync(join(tmpdir(), 'lone-cg-'));
@@ -281,16 +317,19 @@ export async function countInstructions(
       }
     }
     const cases = (
-      BATCH === undefined
-        ? [
-            ...ALGORITHMS.flatMap((algorithm) => sluiceCases(client, algorithm)),
-            ...rlfCases(client),
-            lonePermitCase(client),
-          ]
-        : [
-            ...ALGORITHMS.flatMap((algorithm) => batchCases(client, algorithm, BATCH)),
-            ...permitCases(client, BATCH),
-          ]
+      logLengths !== undefined
+        ? logLengthCases(client, logLengths, packedMax, BATCH)
+        : BATCH === undefined
+          ? [
+              ...ALGORITHMS.flatMap((algorithm) => sluiceCases(client, algorithm)),
+              ...rlfCases(client),
+              lonePermitCase(client),
+            ]
+          : [
+              ...ALGORITHMS.flatMap((algorithm) => batchCases(client, algorithm, BATCH)),
+              ...permitCases(client, BATCH),
+              jointCase(client, BATCH),
+            ]
     ).filter((c) => ONLY === undefined || ONLY.some((o) => c.name.startsWith(o)));
     const rows: InstructionRow[] = [];
     // In batch mode, the round's number (a key of its own in each warm-up and counted round).

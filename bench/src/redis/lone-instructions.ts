@@ -6,6 +6,9 @@
  *   LONE_BATCH=64 npx tsx ...          (per decision in batches of 64 instead: distinct keys
  *                                      without state, distinct keys each with a state of its own,
  *                                      distinct keys sharing one state text, one hot key)
+ *   LONE_LOG=64,256,1024 LONE_PACKED_MAX=<the store's PACKED_LOG_MAX> npx tsx ...
+ *                                      (the sliding log's two forms by the length of its logs,
+ *                                      alone or with LONE_BATCH: see log-lengths.ts)
  *
  * Writes nothing to bench/results (`pnpm bench` counts a few of these cases in its Redis section).
  */
@@ -16,6 +19,8 @@ void countInstructions(
     batch: process.env.LONE_BATCH === undefined ? undefined : Number(process.env.LONE_BATCH),
     only: process.env.LONE_ONLY?.split(','),
     n: Number(process.env.LONE_N ?? 400),
+    logLengths: process.env.LONE_LOG?.split(',').map(Number),
+    packedMax: Number(process.env.LONE_PACKED_MAX ?? 0),
   },
   (row) =>
     console.log(

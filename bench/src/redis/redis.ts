@@ -1,4 +1,4 @@
-import { ALGORITHMS, RedisStore as SluiceRedisStore, type AlgorithmName } from '@sluice/core';
+import { ALGORITHMS, consumeAll, RedisStore as SluiceRedisStore, type AlgorithmName } from '@sluice/core';
 import type { Options as ErlOptions } from 'express-rate-limit';
 import Redis from 'ioredis';
 import { RedisStore as RateLimitRedisStore, type RedisReply } from 'rate-limit-redis';
@@ -6,12 +6,17 @@ import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import { median, round } from '../measure';
 import { progress } from '../progress';
 import type { Settings } from '../settings';
-import { countedLimiter, SHARED_STORE_TIMEOUT_MS, supportsBlockCache } from '../sluice-limiter';
+import {
+  countedLimiter,
+  SHARED_STORE_TIMEOUT_MS,
+  supportsBlockCache,
+  type CountedLimiter,
+} from '../sluice-limiter';
 import { spawnTsChild } from '../child';
 import { runBatching, type BatchingResult } from './batching';
 import { runClients, type ClientsResult } from './clients';
 import { countCommands, total } from './command-count';
-import { ADMIT_ALL, WINDOW_MS } from '../limits';
+import { ADMIT_ALL, LOG_LIMIT, LOG_WINDOW_MS, WIDE_LOG_LIMIT, WINDOW_MS } from '../limits';
 
 const KEYS = Array.from({ length: 10_000 }, (_, i) => `user:${i}`);
 const IN_FLIGHT = [1, 256] as const;
@@ -40,6 +45,8 @@ export interface RedisRow {
   readonly perSecond: number;
   /** Median over the rounds of this rate / rate-limiter-flexible's in the same round. */
   readonly ofRlf: number;
+  /** The lowest and highest of those rounds' ratios. */
+  readonly ofRlfSpread: readonly [number, number];
   /** Same, against the bare INCR. */
   readonly ofIncr: number;
   readonly samples: readonly number[];
@@ -84,20 +91,27 @@ function connect(port: number): Redis {
   return new Redis({ host: '127.0.0.1', port });
 }
 
-function sluice(port: number, algorithm: AlgorithmName, batch = true): Candidate {
+/**
+ * sluice on `algorithm`, batching on or off; the sliding log at {@link LOG_LIMIT} per
+ * {@link LOG_WINDOW_MS}, or at `logLimit` (then the candidate's id ends with it).
+ */
+function sluice(port: number, algorithm: AlgorithmName, batch = true, logLimit?: number): Candidate {
   const client = connect(port);
   const store = new SluiceRedisStore({ client, batch });
+  const log = algorithm === 'sliding-log' ? (logLimit ?? LOG_LIMIT) : undefined;
   const rate =
-    algorithm === 'sliding-log' ? { limit: 1000, window: '1s' } : { limit: ADMIT_ALL, window: WINDOW_MS };
-  const tag = batch ? algorithm : `${algorithm}-unbatched`;
+    log === undefined ? { limit: ADMIT_ALL, window: WINDOW_MS } : { limit: log, window: LOG_WINDOW_MS };
+  const tag = `${batch ? algorithm : `${algorithm}-unbatched`}${logLimit === undefined ? '' : `-${logLimit}`}`;
   const admitted = countedLimiter({ algorithm, rate, store, prefix: `bench-${tag}` }, { shared: true });
   const limited = countedLimiter(
     { algorithm, rate: '1r/m', store, prefix: `bench-flood-${tag}` },
     { shared: true },
   );
-  const name = algorithm === 'sliding-log' ? 'sluice sliding-log (1000/1s)' : `sluice ${algorithm}`;
+  const name =
+    log === undefined ? `sluice ${algorithm}` : `sluice sliding-log (${log}/${LOG_WINDOW_MS / 1000}s)`;
+  const id = `sluice:${algorithm}${batch ? '' : ':unbatched'}${logLimit === undefined ? '' : `:${logLimit}`}`;
   return {
-    id: batch ? `sluice:${algorithm}` : `sluice:${algorithm}:unbatched`,
+    id,
     name: batch ? name : `${name}, batch: false`,
     client,
     admitted: (key) => admitted.limiter.consume(key).then((d) => d.allowed),
@@ -140,7 +154,9 @@ function candidates(port: number): Candidate[] {
       withoutStore: () => 0,
     },
     ...ALGORITHMS.map((algorithm) => sluice(port, algorithm)),
+    sluice(port, 'sliding-log', true, WIDE_LOG_LIMIT),
     sluice(port, 'gcra', false),
+    ...twoLimits(port),
     {
       id: 'rate-limiter-flexible',
       name: 'rate-limiter-flexible RateLimiterRedis',
@@ -173,6 +189,62 @@ function candidates(port: number): Candidate[] {
     },
   ];
 }
+
+/** SKUs the two-limit candidates' second limit counts per, in turn beside the addresses. */
+const SKUS = 100;
+
+/**
+ * A request under two limits, per address and per SKU ([perIp, perSku]), on one Redis node: sluice's
+ * `consumeAll` (one script call, or one request of a batch call, for both) beside two
+ * rate-limiter-flexible `RateLimiterRedis.consume` calls, one after the other, as its users check
+ * two limits. A decision is a request's, both limits taken.
+ */
+function twoLimits(port: number): Candidate[] {
+  const client = connect(port);
+  const store = new SluiceRedisStore({ client });
+  const rate = { limit: ADMIT_ALL, window: WINDOW_MS };
+  const [perIp, perSku] = ['ip', 'sku'].map((name) =>
+    countedLimiter({ rate, store, prefix: `bench-two-${name}` }, { shared: true }),
+  ) as [CountedLimiter, CountedLimiter];
+  const sku = (key: string): string => `sku:${Number(key.slice(key.indexOf(':') + 1)) % SKUS}`;
+  const rlfClient = connect(port);
+  const [rlfIp, rlfSku] = ['ip', 'sku'].map(
+    (name) =>
+      new RateLimiterRedis({
+        storeClient: rlfClient,
+        points: ADMIT_ALL,
+        duration: WINDOW_MS / 1000,
+        keyPrefix: `bench-rlf-two-${name}`,
+      }),
+  ) as [RateLimiterRedis, RateLimiterRedis];
+  const [ipDecide, skuDecide] = [rlfDecide(rlfIp), rlfDecide(rlfSku)];
+  return [
+    {
+      id: TWO_LIMITS.sluice,
+      name: 'sluice consumeAll([perIp, perSku])',
+      client,
+      admitted: (key) =>
+        consumeAll([
+          { limiter: perIp.limiter, key },
+          { limiter: perSku.limiter, key: sku(key) },
+        ]).then((decisions) => decisions.every((d) => d?.allowed === true)),
+      withoutStore: () => perIp.withoutStore() + perSku.withoutStore(),
+    },
+    {
+      id: TWO_LIMITS.rlf,
+      name: 'rate-limiter-flexible, two consume calls',
+      client: rlfClient,
+      admitted: async (key) => (await ipDecide(key)) && skuDecide(sku(key)),
+      withoutStore: () => 0,
+    },
+  ];
+}
+
+/** The two-limit candidates' ids (see {@link twoLimits}). */
+export const TWO_LIMITS = {
+  sluice: 'two-limits:sluice',
+  rlf: 'two-limits:rate-limiter-flexible',
+} as const;
 
 /**
  * Each worker lets timers and I/O run every so often. A decision answered in process (sluice's
@@ -322,12 +394,14 @@ export async function runRedis(settings: Settings, port: number): Promise<RedisR
       const incr = samples.get('incr') ?? [];
       for (const candidate of all) {
         const mine = samples.get(candidate.id) ?? [];
+        const ofRlf = mine.map((v, r) => v / (rlf[r] ?? Number.NaN));
         rows.push({
           id: candidate.id,
           candidate: candidate.name,
           inFlight,
           perSecond: Math.round(median(mine)),
-          ofRlf: round(median(mine.map((v, r) => v / (rlf[r] ?? Number.NaN))), 3),
+          ofRlf: round(median(ofRlf), 3),
+          ofRlfSpread: [round(Math.min(...ofRlf), 3), round(Math.max(...ofRlf), 3)],
           ofIncr: round(median(mine.map((v, r) => v / (incr[r] ?? Number.NaN))), 3),
           samples: mine.map(Math.round),
           withoutStore: candidate.withoutStore() - (errorsBefore.get(candidate.id) ?? 0),
@@ -358,7 +432,9 @@ export async function runRedis(settings: Settings, port: number): Promise<RedisR
     notes: [
       'sluice batches concurrent decisions (the default: up to 64 decisions a call; 2 calls on their way per connection, 16 when the next is full); one row without (batch: false) for comparison',
       `decisions/s: ${settings.redisRounds} rounds of ${settings.redisMs} ms per candidate, each cut into ${SLICES} turns of ${settings.redisMs / SLICES} ms that the candidates take in turn (so a slow spell of the machine hits them all); ratios are medians of each round's`,
-      `each candidate has its own ioredis connection; 10 000 keys in turn; limit ${ADMIT_ALL.toLocaleString('en')} per minute (sliding-log: 1000/s), so every decision admits`,
+      `each candidate has its own ioredis connection; 10 000 keys in turn; limit ${ADMIT_ALL.toLocaleString('en')} per minute (sliding-log: ${LOG_LIMIT} per ${LOG_WINDOW_MS / 1000} s, the goals' typical limit, and ${WIDE_LOG_LIMIT} beside it), so every decision admits`,
+      `two limits: a request under [perIp, perSku] (10 000 addresses, ${SKUS} SKUs in turn, the same limit), sluice's consumeAll on one Redis node against two RateLimiterRedis.consume calls one after the other; × rlf there is against rate-limiter-flexible's one-limit row, the goal compares the two-limit rows round by round`,
+      'the spread after a ratio is its lowest and highest round',
       'sent = commands the client sent, per decision (MONITOR); executed = INFO commandstats deltas, which also count the commands scripts run',
       `flood: a limit of 1 per minute, the key already over it, ${settings.redisCountDecisions} decisions 256 at a time; sluice ${blockCache ? 'with blockCache: true' : 'without blockCache (this core has no such option yet)'}, peers with their defaults`,
       `sluice waits up to ${SHARED_STORE_TIMEOUT_MS} ms for Redis (timeoutMs; the default is 50), as the peers wait without a bound`,

@@ -1,5 +1,6 @@
 import { machineLine } from '../machine';
 import type { ClientsResult } from '../redis/clients';
+import type { RedisRow } from '../redis/redis';
 import type { Results } from './results';
 
 const n = (value: number): string => Math.round(value).toLocaleString('en');
@@ -111,9 +112,11 @@ function httpSection(results: Results): string[] {
         row.framework,
         row.store,
         row.path,
-        row.limiter === 'usual' || row.limiter === 'noop' ? row.name : `**${row.name}**`,
+        row.limiter === 'usual' || row.limiter === 'noop' || row.limiter === 'floor-batch'
+          ? row.name
+          : `**${row.name}**`,
         n(row.rps),
-        row.limiter === 'usual' || row.limiter === 'noop' ? x(row.ratio, 3) : `**${x(row.ratio, 3)}**`,
+        `${row.limiter === 'usual' || row.limiter === 'noop' || row.limiter === 'floor-batch' ? x(row.ratio, 3) : `**${x(row.ratio, 3)}**`} (${x(Math.min(...row.ratios), 3)}–${x(Math.max(...row.ratios), 3)})`,
         `${x(row.p99Ms, 0)} (${x(row.bareP99Ms, 0)})`,
         `${(row.expectedShare * 100).toFixed(1)} %`,
         String(row.withoutStore),
@@ -173,6 +176,12 @@ function metricsSection(results: Results): string[] {
   ];
 }
 
+/** × rate-limiter-flexible and its rounds' spread (results recorded before it have none). */
+function withSpread(row: RedisRow): string {
+  const spread = row.ofRlfSpread as RedisRow['ofRlfSpread'] | undefined;
+  return spread === undefined ? x(row.ofRlf) : `${x(row.ofRlf)} (${x(spread[0])}–${x(spread[1])})`;
+}
+
 function redisSection(results: Results): string[] {
   const redis = results.redis;
   if (redis === undefined) return [];
@@ -206,9 +215,9 @@ function redisSection(results: Results): string[] {
         return [
           one?.candidate ?? many?.candidate ?? id,
           one === undefined ? '' : n(one.perSecond),
-          one === undefined ? '' : x(one.ofRlf),
+          one === undefined ? '' : withSpread(one),
           many === undefined ? '' : n(many.perSecond),
-          many === undefined ? '' : x(many.ofRlf),
+          many === undefined ? '' : withSpread(many),
           many === undefined ? '' : x(many.ofIncr),
           admitted === undefined ? '' : x(admitted.sentPerDecision, 3),
           admitted === undefined ? '' : x(admitted.executedPerDecision, 2),

@@ -5,6 +5,7 @@ import type { Decision, Verdict } from '../types';
 import type { Target } from './decisions';
 import { sideOf, type LimiterSide, type RemoteSide, type TakenDecision } from './limiter-side';
 import type { Limiter } from './limiter-types';
+import { TurnBudget } from './turn-budget';
 
 /** One limit of a request with several ({@link consumeAll}). */
 export interface LimitRequest {
@@ -55,7 +56,10 @@ interface Joint {
  *   order, and when one refuses, what the earlier ones took is given back exactly (each window
  *   in the window it counted in, the sliding log's very entries, leased units to their lease).
  *   Until then a concurrent request may see those units taken, and a refund the store fails
- *   (down, slower than `timeoutMs`) is lost: reported as a `storeError`, never retried.
+ *   (down, slower than `timeoutMs`) is lost: reported as a `storeError`, never retried. The
+ *   request waits for its stores one `timeoutMs` in all (the shortest of its limiters'), not one
+ *   per limit: a limit whose turn finds that time spent, or whose store does not answer within
+ *   what is left, is decided by its `onStoreError`, and what its store takes late is given back.
  *
  * A failure of the store is decided per limit by its `onStoreError`, in order, with the same
  * give-back on the insurance store. A limiter that is not from `createLimiter` is only asked in
@@ -128,7 +132,11 @@ export async function takeAll(requests: readonly TakeRequest[]): Promise<TakenAl
         own === store && remote?.joinable === true && remote.guard.closed((parts[i] as JointPart).key),
     ) &&
     store.canJoin?.(parts) === true;
-  return together ? inOneCall(joint, store) : inTurn(joint, (i) => takeOne(joint, i));
+  if (together) return inOneCall(joint, store);
+  // One timeout in all for the turns (the shortest of the remote limiters'), counted from now.
+  const timeouts = sides.flatMap(({ remote }) => (remote === undefined ? [] : [remote.timeoutMs]));
+  const budget = timeouts.length === 0 ? undefined : new TurnBudget(Math.min(...timeouts));
+  return inTurn(joint, (i) => takeOne(joint, i, budget), budget);
 }
 
 /** `consumeAll`'s list, checked: each entry a limit with a limiter. */
@@ -271,12 +279,30 @@ async function inOneCall(joint: Joint, store: Store): Promise<TakenAll> {
   return { decisions, refunds };
 }
 
-/** Part `i` alone: through its remote path, or its in-process store with its receipts. */
-async function takeOne({ sides, parts, targets, requests }: Joint, i: number): Promise<TakenDecision> {
+/**
+ * Part `i` alone: through its remote path, within the time `budget` leaves (see
+ * {@link TurnBudget}), or its in-process store with its receipts.
+ */
+async function takeOne(
+  { sides, parts, targets, requests }: Joint,
+  i: number,
+  budget: TurnBudget | undefined,
+): Promise<TakenDecision> {
   const side = sides[i] as LimiterSide;
   const part = parts[i] as JointPart;
   const target = targets[i] as Target;
-  if (side.remote !== undefined) return side.remote.take(part, target);
+  const { remote } = side;
+  if (remote !== undefined) {
+    if (budget === undefined) return remote.take(part, target);
+    const late = async (): Promise<TakenDecision> => {
+      const { verdicts, degraded, giveBack } = await remote.guard.degradePart(part);
+      return { decision: side.decision(verdicts, target, part, degraded), giveBack };
+    };
+    const left = budget.left();
+    if (left === 0) return late();
+    // The store is told the time left too: a request still waiting for its call then is not sent.
+    return budget.within(remote.take({ ...part, timeoutMs: left }, target), late, refundLate);
+  }
   const taken = takeAlone(side.store, part);
   if (taken === undefined) {
     const { limiter, context } = requests[i] as TakeRequest;
@@ -294,11 +320,21 @@ async function takeOne({ sides, parts, targets, requests }: Joint, i: number): P
 
 const DONE = Promise.resolve();
 
+/** What a part's store took after its turn was decided without it: given back. */
+function refundLate({ decision, giveBack }: TakenDecision): void {
+  if (decision.allowed && giveBack !== undefined) void refundAll([giveBack]);
+}
+
 /**
  * The parts in order: when an enforcing part refuses, the later ones are not asked and what the
- * earlier ones took is given back, before the decisions resolve.
+ * earlier ones took is given back, before the decisions resolve (waited for within `budget`:
+ * past it, the give-backs go on without the request).
  */
-async function inTurn({ parts }: Joint, take: (i: number) => Promise<TakenDecision>): Promise<TakenAll> {
+async function inTurn(
+  { parts }: Joint,
+  take: (i: number) => Promise<TakenDecision>,
+  budget?: TurnBudget,
+): Promise<TakenAll> {
   const decisions: Array<Decision | undefined> = parts.map(() => undefined);
   const refunds: Array<Refund | undefined> = [];
   for (let i = 0; i < parts.length; i++) {
@@ -307,7 +343,8 @@ async function inTurn({ parts }: Joint, take: (i: number) => Promise<TakenDecisi
     if (decision.allowed) {
       refunds[i] = giveBack;
     } else if ((parts[i] as JointPart).dryRun !== true) {
-      await refundAll(refunds);
+      const refunded = refundAll(refunds);
+      await (budget === undefined ? refunded : budget.within(refunded, () => undefined));
       return { decisions, refunds: NO_REFUNDS };
     }
   }

@@ -1,3 +1,16 @@
+import type { Policy } from '../../src';
+import { MIN_SLACK_MS } from '../../src/stores/redis/scripts/expiry.lua';
+
+/**
+ * How long a key may outlive its state on the server's clock (see `expiry.lua.ts`): a bucket's,
+ * the larger of a second and its period (the time a full bucket takes to refill); 0 for the
+ * others (the windows keep their own expiry, the sliding log its spans': see below).
+ */
+export function slackMsOf(policy: Policy): number {
+  if (!['gcra', 'token-bucket', 'leaky-bucket'].includes(policy.algorithm) || policy.warmupMs > 0) return 0;
+  return Math.max(MIN_SLACK_MS, Math.floor((policy.windowMs * (policy.burst + 1)) / policy.limit));
+}
+
 /**
  * The expiry a sliding log's key keeps on Redis (see `sliding-log.lua.ts`): only the first
  * admission of each window-long span of time sets it, to the end of the next span, so every
@@ -24,7 +37,7 @@ export function expectLogExpiry(ttl: number, neededMs: number, windowMs: number,
 }
 
 /** The kinds of state whose writes may keep the key's expiry (`SET … KEEPTTL`) instead of setting it. */
-const KEEPING = new Set(['sliding-log', 'fixed-window', 'sliding-window']);
+const KEEPING = new Set(['sliding-log', 'packed-log', 'fixed-window', 'sliding-window']);
 
 /**
  * Checks the expiry a state's key has on Redis against the reference's TTLs, write after write,
@@ -55,7 +68,7 @@ export class ExpiryCheck {
       return KEEPING.has(this.kind) && (this.expiresAt.get(key) ?? -Infinity) >= nowMs + neededMs;
     }
     const keepMs =
-      this.kind === 'sliding-log'
+      this.kind === 'sliding-log' || this.kind === 'packed-log'
         ? logKeepMs(nowMs + neededMs - this.windowMs, nowMs, this.windowMs)
         : neededMs;
     this.expiresAt.set(key, nowMs + keepMs);

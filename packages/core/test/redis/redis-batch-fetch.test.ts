@@ -132,7 +132,7 @@ test('distinct keys holding one same state, or one same unreadable text, a run o
 
 describe('keys of another type among distinct keys', () => {
   const gcra = POLICIES[0] as Policy;
-  const key = (prefix: string, user: string) => `${prefix}:{${user}}:gcra`;
+  const key = (prefix: string, user: string) => `${prefix}:{${user}}:gcra@2`;
 
   /** Admitted, peeked, past its capacity, reset: each on a list, among keys of none and of state. */
   const asked = (prefix: string): Ask[] => [
@@ -161,7 +161,7 @@ describe('keys of another type among distinct keys', () => {
   test('are read as none, and deleted or replaced as one by one', async () => {
     const lists = ['list:admitted', 'list:peeked', 'list:too-big', 'list:reset'];
     for (const prefix of ['alone-wrong', 'batch-wrong']) {
-      await client.set(key(prefix, 'state:1'), packState([FAKE_EPOCH - 100, 0]), 'PX', 60_000);
+      await client.set(key(prefix, 'state:1'), packState([FAKE_EPOCH - 100, 0, 0]), 'PX', 60_000);
       for (const user of lists) await client.rpush(key(prefix, user), 'a', 'b');
     }
     const { answers, answersAlone } = await bothWays('wrong', asked);
@@ -214,7 +214,7 @@ describe('under maxmemory, a batch of distinct keys', () => {
     );
     for (const [i, held] of holds.entries()) {
       if (held === 'state')
-        await client.set(keys[i] as string, packState([FAKE_EPOCH - 100, 0]), 'PX', 60_000);
+        await client.set(keys[i] as string, packState([FAKE_EPOCH - 100, 0, 0]), 'PX', 60_000);
       if (held === 'list') await client.rpush(keys[i] as string, 'a');
     }
     const last = expected[2];
@@ -232,7 +232,7 @@ describe('under maxmemory, a batch of distinct keys', () => {
     // The second key: left as it was when its consume met the refusal, or its list replaced.
     const second = keys[1] as string;
     if (holds[1] === 'state')
-      expect(await client.getBuffer(second)).toEqual(packState([FAKE_EPOCH - 100, 0]));
+      expect(await client.getBuffer(second)).toEqual(packState([FAKE_EPOCH - 100, 0, 0]));
     else expect(await client.type(second)).toBe('string');
   });
 });

@@ -28,7 +28,7 @@ const policy: Policy = resolvePolicy({
 
 test('one key: an admission without delay in two integers, a delayed one and a rejection in four', async () => {
   const table = batchPolicyArgs(policy);
-  const key = 'reply:{k}:gcra';
+  const key = 'reply:{k}:gcra@2';
   const reply = (await client.eval(
     BATCH_SCRIPT,
     5,

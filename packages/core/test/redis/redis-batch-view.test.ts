@@ -107,7 +107,7 @@ test('two limiters taking turns, one on a hot key: decided and stored as one by 
 
 describe('a key of another type in a batch', () => {
   const policy = POLICIES[0] as Policy;
-  const key = (prefix: string) => `${prefix}:{sku:hot}:gcra`;
+  const key = (prefix: string) => `${prefix}:{sku:hot}:gcra@2`;
 
   test('is read as none, once, and left holding what one by one leaves', async () => {
     const alone = new RedisStore({ client, batch: false });
@@ -165,7 +165,7 @@ describe('a request that fails midway in a batch', () => {
    * a consume of the window key; 3 more consumes of the hot key.
    */
   function runs(prefix: string): { keys: string[]; runs: string[][] } {
-    const hot = `${prefix}:{h}:gcra`;
+    const hot = `${prefix}:{h}:gcra@2`;
     const other = `${prefix}:{h}:fixed-window`;
     const none = `${prefix}:{h}:none`;
     const now = String(FAKE_EPOCH);

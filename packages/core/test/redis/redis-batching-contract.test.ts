@@ -41,7 +41,11 @@ test('inBatches really decides in a batch: two peeks alone, then one call of the
   expect(await scriptCalls(client)).toBe(3);
   expect(batchScript).toHaveBeenCalledTimes(1);
   // KEYS: the request's key and the peek's; the request first.
-  expect(batchScript.mock.calls[0]?.slice(0, 3)).toEqual(['2', 'probe:{k}:gcra', 'batch-companion:{k}:gcra']);
+  expect(batchScript.mock.calls[0]?.slice(0, 3)).toEqual([
+    '2',
+    'probe:{k}:gcra@2',
+    'batch-companion:{k}:gcra@2',
+  ]);
   batchScript.mockRestore();
 });
 

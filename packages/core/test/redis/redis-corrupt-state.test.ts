@@ -5,7 +5,8 @@ import { MAX_POLICY_SCRIPTS } from '../../src/stores/redis/redis-store';
 import { givesBack, stateKindOf, type StateKind } from '../../src/stores/redis/scripts';
 import { FAKE_EPOCH, fakeClock } from '../contract/fake-clock';
 import { useRedisServer } from '../harness/redis-fixtures';
-import { PACKED_FIELDS, packState } from './packed-state';
+import { PACKED_LOG_MAX } from '../../src/stores/redis/scripts/packed-log.lua';
+import { packLog, PACKED_FIELDS, packState } from './packed-state';
 
 /**
  * Issue #16 item 9: whatever a key holds — another type, garbage, a truncated or non-finite
@@ -16,6 +17,8 @@ import { PACKED_FIELDS, packState } from './packed-state';
  */
 const NOW = FAKE_EPOCH + 123_456;
 const YEAR_MS = 365 * 86_400_000;
+/** The limit of the sliding log kept as a sorted set. */
+const LOG_LIMIT = PACKED_LOG_MAX + 5;
 
 const POLICIES: Record<StateKind, PolicyOptions> = {
   gcra: { algorithm: 'gcra', rate: '10r/s', burst: 4 },
@@ -23,15 +26,17 @@ const POLICIES: Record<StateKind, PolicyOptions> = {
   'leaky-bucket': { algorithm: 'leaky-bucket', rate: '10r/s', burst: 5 },
   'fixed-window': { algorithm: 'fixed-window', rate: '5/1m' },
   'sliding-window': { algorithm: 'sliding-window', rate: '5/1m' },
-  'sliding-log': { algorithm: 'sliding-log', rate: '5/1m' },
+  // Past PACKED_LOG_MAX: a sorted set.
+  'sliding-log': { algorithm: 'sliding-log', rate: { limit: LOG_LIMIT, window: '1m' } },
   'warm-up': { algorithm: 'gcra', rate: '2r/s', warmup: '4s' },
+  'packed-log': { algorithm: 'sliding-log', rate: '5/1m' },
 };
 
 type Corrupt = (client: Redis, key: string) => Promise<unknown>;
 const TIME_FIELDS = new Set(['last', 'start', 'next']);
 
 /** What may be found at a key holding packed numbers (every kind but the sliding log). */
-function packedCorruptions(kind: Exclude<StateKind, 'sliding-log'>): Record<string, Corrupt> {
+function packedCorruptions(kind: Exclude<StateKind, 'sliding-log' | 'packed-log'>): Record<string, Corrupt> {
   const fields = PACKED_FIELDS[kind];
   const packed =
     (value: (field: string) => number): Corrupt =>
@@ -72,16 +77,47 @@ const LOG_CORRUPTIONS: Record<string, Corrupt> = {
   'an infinite score': (client, key) => client.zadd(key, '+inf', 'x'),
   'an entry a year ahead': (client, key) => client.zadd(key, NOW + YEAR_MS, `${NOW + YEAR_MS}:0`),
   'more live entries than the limit': (client, key) =>
-    client.zadd(key, ...Array.from({ length: 9 }, (_, i) => [NOW - 1, `x${i}`]).flat()),
+    client.zadd(key, ...Array.from({ length: LOG_LIMIT + 1 }, (_, i) => [NOW - 1, `x${i}`]).flat()),
   // The steps read the newest time from its name (`<time>:<n>`), not its score.
   'a newest member not named by its time': (client, key) => client.zadd(key, NOW - 1, 'x'),
   'a newest member named by a fraction': (client, key) => client.zadd(key, NOW - 1, `${NOW - 1}.5:0`),
 };
 
+/** What may be found at a key holding a packed sliding log (a limit of 5): see `packed-log.lua.ts`. */
+const PACKED_LOG_CORRUPTIONS: Record<string, Corrupt> = {
+  'a list': (client, key) => client.rpush(key, 'a'),
+  'a sorted set': (client, key) => client.zadd(key, NOW - 1, `${NOW - 1}:0`),
+  'a garbage string': (client, key) => client.set(key, 'garbage'),
+  'an empty string': (client, key) => client.set(key, ''),
+  'a base and no entry': (client, key) => client.set(key, packLog([]).subarray(0, 8)),
+  'a truncated entry': (client, key) => client.set(key, packLog([NOW - 2, NOW - 1]).subarray(0, 14)),
+  // An older form of the log: its entries' times as doubles.
+  "doubles, as the sorted set's scores": (client, key) => client.set(key, packState([NOW - 2, NOW - 1])),
+  'a NaN base': (client, key) => client.set(key, packLog([NOW - 1], NaN)),
+  'a negative base': (client, key) => client.set(key, packLog([-5], -5)),
+  'a fractional base': (client, key) => client.set(key, packLog([NOW - 0.5], NOW - 0.5)),
+  'a newest entry a year ahead': (client, key) => client.set(key, packLog([NOW + YEAR_MS])),
+  'the oldest entry after the newest': (client, key) => {
+    const bytes = packLog([NOW - 2, NOW - 1]);
+    bytes.writeUInt32LE(1, 8);
+    bytes.writeUInt32LE(0, 12);
+    return client.set(key, bytes);
+  },
+  'more live entries than the limit': (client, key) =>
+    client.set(key, packLog(Array.from({ length: 6 }, (_, i) => NOW - 6 + i))),
+  'more entries than two windows hold': (client, key) =>
+    client.set(key, packLog(Array.from({ length: 11 }, (_, i) => NOW - 200_000 + i))),
+};
+
+const CORRUPTIONS = (kind: StateKind): Record<string, Corrupt> =>
+  kind === 'sliding-log'
+    ? LOG_CORRUPTIONS
+    : kind === 'packed-log'
+      ? PACKED_LOG_CORRUPTIONS
+      : packedCorruptions(kind);
+
 const CASES = (Object.keys(POLICIES) as StateKind[]).flatMap((kind) =>
-  Object.entries(kind === 'sliding-log' ? LOG_CORRUPTIONS : packedCorruptions(kind)).map(
-    ([name, corrupt]) => [kind, name, corrupt] as const,
-  ),
+  Object.entries(CORRUPTIONS(kind)).map(([name, corrupt]) => [kind, name, corrupt] as const),
 );
 
 const redis = useRedisServer();
@@ -220,7 +256,7 @@ describe('a sliding log whose older members have foreign names', () => {
       const prefix = `corrupt-${++sequence}`;
       const limiter = createLimiter({ ...options, store, prefix, clock: fakeClock(NOW), ...UNGUARDED });
       const key = store.keyOf({ prefix, key: 'mixed', policy });
-      // Five live members (the limit): four not of the log's making, the newest of it.
+      // As many live members as the limit: four not of the log's making, the others of it.
       await client.zadd(
         key,
         NOW - 40,
@@ -231,14 +267,13 @@ describe('a sliding log whose older members have foreign names', () => {
         'c',
         NOW - 10,
         'd',
-        NOW - 1,
-        `${NOW - 1}:0`,
+        ...Array.from({ length: LOG_LIMIT - 4 }, (_, i) => [NOW - 1, `${NOW - 1}:${i}`]).flat(),
       );
       const decision = await limiter.consume('mixed');
       expect(decision).toMatchObject({ allowed: false, remaining: 0 });
       // 'a' leaves first: at its time + the window (1 minute).
       expect(decision.retryAfterMs).toBe(60_000 - 40);
-      expect(await client.zcard(key)).toBe(5);
+      expect(await client.zcard(key)).toBe(LOG_LIMIT);
     }
   });
 });

@@ -9,6 +9,7 @@ import {
   toVerdict,
 } from '../../src/stores/redis/redis-command';
 import { policyScript, stateKindOf } from '../../src/stores/redis/scripts';
+import { PACKED_LOG_MAX } from '../../src/stores/redis/scripts/packed-log.lua';
 import { FAKE_EPOCH } from '../contract/fake-clock';
 import { useRedisServer } from '../harness/redis-fixtures';
 import { ExpiryCheck } from './expiry-check';
@@ -42,7 +43,12 @@ const POLICIES: Record<AlgorithmName, PolicyOptions[]> = {
   ],
   'fixed-window': windows('fixed-window'),
   'sliding-window': windows('sliding-window'),
-  'sliding-log': windows('sliding-log'),
+  'sliding-log': [
+    ...windows('sliding-log'),
+    // The longest log kept as one string, and the shortest kept as a sorted set.
+    { algorithm: 'sliding-log', rate: { limit: PACKED_LOG_MAX, window: '1m' } },
+    { algorithm: 'sliding-log', rate: { limit: PACKED_LOG_MAX + 1, window: '1m' } },
+  ],
 };
 
 function buckets(algorithm: 'gcra' | 'token-bucket'): PolicyOptions[] {
@@ -148,7 +154,7 @@ describe.each(ALGORITHMS.flatMap((algorithm) => SCRIPTS.map((script) => [algorit
         for (const request of plan) {
           const key = store.keyOf({ prefix, key: request.key, policy });
           run.call(multi, key, ...argsOf({ policy, cost: request.cost, nowMs: request.nowMs }));
-          if (algorithm === 'sliding-log') multi.zrange(key, 0, -1, 'WITHSCORES');
+          if (stateKindOf(policy) === 'sliding-log') multi.zrange(key, 0, -1, 'WITHSCORES');
           else multi.getBuffer(key);
           multi.pttl(key);
           multi.persist(key);

@@ -82,8 +82,12 @@ describe('escapeKeyText', () => {
 });
 
 describe('redisKey', () => {
-  test('layout: [store prefix:]prefix:{key}:algorithm', () => {
-    expect(redisKey(undefined, 'sluice', 'user:42', 'gcra')).toBe('sluice:{user:42}:gcra');
+  test('layout: [store prefix:]prefix:{key}:algorithm[@format]', () => {
+    // Format 2 of the buckets' state (its expiry stored with it) is marked after the algorithm.
+    expect(redisKey(undefined, 'sluice', 'user:42', 'gcra')).toBe('sluice:{user:42}:gcra@2');
+    expect(redisKey(undefined, 'sluice', 'k', 'token-bucket', '10r/s', 1)).toBe(
+      'sluice:{k}:token-bucket@2:10r/s:1',
+    );
     expect(redisKey('app', 'sluice', '', 'sliding-log')).toBe('app:sluice:{%}:sliding-log');
     expect(redisKey('a{b}', 'c}', '{k}', 'fixed-window')).toBe('a%7Bb%7D:c%7D:{%7Bk%7D}:fixed-window');
   });

@@ -25,10 +25,10 @@ describe('RedisStore: per-key overrides', () => {
     await limiter.consume('sku:1001');
     const keys = await scanKeys({ client: () => client, masters: () => [client] }, 'flash');
     expect(keys.sort()).toEqual([
-      'flash:{sku:1001}:gcra:10r/s',
-      'flash:{sku:1001}:gcra:10r/s,1000/1h:0',
-      'flash:{sku:1001}:gcra:10r/s,1000/1h:1',
-      'flash:{sku:2002}:gcra',
+      'flash:{sku:1001}:gcra@2:10r/s',
+      'flash:{sku:1001}:gcra@2:10r/s,1000/1h:0',
+      'flash:{sku:1001}:gcra@2:10r/s,1000/1h:1',
+      'flash:{sku:2002}:gcra@2',
     ]);
     for (const key of keys) expect(await client.pttl(key)).toBeGreaterThan(0);
   });

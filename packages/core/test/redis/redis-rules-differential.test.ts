@@ -5,6 +5,7 @@ import { MULTI_COMMAND_NAME, rulesArgs, toVerdicts } from '../../src/stores/redi
 import { FAKE_EPOCH } from '../contract/fake-clock';
 import { useRedisServer } from '../harness/redis-fixtures';
 import { stateKindOf } from '../../src/stores/redis/scripts';
+import { PACKED_LOG_MAX } from '../../src/stores/redis/scripts/packed-log.lua';
 import { ExpiryCheck } from './expiry-check';
 import { comparableState } from './packed-state';
 import { seededRandom, type Random } from './seeded-random';
@@ -30,6 +31,12 @@ const RULE_SETS: Record<string, PolicyOptions[]> = {
     { algorithm: 'token-bucket', rate: '2.5r/s', burst: 4 },
     { algorithm: 'sliding-window', rate: '7r/m' },
     { algorithm: 'sliding-log', rate: { limit: 3, window: 7 } },
+  ],
+  // A sliding log kept as a sorted set beside one kept as a string.
+  'both sliding logs + gcra': [
+    { algorithm: 'sliding-log', rate: { limit: PACKED_LOG_MAX + 1, window: '1m' } },
+    { algorithm: 'sliding-log', rate: '5/1s' },
+    { algorithm: 'gcra', rate: '7r/m', burst: 3 },
   ],
   'leaky-bucket (delay) + gcra': [
     { algorithm: 'leaky-bucket', rate: '2.5r/s', burst: 6, delay: 2 },
@@ -149,7 +156,7 @@ test.each(Object.entries(RULE_SETS).map(([name, rules], i) => [name, rules, 2000
         ...rulesArgs({ policies, cost: request.cost, nowMs: request.nowMs }),
       );
       keys.forEach((key, i) => {
-        if (policies[i]?.algorithm === 'sliding-log') multi.zrange(key, 0, -1, 'WITHSCORES');
+        if (stateKindOf(policies[i] as Policy) === 'sliding-log') multi.zrange(key, 0, -1, 'WITHSCORES');
         else multi.getBuffer(key);
         multi.pttl(key);
         multi.persist(key);

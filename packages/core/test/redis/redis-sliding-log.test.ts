@@ -6,6 +6,13 @@ import { commandCalls } from '../harness/script-calls';
 import { useRedisServer } from '../harness/redis-fixtures';
 import { logKeepMs } from './expiry-check';
 
+// Every log here is a sorted set, whatever its limit (a limit up to PACKED_LOG_MAX is otherwise
+// kept as one string: redis-packed-log.test.ts): the sorted set's Lua is the same at any limit.
+jest.mock('../../src/stores/redis/scripts/packed-log.lua', () => ({
+  ...jest.requireActual<object>('../../src/stores/redis/scripts/packed-log.lua'),
+  PACKED_LOG_MAX: 0,
+}));
+
 /**
  * The sliding log on Redis trims and sets its expiry only at the first admission of each
  * window-long span of time (see `sliding-log.lua.ts`): the other admissions add their entry and

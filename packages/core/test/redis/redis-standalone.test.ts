@@ -2,6 +2,7 @@ import type Redis from 'ioredis';
 import { createLimiter, RedisStore, SluiceConfigError, type RedisStoreClient } from '../../src';
 import { resolvePolicy } from '../../src/adapter';
 import { MAX_POLICY_SCRIPTS } from '../../src/stores/redis/redis-store';
+import { STATE_KINDS } from '../../src/stores/redis/scripts';
 import { describeRulesContract } from '../contract/rules-contract';
 import { describeStoreContract } from '../contract/store-contract';
 import { useRedisServer } from '../harness/redis-fixtures';
@@ -69,16 +70,16 @@ describe('RedisStore options', () => {
     const spy = jest.spyOn(fresh, 'defineCommand');
     new RedisStore({ client: fresh });
     new RedisStore({ client: fresh, prefix: 'other' });
-    // One script per kind of state (each algorithm, and warm-up), the several-rules one,
-    // give-back and the batch script.
-    expect(spy).toHaveBeenCalledTimes(10);
+    // One script per kind of state (each algorithm, warm-up and the packed sliding log), the
+    // several-rules one, give-back and the batch script.
+    expect(spy).toHaveBeenCalledTimes(STATE_KINDS.length + 3);
   });
 
   test(`a policy gets a script of its own on first use, up to ${MAX_POLICY_SCRIPTS} per client; later ones share their kind's`, async () => {
     const fresh = redis.client();
     const spy = jest.spyOn(fresh, 'defineCommand');
     const stores = [new RedisStore({ client: fresh }), new RedisStore({ client: fresh, prefix: 'b' })];
-    expect(spy).toHaveBeenCalledTimes(10);
+    expect(spy).toHaveBeenCalledTimes(STATE_KINDS.length + 3);
     const count = MAX_POLICY_SCRIPTS + 6;
     for (let limit = 1; limit <= count; limit++) {
       // The same numbers in another policy object, and on another store of the client: one script.
@@ -88,7 +89,7 @@ describe('RedisStore options', () => {
         expect(verdict).toMatchObject({ allowed: true, limit, remaining: limit - 1 });
       }
     }
-    expect(spy).toHaveBeenCalledTimes(10 + MAX_POLICY_SCRIPTS);
+    expect(spy).toHaveBeenCalledTimes(STATE_KINDS.length + 3 + MAX_POLICY_SCRIPTS);
     const info = await fresh.info('memory');
     expect(Number(/number_of_cached_scripts:(\d+)/.exec(info)?.[1])).toBeGreaterThanOrEqual(
       MAX_POLICY_SCRIPTS,
@@ -99,16 +100,16 @@ describe('RedisStore options', () => {
     const prefixed = new RedisStore({ client, prefix: 'app' });
     const limiter = createLimiter({ rate: '5/1m', store: prefixed, prefix: 'login' });
     await limiter.consume('user:42');
-    expect(await client.pttl('app:login:{user:42}:gcra')).toBeGreaterThan(0);
+    expect(await client.pttl('app:login:{user:42}:gcra@2')).toBeGreaterThan(0);
   });
 
   test("the client's keyPrefix lands before every key", async () => {
     const withKeyPrefix = redis.client({ keyPrefix: 'tenant-a:' });
     const policy = resolvePolicy({ rate: '5/1m' });
     await new RedisStore({ client: withKeyPrefix }).consume({ prefix: 'sluice', key: 'k', policy, cost: 1 });
-    expect(await client.exists('tenant-a:sluice:{k}:gcra')).toBe(1);
+    expect(await client.exists('tenant-a:sluice:{k}:gcra@2')).toBe(1);
     await new RedisStore({ client: withKeyPrefix }).reset({ prefix: 'sluice', key: 'k', policy });
-    expect(await client.exists('tenant-a:sluice:{k}:gcra')).toBe(0);
+    expect(await client.exists('tenant-a:sluice:{k}:gcra@2')).toBe(0);
   });
 
   test('a time that is not whole epoch ms rejects instead of computing on a fraction', async () => {

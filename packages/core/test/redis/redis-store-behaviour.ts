@@ -9,8 +9,10 @@ import {
   type Verdict,
 } from '../../src';
 import { resolvePolicy } from '../../src/adapter';
-import { storedNumbers } from './packed-state';
-import { expectLogExpiry } from './expiry-check';
+import { KEY_NAMES, stateKindOf } from '../../src/stores/redis/scripts';
+import { PACKED_LOG_MAX } from '../../src/stores/redis/scripts/packed-log.lua';
+import { storedNumbers, unpackLog } from './packed-state';
+import { expectLogExpiry, slackMsOf } from './expiry-check';
 
 /** Where the store runs: its client (a Redis or a Cluster) and a plain client per master. */
 export interface RedisTarget {
@@ -71,7 +73,7 @@ export const HOSTILE_KEYS: readonly string[] = [
  * Every key of this layout: `<namespace>:{<escaped key>}:<algorithm>`, one brace pair, then an
  * override's scope and a rule's index when there are any.
  */
-const LAYOUT = new RegExp(`^[^{}]+:\\{[^{}]+\\}:(${ALGORITHMS.join('|')})(:[^{}:]+)?(:\\d+)?$`);
+const LAYOUT = new RegExp(`^[^{}]+:\\{[^{}]+\\}:(${Object.values(KEY_NAMES).join('|')})(:[^{}:]+)?(:\\d+)?$`);
 
 const policyOf = (algorithm: AlgorithmName, rate: string, extra: Partial<PolicyOptions> = {}): Policy =>
   resolvePolicy({ algorithm, rate, ...extra });
@@ -121,14 +123,17 @@ export function describeRedisStoreBehaviour(name: string, target: RedisTarget): 
     const consume = (policy: Policy, key: string, cost = 1, nowMs?: number): Promise<Verdict> =>
       store.consume({ prefix, key, policy, cost, nowMs });
 
-    test('one key per decision, named <prefix>:{<key>}:<algorithm>', async () => {
-      for (const algorithm of ALGORITHMS) await consume(policyOf(algorithm, '5/1m'), 'user:42');
+    test('one key per decision, named <prefix>:{<key>}:<algorithm>[@<format>]', async () => {
+      const policies = ALGORITHMS.map((algorithm) => policyOf(algorithm, '5/1m'));
+      for (const policy of policies) await consume(policy, 'user:42');
       const keys = await scanKeys(target, prefix);
-      expect(keys.sort()).toEqual(ALGORITHMS.map((algorithm) => `${prefix}:{user:42}:${algorithm}`).sort());
+      expect(keys.sort()).toEqual(
+        policies.map((policy) => `${prefix}:{user:42}:${KEY_NAMES[stateKindOf(policy)]}`).sort(),
+      );
     });
 
     test.each(ALGORITHMS)(
-      '%s: every write sets a TTL equal to what the state needs (or keeps the one set: the windows; the sliding log: to the end of the next span), rejections keep it',
+      '%s: every write leaves a TTL no shorter than the state needs and no longer than its slack past it (the windows: theirs; the sliding log: to the end of the next span), rejections keep it',
       async (algorithm) => {
         const policy = policyOf(
           algorithm,
@@ -145,10 +150,10 @@ export function describeRedisStoreBehaviour(name: string, target: RedisTarget): 
             expectLogExpiry(ttl, verdict.resetMs, 1000);
           } else if (verdict.allowed && i % 7 !== 0) {
             // The step's ttlMs is its resetMs here; a few ms of real time pass before PTTL. A
-            // window's admission keeps the expiry its window's first one set: Redis added that
-            // TTL to its own clock, up to 1 ms past the script's TIME (read in whole ms).
-            const kept = algorithm === 'fixed-window' || algorithm === 'sliding-window' ? 1 : 0;
-            expect(ttl).toBeLessThanOrEqual(verdict.resetMs + kept);
+            // window's admission keeps the expiry its window's first one set, a bucket's the one
+            // set at most its slack past its state's end: Redis added that TTL to its own clock,
+            // up to 1 ms past the script's TIME (read in whole ms).
+            expect(ttl).toBeLessThanOrEqual(verdict.resetMs + slackMsOf(policy) + 1);
             expect(ttl).toBeGreaterThan(verdict.resetMs - 100);
           } else {
             expect(ttl === -2 || (ttl > 0 && ttl <= 2000)).toBe(true);
@@ -260,14 +265,31 @@ export function describeRedisStoreBehaviour(name: string, target: RedisTarget): 
       expect((await consume(policyOf('fixed-window', '1/1m'), 'shared')).allowed).toBe(true);
     });
 
-    test('sliding-log: ten requests in one millisecond are ten members; a rejection is not recorded', async () => {
-      const policy = policyOf('sliding-log', '10/1m');
-      const at = 1_700_006_400_123;
-      const verdicts = await Promise.all(Array.from({ length: 12 }, () => consume(policy, 'same-ms', 1, at)));
-      expect(verdicts.filter((v) => v.allowed)).toHaveLength(10);
-      const members = await target.client().zrange(store.keyOf({ prefix, key: 'same-ms', policy }), 0, -1);
-      expect(members.sort()).toEqual(Array.from({ length: 10 }, (_, i) => `${at}:${i}`).sort());
-    });
+    test.each([
+      ['as one string', 10],
+      ['as a sorted set', PACKED_LOG_MAX + 10],
+    ])(
+      'sliding-log %s: ten requests in one millisecond are ten entries; a rejection is not recorded',
+      async (_form, limit) => {
+        const policy = policyOf('sliding-log', `${limit}/1m`);
+        const key = store.keyOf({ prefix, key: 'same-ms', policy });
+        const at = 1_700_006_400_123;
+        if (limit > 10) await consume(policy, 'same-ms', limit - 10, at - 1);
+        const verdicts = await Promise.all(
+          Array.from({ length: 12 }, () => consume(policy, 'same-ms', 1, at)),
+        );
+        expect(verdicts.filter((v) => v.allowed)).toHaveLength(10);
+        const client = target.client();
+        if (limit > PACKED_LOG_MAX) {
+          const members = await client.zrangebyscore(key, at, at);
+          expect(members.sort()).toEqual(Array.from({ length: 10 }, (_, i) => `${at}:${i}`).sort());
+        } else {
+          expect(unpackLog((await client.getBuffer(key)) as Buffer)).toEqual(
+            Array.from({ length: 10 }, () => at),
+          );
+        }
+      },
+    );
 
     test('sliding-log: a cost of thousands is logged in full (batched ZADD)', async () => {
       const policy = policyOf('sliding-log', '5000/1m');

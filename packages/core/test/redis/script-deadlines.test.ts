@@ -13,6 +13,7 @@ import {
 } from '../../src/stores/redis/scripts';
 import { scriptArgs } from '../../src/stores/redis/redis-command';
 import { FAKE_EPOCH } from '../contract/fake-clock';
+import { storedNumbers } from './packed-state';
 import { useRedisServer } from '../harness/redis-fixtures';
 
 /**
@@ -48,23 +49,60 @@ async function answer(call: Promise<unknown>): Promise<string> {
 
 const newKey = (): string => `deadline:{k${++keys}}:gcra`;
 
-describe.each([
-  ['a policy of its own', (key: string, now: string) => client.eval(policyScript(policy), 1, key, '1', now)],
+/** A request on `key` at `now` (its time argument as sent) through each script that takes units. */
+type Run = (key: string, now: string) => Promise<unknown>;
+
+const ALONE: ReadonlyArray<readonly [string, Run]> = [
+  ['a policy of its own', (key, now) => client.eval(policyScript(policy), 1, key, '1', now)],
   [
     'the shared single-rule script',
-    (key: string, now: string) =>
+    (key, now) =>
       client.eval(LUA_SCRIPTS.gcra, 1, key, ...scriptArgs({ policy, cost: 1, nowMs: 0 }).slice(0, -1), now),
   ],
   [
     'the several-rules script',
-    (key: string, now: string) => client.eval(MULTI_SCRIPT, 1, key, now, '1', ...kindAndParams(policy)),
+    (key, now) => client.eval(MULTI_SCRIPT, 1, key, now, '1', ...kindAndParams(policy)),
   ],
   [
     'the joint script',
-    (key: string, now: string) =>
-      client.eval(JOINT_SCRIPT, 1, key, now, '1', '1', '1', '', '0', ...kindAndParams(policy)),
+    (key, now) => client.eval(JOINT_SCRIPT, 1, key, now, '1', '1', '1', '', '0', ...kindAndParams(policy)),
   ],
-])('%s', (_name, run) => {
+];
+
+/** The batch script's paths, each with one request of a run whose time is `now`. */
+const BATCHED: ReadonlyArray<readonly [string, Run]> = [
+  [
+    'the batch script, a one-key run',
+    (key, now) =>
+      client.eval(BATCH_SCRIPT, 1, key, '1', ...batchPolicyArgs(policy), '1', '1', '1', '1', now, '1'),
+  ],
+  [
+    'the batch script, a consume on two keys',
+    (key, now) =>
+      client.eval(
+        BATCH_SCRIPT,
+        2,
+        key,
+        `${key}:2`,
+        '1',
+        ...batchPolicyArgs(policy),
+        '1',
+        '1',
+        '2',
+        '1',
+        now,
+        '1',
+        '1',
+      ),
+  ],
+  [
+    'the batch script, a joint decision (its parts as shared values)',
+    (key, now) =>
+      client.eval(BATCH_SCRIPT, 1, key, '0', ...['1', '4', '1', '0', now], ...withCount(jointShared())),
+  ],
+];
+
+describe.each(ALONE)('%s', (_name, run) => {
   test('past its deadline: SLUICE_LATE, nothing written; before it: decided as ever', async () => {
     const now = await serverMs();
     for (const sent of [`-${now - 1}`, `${FAKE_EPOCH}@${now - 1}`]) {
@@ -88,6 +126,46 @@ function kindAndParams(p: Policy): string[] {
     ...Array.from({ length: MAX_PARAMS }, (_, i) => String(params[i] ?? 0)),
   ];
 }
+
+/** A joint request's parts as the batch sends them, shared by its run: one part of one key. */
+function jointShared(flags = '0', p: Policy = policy): string[] {
+  return ['1', '1', '1', '', flags, ...kindAndParams(p)];
+}
+
+/** A run's shared values as the batch sends them: their count, then them. */
+function withCount(values: readonly string[]): string[] {
+  return [String(values.length), ...values];
+}
+
+/**
+ * A deadline says nothing of whose clock times the request: `-<deadline>` is decided on the
+ * server's time, so a bucket's key keeps a slack past its state and the state stores that expiry
+ * (see `expiry.lua.ts`); `<now>@<deadline>` on the caller's, an exact expiry and none stored.
+ */
+describe.each([...ALONE, ...BATCHED])('%s: the time a deadline comes with', (_name, run) => {
+  // gcra at 10 a minute: an admission's state ends 6 s on, its slack is a minute (a full refill).
+  const NEEDED_MS = 6000;
+  const SLACK_MS = 60_000;
+
+  test("-<deadline>: the server's time, a slack kept past the state and stored", async () => {
+    const now = await serverMs();
+    const key = newKey();
+    await run(key, `-${now + 60_000}`);
+    expect(await client.pttl(key)).toBeGreaterThan(NEEDED_MS + SLACK_MS - 1000);
+    const stored = await storedNumbers(client, key);
+    expect(stored?.[2]).toBeGreaterThanOrEqual(now + NEEDED_MS + SLACK_MS);
+  });
+
+  test("<now>@<deadline>: the caller's time, its exact expiry and none stored", async () => {
+    const now = await serverMs();
+    const key = newKey();
+    await run(key, `${now}@${now + 60_000}`);
+    const ttl = await client.pttl(key);
+    expect(ttl).toBeGreaterThan(NEEDED_MS - 1000);
+    expect(ttl).toBeLessThanOrEqual(NEEDED_MS);
+    expect((await storedNumbers(client, key))?.[2]).toBe(0);
+  });
+});
 
 test('the batch script: a run past its deadline is replied SLUICE_LATE in each place, the others are decided', async () => {
   const now = await serverMs();
@@ -134,4 +212,35 @@ test('a deadline on a run of one key sent once skips that run alone', async () =
   expect(reply.slice(0, 3).every((value) => value instanceof Error && LATE.test(value.message))).toBe(true);
   expect(reply.slice(3)).toEqual([9, 6000]);
   expect(await client.exists(hot)).toBe(0);
+});
+
+test('a run of alike joint decisions, their parts sent once, past its deadline: each replied SLUICE_LATE', async () => {
+  const now = await serverMs();
+  const [late1, late2, onTime1, onTime2] = [newKey(), newKey(), newKey(), newKey()];
+  const run = (count: number, time: string) => [
+    String(count),
+    '4',
+    '1',
+    '0',
+    time,
+    ...withCount(jointShared()),
+  ];
+  const reply = (await client.eval(
+    BATCH_SCRIPT,
+    4,
+    late1,
+    late2,
+    onTime1,
+    onTime2,
+    '0',
+    ...run(2, `-${now - 1}`),
+    ...run(2, `-${now + 60_000}`),
+  )) as unknown[];
+  expect(reply.slice(0, 2).every((value) => value instanceof Error && LATE.test(value.message))).toBe(true);
+  // Six integers per key: code, remaining, resetMs, waitMs, then the receipt (gcra's: its start).
+  expect(reply.slice(2).map((value, i) => (i % 6 < 4 ? value : typeof value))).toEqual(
+    Array.from({ length: 2 }, () => [0, 9, 6000, 0, 'number', 'number']).flat(),
+  );
+  expect(await client.exists(late1, late2)).toBe(0);
+  expect(await client.exists(onTime1, onTime2)).toBe(2);
 });

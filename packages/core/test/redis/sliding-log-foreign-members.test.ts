@@ -4,6 +4,13 @@ import { resolvePolicy } from '../../src/adapter';
 import { FAKE_EPOCH, fakeClock } from '../contract/fake-clock';
 import { useRedisServer } from '../harness/redis-fixtures';
 
+// Every log here is a sorted set, whatever its limit (a limit up to PACKED_LOG_MAX is otherwise
+// kept as one string: redis-packed-log.test.ts): the sorted set's Lua is the same at any limit.
+jest.mock('../../src/stores/redis/scripts/packed-log.lua', () => ({
+  ...jest.requireActual<object>('../../src/stores/redis/scripts/packed-log.lua'),
+  PACKED_LOG_MAX: 0,
+}));
+
 /**
  * The sliding log reads its newest time from the top member's name and a leaving entry's time
  * from its name too (see `sliding-log.lua.ts`). A member whose name and score disagree, or whose

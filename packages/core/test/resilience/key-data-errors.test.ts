@@ -186,7 +186,7 @@ describe('a key whose data fails the store call never opens the circuit for the 
     const store = new RedisStore({ client: redis.client() });
     const { bad, errors } = await run(
       store,
-      (key) => `sluice:{${key}}:gcra`,
+      (key) => `sluice:{${key}}:gcra@2`,
       (client, key) => client.rpush(key, 'a'),
     );
     expect(bad.map((d) => [d.allowed, d.degraded])).toEqual(bad.map(() => [true, undefined]));

@@ -1,7 +1,7 @@
 import calculateSlot from 'cluster-key-slot';
 import { keyDigest } from '../key-digest';
 import type { ScriptClient } from './redis-client';
-import type { StateKind } from './scripts';
+import { KEY_NAMES, type StateKind } from './scripts';
 
 /**
  * Characters rewritten by {@link escapeKeyText}: `%` (the escape character itself), `{` and `}`
@@ -43,8 +43,9 @@ export function escapeKeyText(text: string): string {
 
 /**
  * The Redis key holding one algorithm's state for one user key:
- * `[<store prefix>:]<limiter prefix>:{<key>}:<algorithm>[:<scope>][:<rule>]`, every text part
- * escaped with {@link escapeKeyText}. The escaped user key is the key's only `{…}`, so it alone
+ * `[<store prefix>:]<limiter prefix>:{<key>}:<algorithm>[@<format>][:<scope>][:<rule>]`, every
+ * text part escaped with {@link escapeKeyText}; `@<format>` marks a state format changed since the
+ * first (see `KEY_NAMES`). The escaped user key is the key's only `{…}`, so it alone
  * chooses the Cluster slot (every rule of one decision lands on the same one), is never empty,
  * and always stays inside the prefixes' namespace.
  *
@@ -74,7 +75,7 @@ const MAX_HEADS = 1024;
 /** `[<store prefix>:]<limiter prefix>:{` by store prefix (`undefined`: none), then by limiter prefix. */
 const HEADS = new Map<string | undefined, Map<string, string>>();
 
-/** `}:<algorithm>` by algorithm. */
+/** `}:<algorithm>[@<format>]` by algorithm. */
 const TAILS = new Map<StateKind, string>();
 
 /** A key's text before its escaped user key: escaped once per store and limiter prefix. */
@@ -95,7 +96,7 @@ function headOf(storePrefix: string | undefined, prefix: string): string {
 
 function tailOf(algorithm: StateKind): string {
   let tail = TAILS.get(algorithm);
-  if (tail === undefined) TAILS.set(algorithm, (tail = `}:${algorithm}`));
+  if (tail === undefined) TAILS.set(algorithm, (tail = `}:${KEY_NAMES[algorithm]}`));
   return tail;
 }
 

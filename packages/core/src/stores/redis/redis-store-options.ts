@@ -20,7 +20,7 @@ export interface RedisStoreOptions {
    * A namespace put before every key this store writes, ahead of the limiter's own `prefix`:
    * keys read `<prefix>:<limiter prefix>:{<key>}:<algorithm>`. Use it to share one Redis between
    * applications. Braces in it are escaped like key text, so it never chooses the Cluster slot.
-   * @defaultValue none: keys read `<limiter prefix>:{<key>}:<algorithm>`, e.g. `sluice:{user:42}:gcra`
+   * @defaultValue none: keys read `<limiter prefix>:{<key>}:<algorithm>`, e.g. `sluice:{user:42}:gcra@2`
    */
   prefix?: string;
   /**

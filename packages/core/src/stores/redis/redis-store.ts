@@ -26,9 +26,9 @@ export type { RedisStoreOptions } from './redis-store-options';
  * decisions for one Cluster slot share one script call, decided in arrival order). A decision sent
  * alone is one `EVALSHA` of the algorithm's Lua script, which reads the state, decides exactly as
  * the in-memory algorithm does and writes the new state with its TTL, atomically (never a
- * read-modify-write from Node). Inside, an admission costs three commands (`TIME`, `GET`, `SET …
- * PX`; two with a limiter `clock`) and a rejection two: the state is one packed string. Each policy
- * gets a script of its own on first use, its numbers written into the source, so a request sends no
+ * read-modify-write from Node). Inside, an admission costs three commands (`TIME`, `GET`, mostly
+ * `SET … KEEPTTL`; two with a limiter `clock`) and a rejection two: the state is one packed string.
+ * Each policy gets a script of its own on first use, its numbers written in, so a request sends no
  * argument but the key (15 % less work inside Redis; past {@link MAX_POLICY_SCRIPTS} policies per
  * client, its kind's shared script takes the numbers as arguments). A limiter with several rules
  * sends one `EVALSHA` for all of them ({@link RedisStore.consumeRules}), and several limiters'
@@ -41,12 +41,12 @@ export type { RedisStoreOptions } from './redis-store-options';
  *
  * - Time: the Redis server's `TIME`, so app servers whose clocks disagree share one exact limit;
  *   when the limiter has a `clock`, that time is sent instead.
- * - Keys: `<limiter prefix>:{<key>}:<algorithm>` (`warm-up` for a policy with `warmup`), one
- *   key per decision (`…:<algorithm>:<index>` per rule with several rules,
- *   `…:<algorithm>:<override rate>` for a per-key override). The user's key is escaped
- *   (`%` `{` `}` and lone surrogates as `%XX`, the empty key as `%`, and text over 256 characters
- *   replaced by its SHA-256), so whatever it holds it is the hash tag: it cannot pick another
- *   Cluster slot, collide with another key or leave the prefix.
+ * - Keys: `<limiter prefix>:{<key>}:<algorithm>[@<format>]` (`warm-up` for a policy with
+ *   `warmup`; `@<format>`: a changed state format, see `KEY_NAMES`), one key per decision
+ *   (`…:<index>` per rule with several rules, `…:<override rate>` for a per-key override). The
+ *   user's key is escaped (`%` `{` `}` and lone surrogates as `%XX`, the empty key as `%`, and text
+ *   over 256 characters replaced by its SHA-256), so whatever it holds it is the hash tag: it
+ *   cannot pick another Cluster slot, collide with another key or leave the prefix.
  * - Memory: every key expires once its state no longer matters; an idle user costs nothing.
  * - Bad data at a key (another type, garbage, NaN; see the scripts' prelude) is no state, not an error.
  *

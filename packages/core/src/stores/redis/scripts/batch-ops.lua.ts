@@ -12,8 +12,9 @@
  * own each request has), `now` (`''` for the server's time), `s` and the `s` values the run's
  * requests share, then each request's `m` arguments in turn:
  *
- * - joint: the number of parts, then per part `keys, cost, now, dryRun` and six values per key;
- *   replies six integers per key (as the joint script);
+ * - joint: as shared values, the number of parts, then per part `keys, cost, now, flags` (1 a dry
+ *   run, 2 a probe) and six values per key (one route's requests are alike: each sends only its
+ *   keys); no arguments of its own; replies six integers per key (as the joint script);
  * - exact give-back: `cost`, then per key eight values (kind, five numbers, `at`, `member`);
  *   replies the number of keys changed;
  * - acquire: shared `max` and `leaseMs`, then the lease id; replies `acquired` (1 or 0) and the
@@ -27,8 +28,11 @@
  * `reply[r]` and returns how many values it wrote.
  */
 export const genericOpsLua = `
-local function joint_op(n, m, now, k, a, reply, r)
-  return joint(a + 1, k, tonumber(ARGV[a]), now, reply, r)
+-- The parts' description is the run's shared values (see redis-joint.ts), read once per run.
+local joint_at, joint_run = false, nil
+local function joint_op(n, m, now, k, a, reply, r, s)
+  if s ~= joint_at then joint_at, joint_run = s, joint_parts(s) end
+  return joint(joint_run, k, now, reply, r)
 end
 
 local function give_back_taken_op(n, m, now, k, a, reply, r)

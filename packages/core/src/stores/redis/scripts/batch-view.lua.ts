@@ -1,4 +1,4 @@
-import { KEEP_TTL, keepStateLua, readStringLua } from './prelude.lua';
+import { APPEND_TTL, KEEP_TTL, keepStateLua, readStringLua } from './prelude.lua';
 
 /**
  * How the batch script's steps read and write string state, in place of the prelude's
@@ -57,11 +57,13 @@ end
 -- instructions, a table lookup a tenth of that.
 local ttl_texts = {}
 
--- ttl_ms 0 deletes the key (a give-back back to the initial state), KEEP_TTL keeps its expiry.
+-- ttl_ms 0 deletes the key (a give-back back to the initial state), KEEP_TTL keeps its expiry,
+-- APPEND_TTL appends value to the key's string (keeping its expiry).
 local function set_now(key, ttl_ms, value)
   if ttl_ms == 0 then return del_now(key) end
   if fetched[key] ~= nil then fetched[key] = nil end
   if ttl_ms == ${KEEP_TTL} then return ${keepStateLua('key', 'value')} end
+  if ttl_ms == ${APPEND_TTL} then return redis.call('APPEND', key, value) end
   local ttl = ttl_texts[ttl_ms]
   if not ttl then
     ttl = format('%d', ttl_ms)
@@ -123,11 +125,15 @@ export const viewLua = `
 local function view_of_keys()
   local held, written_keys, written_ttls, written_values, writes = {}, {}, {}, {}, 0
   -- The TTL of each key's last write in the view that set one: a later write that keeps the
-  -- expiry (KEEP_TTL) read a state Redis has not been sent yet, so flush sends that TTL.
+  -- expiry (KEEP_TTL, APPEND_TTL) read a state Redis has not been sent yet, so flush sends that TTL.
   local set_ttls = {}
 
   local function set_held(key, ttl_ms, value)
-    if ttl_ms == ${KEEP_TTL} then
+    if ttl_ms == ${APPEND_TTL} then
+      -- Appended to the string the step read (held: it read through the view), sent whole.
+      value = held[key] .. value
+      ttl_ms = set_ttls[key] or ${KEEP_TTL}
+    elseif ttl_ms == ${KEEP_TTL} then
       ttl_ms = set_ttls[key] or ttl_ms
     else
       set_ttls[key] = ttl_ms

@@ -96,10 +96,15 @@ export const batchDriverLua = ({
 if not redis.REDIS_VERSION and redis.replicate_commands then redis.replicate_commands() end
 local tonumber = tonumber
 local server_now
+-- Whether the time of the run being decided was sent (see the prelude's nowLua): its steps read it.
+local clocked = false
 -- A run's time, and whether the run is past its deadline (see the runs): then it is not decided.
 local function time_of(given)
   local t = tonumber(given)
-  if t and t >= 0 then return t end
+  if t and t >= 0 then
+    clocked = true
+    return t
+  end
   local deadline
   if t then
     deadline, t = -t, nil
@@ -107,6 +112,7 @@ local function time_of(given)
     local cut = string.find(given, '@', 1, true)
     deadline, t = tonumber(string.sub(given, cut + 1)), tonumber(string.sub(given, 1, cut - 1))
   end
+  clocked = t ~= nil
   if not server_now then
     local time = redis.call('TIME')
     local ms = time[2] / 1000

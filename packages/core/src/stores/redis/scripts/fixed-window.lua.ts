@@ -1,5 +1,5 @@
 import { inlineLua, type LuaBlock } from './lua-block';
-import { AHEAD_MS, CAN_KEEP_TTL_LUA, KEEP_TTL } from './prelude.lua';
+import { AHEAD_MS, KEEP_TTL } from './prelude.lua';
 import { packStateLua, unpackStateLua, wholeLua } from './state-bytes.lua';
 
 /**
@@ -38,6 +38,6 @@ if cost == 0 then ${ret('0, limit - count, ends_in_ms, 0')} end
 local ttl_ms = start + window - now
 -- A window that has counted already has its expiry, its end: the write keeps it (see the prelude).
 local write_ttl = ttl_ms
-if count > 0 and ${CAN_KEEP_TTL_LUA} then write_ttl = ${KEEP_TTL} end
+if count > 0 and ${io.keepsTtl} then write_ttl = ${KEEP_TTL} end
 ${ret(`0, limit - count - cost, ttl_ms, 0, write_ttl, ${packStateLua(['start', 'count + cost'])}`)}`,
 };

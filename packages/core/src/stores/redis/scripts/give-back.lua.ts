@@ -1,6 +1,7 @@
 import { fixedWindowStateLua } from './fixed-window.lua';
 import { gcraStateLua } from './gcra.lua';
 import { leakyBucketStateLua } from './leaky-bucket.lua';
+import { packedLogBackLua } from './packed-log.lua';
 import { callIo, inlineLua } from './lua-block';
 import { slidingLogStateLua } from './sliding-log.lua';
 import { slidingWindowStateLua } from './sliding-window.lua';
@@ -15,9 +16,10 @@ import { warmCurveLua, warmUpStateLua } from './warm-up.lua';
  * return to each key's state. State that cannot be read is deleted, as the steps do: nothing to
  * give back. Each function takes `key, now, cost`, the admission's receipt `at, member` (nil
  * without one: the windows and the sliding log then give nothing back), then its step's policy
- * numbers, and returns `ttl_ms, value` to write, `ttl_ms` alone when it changed the key itself
- * (the sliding log's set: only the expiry is left to set), `0` to delete the key (back to its
- * initial state), or nothing to leave it as it is.
+ * numbers, and returns `ttl_ms, value` to write (a bucket's with no expiry stored: its exact TTL
+ * is set, and its next admission sets its own, see `expiry.lua.ts`), `ttl_ms` alone when it
+ * changed the key itself (the sliding log's set: only the expiry is left to set), `0` to delete
+ * the key (back to its initial state), or nothing to leave it as it is.
  *
  * KEYS: one per rule. ARGV: `now` ('' for the server's TIME), `cost`, then per key the number of
  * its kind of state (from 1, in `STATE_KINDS` order) and the policy's numbers, padded to a fixed
@@ -31,13 +33,13 @@ local function gcra_back(key, now, cost, _at, _member, per_window, window, burst
   if now < last then
     if debt == 0 then return end
     local kept = max(0, debt - cost * window)
-    return last - now + ceil(kept / per_window), ${packStateLua(['last', 'kept'])}
+    return last - now + ceil(kept / per_window), ${packStateLua(['last', 'kept', '0'])}
   end
   local current = max(0, debt - (now - last) * per_window)
   if current == 0 then return end
   local left = max(0, current - cost * window)
   if left == 0 then return 0 end
-  return ceil(left / per_window), ${packStateLua(['now', 'left'])}
+  return ceil(left / per_window), ${packStateLua(['now', 'left', '0'])}
 end
 
 local function token_bucket_back(key, now, cost, _at, _member, per_window, window, burst, max_wait)
@@ -48,7 +50,7 @@ local function token_bucket_back(key, now, cost, _at, _member, per_window, windo
   if filled == capacity then return end
   local back = min(capacity, filled + cost * window)
   if back == capacity then return 0 end
-  return ceil((capacity - back) / per_window), ${packStateLua(['back', 'now'])}
+  return ceil((capacity - back) / per_window), ${packStateLua(['back', 'now', '0'])}
 end
 
 local function leaky_bucket_back(key, now, cost, _at, _member, per_window, window, burst)
@@ -67,7 +69,7 @@ local function leaky_bucket_back(key, now, cost, _at, _member, per_window, windo
   local left = level - cost * MILLI
   if left + MILLI <= 0 then return 0 end
   if elapsed ~= 0 then last = now end
-  return ceil(((left + MILLI) * window) / rate) + max(0, last - now), ${packStateLua(['left', 'last'])}
+  return ceil(((left + MILLI) * window) / rate) + max(0, last - now), ${packStateLua(['left', 'last', '0'])}
 end
 
 local function warm_up_back(key, now, cost, _at, _member, per_window, window, max_wait, warmup)
@@ -131,7 +133,7 @@ local function sliding_log_back(key, now, cost, at, member, limit, window)
   local last = tonumber(redis.call('ZRANGE', key, '-1', '-1', 'WITHSCORES')[2])
   return last - last % window + 2 * window - now
 end
-`;
+${packedLogBackLua}`;
 
 /**
  * Exact give-backs (with receipts), the function `give_back_taken` (which the give-back script and

@@ -14,6 +14,7 @@ import { consumeRunLua } from './consume-run.lua';
 import { callIo, defineLua, inlineIo, inlineLua, type LuaBlock } from './lua-block';
 import { multiDriverLua } from './multi.lua';
 import { nowLua, setStateLua, stateAccessLua, withPrelude, writeStateLua } from './prelude.lua';
+import { packedLogLua, PACKED_LOG_MAX } from './packed-log.lua';
 import { slidingLogLua, slidingLogWriteLua } from './sliding-log.lua';
 import { slidingWindowLua } from './sliding-window.lua';
 import { tokenBucketLua } from './token-bucket.lua';
@@ -43,8 +44,11 @@ interface AlgorithmLua {
   readonly back?: string;
   /** Name of the function of `give-back.lua.ts` for kinds that give back only with a receipt. */
   readonly backTaken?: string;
-  /** What an admission's receipt holds: the window's start (`start`), or the log's member (`log`). */
-  readonly receipt?: 'start' | 'log';
+  /**
+   * What an admission's receipt holds: the window's start (`start`), the log's member (`log`),
+   * or the packed log's time, told by its reset less its window (`reset`).
+   */
+  readonly receipt?: 'start' | 'log' | 'reset';
 }
 
 type PolicyParam = 'limit' | 'windowMs' | 'burst' | 'nodelay' | 'delay' | 'maxWaitMs' | 'warmupMs';
@@ -53,18 +57,21 @@ const window: readonly PolicyParam[] = ['limit', 'windowMs'];
 const queue: readonly PolicyParam[] = ['maxWaitMs'];
 
 /**
- * The kinds of state a script keeps: one per algorithm, and Guava's warm-up, which replaces the
- * step of a `gcra` or `token-bucket` policy with `warmup` (its state differs, so its key and
- * script do too).
+ * The kinds of state a script keeps: one per algorithm, Guava's warm-up, which replaces the step
+ * of a `gcra` or `token-bucket` policy with `warmup` (its state differs, so its key and script do
+ * too), and the packed log, the sliding log of a limit up to `PACKED_LOG_MAX` (one string instead
+ * of a sorted set: see `packed-log.lua.ts`).
  */
-export const STATE_KINDS = [...ALGORITHMS, 'warm-up'] as const;
+export const STATE_KINDS = [...ALGORITHMS, 'warm-up', 'packed-log'] as const;
 
-/** An algorithm, or `warm-up`: names a script and the last part of a state's key. */
+/** An algorithm, `warm-up` or `packed-log`: names a script and, by {@link KEY_NAMES}, a state's key. */
 export type StateKind = (typeof STATE_KINDS)[number];
 
 /** The kind of state a policy's step keeps. */
 export function stateKindOf(policy: Policy): StateKind {
-  return policy.warmupMs > 0 ? 'warm-up' : policy.algorithm;
+  if (policy.warmupMs > 0) return 'warm-up';
+  if (policy.algorithm === 'sliding-log' && policy.limit <= PACKED_LOG_MAX) return 'packed-log';
+  return policy.algorithm;
 }
 
 /** Typed by kind: an algorithm added to `ALGORITHMS` without its Lua fails the type check. */
@@ -121,6 +128,15 @@ const LUA: Readonly<Record<StateKind, AlgorithmLua>> = {
     backTaken: 'sliding_log_back',
     receipt: 'log',
   },
+  'packed-log': {
+    step: packedLogLua,
+    fn: 'packed_log',
+    write: 'set_state',
+    params: window,
+    optional: [],
+    backTaken: 'packed_log_back',
+    receipt: 'reset',
+  },
   'warm-up': {
     step: warmUpLua,
     fn: 'warm_up',
@@ -129,6 +145,26 @@ const LUA: Readonly<Record<StateKind, AlgorithmLua>> = {
     optional: [],
     back: 'warm_up_back',
   },
+};
+
+/**
+ * Each kind's name in its state's keys (see `redis-keys.ts`): the kind, and after `@` the version
+ * of its state's format when it changed since the first. A new format takes new keys, so two
+ * versions of sluice running side by side during a deploy never read each other's state (each
+ * would read the other's as corrupt and delete it): the new one starts those keys afresh, and the
+ * old keys expire on their own. Format 2 of the buckets stores the key's expiry with the state
+ * (see `expiry.lua.ts`); format 2 of the sliding log is the packed log (`packed-log.lua.ts`), the
+ * sorted set's format is unchanged.
+ */
+export const KEY_NAMES: Readonly<Record<StateKind, string>> = {
+  gcra: 'gcra@2',
+  'token-bucket': 'token-bucket@2',
+  'leaky-bucket': 'leaky-bucket@2',
+  'fixed-window': 'fixed-window',
+  'sliding-window': 'sliding-window',
+  'sliding-log': 'sliding-log',
+  'warm-up': 'warm-up',
+  'packed-log': 'sliding-log@2',
 };
 
 /** Most policy numbers any step takes (leaky bucket: limit, window, burst, nodelay, delay). */
@@ -225,8 +261,9 @@ function byKindScript(...tail: string[]): string {
     [
       stateAccessLua,
       setStateLua,
-      ...STATE_KINDS.map(stepFunctionLua),
+      // Before the steps, which read `clocked` (see nowLua).
       nowLua('ARGV[1]'),
+      ...STATE_KINDS.map(stepFunctionLua),
       STEPS_TABLE,
       WRITES_TABLE,
       ...tail,
@@ -248,10 +285,10 @@ export const MULTI_SCRIPT: string = byKindScript(multiDriverLua);
 export const GIVE_BACK_SCRIPT: string = withPrelude(
   [
     stateAccessLua,
+    nowLua('ARGV[1]'),
     ...STATE_KINDS.map(stepFunctionLua),
     giveBackLua,
     giveBackTakenLua,
-    nowLua('ARGV[1]'),
     TAKEN_BACKS_TABLE('BACKS'),
     giveBackDriverLua,
   ].join('\n'),

@@ -1,11 +1,13 @@
 import { inlineLua, type LuaBlock } from './lua-block';
 import { ceilLua, floorLua } from './lua-math';
+import { slackExpiryLua } from './expiry.lua';
 import { AHEAD_MS } from './prelude.lua';
 import { packStateLua, unpackStateLua, wholeLua } from './state-bytes.lua';
 
 /**
- * The key's excess and last, or nil (see the prelude): an admission never leaves an excess past
- * the burst's capacity, and giving back never leaves one a whole request below empty.
+ * The key's excess, last and stored expiry, or nil (see the prelude): an admission never leaves
+ * an excess past the burst's capacity, and giving back never leaves one a whole request below
+ * empty.
  */
 export const leakyBucketStateLua: LuaBlock = {
   params: ['key', 'now', 'capacity'],
@@ -14,17 +16,18 @@ ${io.read('value', 'key')}
 if not value then ${ret('')} end
 ${unpackStateLua(
   'value',
-  ['excess', 'last'],
+  ['excess', 'last', 'expires'],
   `if ${wholeLua(['excess', 'last'])} and excess > -1000 and excess <= capacity and last >= 0 and last <= now + ${AHEAD_MS} then
-    ${ret('excess, last')}
+    ${ret('excess, last, expires')}
   end`,
 )}
 ${io.del('key')}`,
 };
 
 /**
- * Leaky bucket, the Lua twin of `algorithms/leaky-bucket.ts` (nginx `limit_req`). State: two
- * numbers (see `state-bytes.lua.ts`): excess in thousandths of a request, and ms of the last leak.
+ * Leaky bucket, the Lua twin of `algorithms/leaky-bucket.ts` (nginx `limit_req`). State: three
+ * numbers (see `state-bytes.lua.ts`): excess in thousandths of a request, ms of the last leak, and
+ * the key's expiry (see `expiry.lua.ts`: the period is the time a full bucket takes to leak).
  * `nodelay` arrives as 1 or 0 (0 is true in Lua, so it is compared, never tested).
  */
 export const leakyBucketLua: LuaBlock = {
@@ -34,7 +37,7 @@ local MILLI = 1000
 local limit = burst + 1
 local capacity = burst * MILLI
 local rate = per_window * MILLI
-${inlineLua(leakyBucketStateLua, ['key', 'now', 'capacity'], ['stored', 'stored_last'], io)}
+${inlineLua(leakyBucketStateLua, ['key', 'now', 'capacity'], ['stored', 'stored_last', 'stored_expires'], io)}
 local value = stored ~= nil
 local elapsed = 0
 if value then
@@ -86,5 +89,6 @@ local drain_ms = ${ceilLua('((excess + MILLI) * window) / rate')}
 -- last stays ahead of now after a small clock step back; keep the state until it has leaked.
 local ttl_ms = drain_ms
 if last - now > 0 then ttl_ms = drain_ms + (last - now) end
-${ret(`0, ${floorLua('(capacity - excess) / MILLI')}, drain_ms, delay_ms, ttl_ms, ${packStateLua(['excess', 'last'])}`)}`,
+${slackExpiryLua('ttl_ms', 'stored_expires', 'limit * window', 'per_window', io)}
+${ret(`0, ${floorLua('(capacity - excess) / MILLI')}, drain_ms, delay_ms, write_ttl, ${packStateLua(['excess', 'last', 'expires'])}`)}`,
 };

@@ -1,3 +1,5 @@
+import { CAN_KEEP_TTL_LUA } from './prelude.lua';
+
 /**
  * A piece of Lua written once and placed either as a function or inline. Redis makes every
  * closure a script defines again on each call (about 0.4 k instructions each, more with
@@ -29,6 +31,13 @@ export interface StateIo {
    * that may decide many requests at one "now", where the texts repeat.
    */
   readonly memo?: boolean;
+  /**
+   * A Lua expression true where Redis has `SET … KEEPTTL` (see `CAN_KEEP_TTL_LUA`): the probe
+   * itself in a lone decision's script (read only where a step could keep an expiry), the
+   * prelude's `can_keep_ttl` in the scripts that decide many (read once per call, not per
+   * decision: about 0.3 k instructions each).
+   */
+  readonly keepsTtl: string;
 }
 
 /**
@@ -40,6 +49,7 @@ export const callIo: StateIo = {
   read: (target, key) => `local ${target} = packed(${key})`,
   del: (key) => `del(${key})`,
   memo: true,
+  keepsTtl: 'can_keep_ttl',
 };
 
 /**
@@ -54,6 +64,7 @@ if type(${target}) == 'table' then
   ${target} = false
 end`,
   del: (key) => `redis.call('DEL', ${key})`,
+  keepsTtl: CAN_KEEP_TTL_LUA,
 };
 
 /** `local function <name>(<params>) … end`. */

@@ -10,6 +10,12 @@ import { floorLua } from './lua-math';
 export const AHEAD_MS = 3_600_000;
 
 /**
+ * Lua true where Redis has `SET … KEEPTTL` (6.0 and later, which have `redis.setresp`; the
+ * store supports Redis 4.0 on): read only where a step could keep an expiry.
+ */
+export const CAN_KEEP_TTL_LUA = 'redis.setresp';
+
+/**
  * The locals every script may use, declared before the algorithm functions (see {@link withPrelude}).
  *
  * Redis runs Lua 5.1, where every number is an IEEE double as in JavaScript: the algorithm
@@ -51,9 +57,12 @@ const PRELUDE: ReadonlyArray<readonly [local: string, value: string]> = [
   ['min', 'math.min'],
   ['format', 'string.format'],
   ['match', 'string.match'],
+  ['ssub', 'string.sub'],
+  ['srep', 'string.rep'],
   ['spack', 'struct.pack'],
   ['sunpack', 'struct.unpack'],
   ['AHEAD_MS', String(AHEAD_MS)],
+  ['can_keep_ttl', CAN_KEEP_TTL_LUA],
 ];
 
 /**
@@ -119,11 +128,15 @@ export const LATE_REPLY_LUA = `{ err = '${LATE_CODE} reached Redis past its dead
  * `given` is then `-<deadline>` (the server's time) or `<now>@<deadline>`; past it, the script
  * decides and writes nothing and answers {@link LATE_CODE}, so a request decided by the
  * caller's `onStoreError` is not charged here too.
+ *
+ * Declares `now` and `clocked` (whether the caller sent its time: `<now>` or `<now>@<deadline>`,
+ * not `-<deadline>`), which the steps read: a script that defines steps as functions places this
+ * before them.
  */
 export const nowLua = (given: string): string => `
 -- Usually absent: tonumber is called only on a time that was sent.
 local now = ${given}
-local deadline
+local clocked, deadline = false, nil
 if now then
   local sent = now
   now = tonumber(sent)
@@ -133,6 +146,8 @@ if now then
     local cut = string.find(sent, '@', 1, true)
     deadline, now = tonumber(string.sub(sent, cut + 1)), tonumber(string.sub(sent, 1, cut - 1))
   end
+  -- A time sent by the caller (a limiter's clock, possibly skewed) gets exact expiries (see expiry.lua.ts).
+  clocked = now ~= nil
 end
 if not now or deadline then
   if not redis.REDIS_VERSION and redis.replicate_commands then redis.replicate_commands() end
@@ -147,12 +162,6 @@ end
 `;
 
 /**
- * Lua true where Redis has `SET … KEEPTTL` (6.0 and later, which have `redis.setresp`; the
- * store supports Redis 4.0 on): read only where a step could keep an expiry.
- */
-export const CAN_KEEP_TTL_LUA = 'redis.setresp';
-
-/**
  * The TTL a step gives a write that keeps the key's expiry (`SET … KEEPTTL`): the windows', whose
  * state needs the same expiry (the window's end) at every admission of the window, so only the
  * admission that opens a window sets it. It costs Redis about half a `PSETEX` (callgrind, Redis
@@ -163,26 +172,36 @@ export const CAN_KEEP_TTL_LUA = 'redis.setresp';
 export const KEEP_TTL = -1;
 
 /** Lua writing a string state under the key's expiry as it is: a write given {@link KEEP_TTL}. */
-export function keepStateLua(key: string, value: string): string {
-  return `redis.call('SET', ${key}, ${value}, 'KEEPTTL')`;
+export function keepStateLua(key: string, value: string, call = 'redis.call'): string {
+  return `${call}('SET', ${key}, ${value}, 'KEEPTTL')`;
 }
 
 /**
- * Lua writing a string state: `PSETEX` (`SET … PX` with less to parse) for `ttl`, or with
- * {@link KEEP_TTL} a `SET … KEEPTTL`.
+ * The TTL a step gives a write that appends its value to the key's string, keeping the key's
+ * expiry (`APPEND`): the packed sliding log's, whose admissions add their entries to the string
+ * Redis holds instead of sending it whole (see `packed-log.lua.ts`). A step appends only to the
+ * state it read, whose expiry its own earlier write set.
  */
-export function writeStateLua(key: string, ttl: string, value: string): string {
+export const APPEND_TTL = -2;
+
+/**
+ * Lua writing a string state: `PSETEX` (`SET … PX` with less to parse) for `ttl`, or with
+ * {@link KEEP_TTL} a `SET … KEEPTTL`, with {@link APPEND_TTL} an `APPEND`.
+ */
+export function writeStateLua(key: string, ttl: string, value: string, call = 'redis.call'): string {
   return `if ${ttl} == ${KEEP_TTL} then
-    ${keepStateLua(key, value)}
+    ${keepStateLua(key, value, call)}
+  elseif ${ttl} == ${APPEND_TTL} then
+    ${call}('APPEND', ${key}, ${value})
   else
-    redis.call('PSETEX', ${key}, format('%d', ${ttl}), ${value})
+    ${call}('PSETEX', ${key}, format('%d', ${ttl}), ${value})
   end`;
 }
 
 /**
  * Writes one packed string and its time-to-live in one command: no key ever lives without an
  * expiry, and none outlives the state it holds (a window's write may keep the expiry it has:
- * see {@link KEEP_TTL}).
+ * see {@link KEEP_TTL}; a packed log's may append to the string: see {@link APPEND_TTL}).
  */
 export const setStateLua = `
 local function set_state(key, ttl_ms, value)

@@ -42,7 +42,8 @@ ${ret('0, false')}`,
 };
 
 /**
- * Sliding log, the Lua twin of `algorithms/sliding-log.ts`. State: a sorted set with one member
+ * Sliding log, the Lua twin of `algorithms/sliding-log.ts`, for a limit above `PACKED_LOG_MAX`
+ * (a smaller limit's log is one string: see `packed-log.lua.ts`). State: a sorted set with one member
  * per admitted unit, scored by its time (ms). Members with score t are named `t:0`, `t:1`, …
  * (the steps read a member's time from its name: cheaper than a score in the reply), so
  * the units of one millisecond stay distinct (ten requests in one ms count as ten). Trimming

@@ -1,6 +1,6 @@
 import { inlineLua, type LuaBlock } from './lua-block';
 import { floorLua } from './lua-math';
-import { AHEAD_MS, CAN_KEEP_TTL_LUA, KEEP_TTL } from './prelude.lua';
+import { AHEAD_MS, KEEP_TTL } from './prelude.lua';
 import { packStateLua, unpackStateLua, wholeLua } from './state-bytes.lua';
 
 /**
@@ -72,7 +72,7 @@ if cost == 0 then ${ret('0, remaining, reset_ms, 0')} end
 -- current + cost > 0 here, so the state lives two windows from this one's start; a window that
 -- has counted already has that expiry: the write keeps it (see the prelude).
 local ttl_ms = start + 2 * window - now
-if current > 0 and ${CAN_KEEP_TTL_LUA} then ttl_ms = ${KEEP_TTL} end
+if current > 0 and ${io.keepsTtl} then ttl_ms = ${KEEP_TTL} end
 local left = ${floorLua('(full - used - cost * window) / window')}
 if not (left > 0) then left = 0 end
 ${ret(`0, left, 2 * window - elapsed, 0, ttl_ms, ${packStateLua(['start', 'previous', 'current + cost'])}`)}`,

@@ -1,11 +1,12 @@
 import { inlineLua, type LuaBlock } from './lua-block';
 import { ceilLua, floorLua } from './lua-math';
+import { slackExpiryLua } from './expiry.lua';
 import { AHEAD_MS } from './prelude.lua';
 import { packStateLua, unpackStateLua, wholeLua } from './state-bytes.lua';
 
 /**
- * The key's tokens and last, or nil (see the prelude): tokens stay within the capacity and,
- * with a queue, at most the queue's worth below 0.
+ * The key's tokens, last and stored expiry, or nil (see the prelude): tokens stay within the
+ * capacity and, with a queue, at most the queue's worth below 0.
  */
 export const tokenBucketStateLua: LuaBlock = {
   params: ['key', 'now', 'capacity', 'queue'],
@@ -14,9 +15,9 @@ ${io.read('value', 'key')}
 if not value then ${ret('')} end
 ${unpackStateLua(
   'value',
-  ['tokens', 'last'],
+  ['tokens', 'last', 'expires'],
   `if ${wholeLua(['tokens', 'last'])} and tokens >= -queue and tokens <= capacity and last >= 0 and last <= now + ${AHEAD_MS} then
-    ${ret('tokens, last')}
+    ${ret('tokens, last, expires')}
   end`,
 )}
 ${io.del('key')}`,
@@ -24,8 +25,9 @@ ${io.del('key')}`,
 
 /**
  * Token bucket, the Lua twin of `algorithms/token-bucket.ts` (Spring Cloud Gateway
- * `RedisRateLimiter`). State: two numbers (see `state-bytes.lua.ts`): tokens in 1/window of a
- * token, and ms of the refill. `max_wait` is the queue (`maxWaitMs`, 0 for none): the bucket may
+ * `RedisRateLimiter`). State: three numbers (see `state-bytes.lua.ts`): tokens in 1/window of a
+ * token, ms of the refill, and the key's expiry (see `expiry.lua.ts`: the period is the time an
+ * empty bucket takes to fill). `max_wait` is the queue (`maxWaitMs`, 0 for none): the bucket may
  * go that many ms of refill into debt (negative tokens), and the request waits for it (`wait_ms`).
  */
 export const tokenBucketLua: LuaBlock = {
@@ -39,7 +41,7 @@ local limit = burst + 1
 local capacity = limit * window
 local queue = max_wait * per_window
 local filled = capacity
-${inlineLua(tokenBucketStateLua, ['key', 'now', 'capacity', 'queue'], ['tokens', 'last'], io)}
+${inlineLua(tokenBucketStateLua, ['key', 'now', 'capacity', 'queue'], ['tokens', 'last', 'stored_expires'], io)}
 if tokens then
   local elapsed = now - last
   if not (elapsed > 0) then elapsed = 0 end
@@ -65,6 +67,7 @@ if tokens < 0 then delay = ${ceilLua('-tokens / per_window')} end
 -- As of the later of last and now (see algorithms/token-bucket.ts): no span credited twice.
 local at = now
 if last and last > now then at = last end
-${ret(`0, remaining, reset_ms, delay, reset_ms + (at - now), ${packStateLua(['tokens', 'at'])}`)}`;
+${slackExpiryLua('reset_ms + (at - now)', 'stored_expires', 'capacity', 'per_window', io)}
+${ret(`0, remaining, reset_ms, delay, write_ttl, ${packStateLua(['tokens', 'at', 'expires'])}`)}`;
   },
 };
