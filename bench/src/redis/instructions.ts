@@ -32,6 +32,12 @@ const KEYS = Array.from({ length: 200 }, (_, i) => `user:${i}`);
 /** The batch queue's places per slot while not full (`MAX_IN_FLIGHT` of batch-queue.ts). */
 const PLACES = 2;
 
+/**
+ * The batches' requests wait as a limiter's do (a store with deadlines sends each its own, as
+ * limiters always have a timeout), long enough for valgrind's slow Redis: none falls back.
+ */
+const TIMEOUT_MS = 60_000;
+
 type Decide = (key: string) => Promise<boolean>;
 
 interface Case {
@@ -85,7 +91,9 @@ function batchCases(client: Redis, algorithm: AlgorithmName, size: number): Case
       const batch = peeksOnly
         ? []
         : Array.from({ length: size }, (_, i) =>
-            store.consume({ prefix, key: keyOf(r, i), policy: rate, cost: 1 }).then((v) => v.allowed),
+            store
+              .consume({ prefix, key: keyOf(r, i), policy: rate, cost: 1, timeoutMs: TIMEOUT_MS })
+              .then((v) => v.allowed),
           );
       await Promise.all(ahead);
       return (await Promise.all(batch)).every(Boolean);
