@@ -11,7 +11,7 @@ import {
   policyParams,
   policyScript,
 } from '../../src/stores/redis/scripts';
-import { scriptArgs } from '../../src/stores/redis/redis-command';
+import { policyScriptArgs, scriptArgs } from '../../src/stores/redis/redis-command';
 import { FAKE_EPOCH } from '../contract/fake-clock';
 import { storedNumbers } from './packed-state';
 import { useRedisServer } from '../harness/redis-fixtures';
@@ -243,4 +243,35 @@ test('a run of alike joint decisions, their parts sent once, past its deadline: 
   );
   expect(await client.exists(late1, late2)).toBe(0);
   expect(await client.exists(onTime1, onTime2)).toBe(2);
+});
+
+/**
+ * The usual request, cost 1 on the server's time, sends its deadline in the cost's place, one
+ * argument in all (`-<deadline>`, see `scriptArgs`): read as cost 1, the server's time (a slack
+ * kept), and past the deadline nothing written.
+ */
+describe.each([
+  [
+    'a policy of its own',
+    (key: string, until: number) =>
+      client.eval(policyScript(policy), 1, key, ...policyScriptArgs({ cost: 1, until })),
+  ],
+  [
+    'the shared single-rule script',
+    (key: string, until: number) =>
+      client.eval(LUA_SCRIPTS.gcra, 1, key, ...scriptArgs({ policy, cost: 1, until })),
+  ],
+])("%s: a deadline folded into the cost's place", (_name, run) => {
+  test('one argument for the request; past it SLUICE_LATE and nothing written, before it cost 1 with a slack', async () => {
+    expect(policyScriptArgs({ cost: 1, until: 5 })).toEqual(['-5']);
+    const now = await serverMs();
+    const late = newKey();
+    expect(await answer(run(late, now - 1))).toMatch(LATE);
+    expect(await client.exists(late)).toBe(0);
+    const key = newKey();
+    expect(await run(key, now + 60_000)).toBeDefined();
+    // One unit taken (gcra's state counts a unit's debt as the window's ms).
+    expect((await storedNumbers(client, key))?.[1]).toBe(policy.windowMs);
+    expect(await client.pttl(key)).toBeGreaterThan(60_000);
+  });
 });

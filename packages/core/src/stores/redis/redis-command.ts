@@ -63,13 +63,17 @@ export interface Until {
 
 /**
  * A policy's own script's arguments: `cost` unless it is 1, then `now` unless the server's `TIME`
- * is to be used and there is no deadline. The usual request without a deadline sends none.
+ * is to be used and there is no deadline. The usual request without a deadline sends none; with
+ * one (cost 1, the server's time), only `-<deadline>`, in the cost's place: each argument costs
+ * Redis about a thousand instructions (callgrind, a lone gcra decision: 48.2 k with the cost and
+ * the deadline apart, 46.3 k folded, 43.5 k with no deadline).
  */
 export function policyScriptArgs({
   cost,
   nowMs,
   until,
 }: Pick<StoreRequest, 'cost' | 'nowMs'> & Until): readonly string[] {
+  if (until !== undefined && nowMs === undefined && cost === 1) return [`-${until}`];
   if (nowMs !== undefined || until !== undefined) return [String(cost), timeArg(nowMs, until)];
   return cost === 1 ? NO_ARGS : [String(cost)];
 }
@@ -112,8 +116,9 @@ function paramsOf(policy: Policy): ParamsText {
 /**
  * The single-rule script's arguments (ARGV) for one request: the policy's numbers its step
  * reads (see `scripts/index.ts`), then `cost` unless it is 1, then `now` unless the server's
- * `TIME` is to be used without a deadline, then the optional numbers (a queue's `maxWaitMs`) unless all are 0. The
- * usual request sends the policy alone: every argument costs Redis.
+ * `TIME` is to be used without a deadline, then the optional numbers (a queue's `maxWaitMs`)
+ * unless all are 0. The usual request sends the policy alone, or with a deadline the policy and
+ * `-<deadline>` in the cost's place (see {@link policyScriptArgs}): every argument costs Redis.
  */
 export function scriptArgs({
   policy,
@@ -123,6 +128,7 @@ export function scriptArgs({
 }: Pick<StoreRequest, 'policy' | 'cost' | 'nowMs'> & Until): readonly string[] {
   const { params, optional } = paramsOf(policy);
   if (optional !== undefined) return [...params, String(cost), timeArg(nowMs, until), ...optional];
+  if (until !== undefined && nowMs === undefined && cost === 1) return [...params, `-${until}`];
   if (nowMs !== undefined || until !== undefined) return [...params, String(cost), timeArg(nowMs, until)];
   return cost === 1 ? params : [...params, String(cost)];
 }

@@ -174,7 +174,8 @@ export const MAX_PARAMS = 5;
  * One rule's script: KEYS[1] the state key; ARGV the policy's numbers, then `cost` (left out when
  * 1), then `now` (left out, or `''`, for the server's TIME), then the optional numbers (left out
  * when all are 0): each argument sent costs Redis a conversion, so the usual request (cost 1,
- * server time, no queue) sends only the policy. Replies `{ code, remaining, resetMs, waitMs }`
+ * server time, no queue) sends only the policy, and with a deadline only `-<deadline>` after it,
+ * in the cost's place (see the prelude's `nowLua`). Replies `{ code, remaining, resetMs, waitMs }`
  * (see the prelude); a policy's own script, one integer when they fit in one (see
  * `packed-reply.ts`). The state is written with `PSETEX`, which Redis parses with less work
  * than `SET … PX` (0.7 k instructions fewer), or a window's with `SET … KEEPTTL` when the
@@ -202,9 +203,18 @@ function singleScript(
     ['code', 'remaining', 'reset_ms', 'wait_ms', 'ttl_ms', 'value'],
     inlineIo,
   );
-  return withPrelude(`${helpers?.(false) ?? ''}${nowLua(`ARGV[${n + 2}]`)}
-local cost = ARGV[${n + 1}]
-cost = cost and tonumber(cost) or 1
+  return withPrelude(`${helpers?.(false) ?? ''}
+-- cost (absent: 1), or in its place the deadline of a request of cost 1 on the server's time,
+-- as -<deadline> (see redis-command's scriptArgs): one argument fewer for the usual request.
+-- Arithmetic reads it as tonumber would, without a call.
+local cost, folded = ARGV[${n + 1}], nil
+if cost then
+  cost = cost + 0
+  if cost < 0 then cost, folded = 1, -cost end
+else
+  cost = 1
+end
+${nowLua(`ARGV[${n + 2}]`, 'folded')}
 ${decide}
 if value then ${save} end
 ${baked === undefined ? 'return { code, remaining, reset_ms, wait_ms }' : packedReplyLua(baked.capacity)}

@@ -132,11 +132,15 @@ export const LATE_REPLY_LUA = `{ err = '${LATE_CODE} reached Redis past its dead
  * Declares `now` and `clocked` (whether the caller sent its time: `<now>` or `<now>@<deadline>`,
  * not `-<deadline>`), which the steps read: a script that defines steps as functions places this
  * before them.
+ *
+ * @param given - Lua expression: the time argument (nil when absent)
+ * @param deadline - Lua expression: a deadline the script read elsewhere (the single-rule
+ *   scripts' folded into the cost's place), used when `given` is absent
  */
-export const nowLua = (given: string): string => `
+export const nowLua = (given: string, deadline = 'nil'): string => `
 -- Usually absent: tonumber is called only on a time that was sent.
 local now = ${given}
-local clocked, deadline = false, nil
+local clocked, deadline = false, ${deadline}
 if now then
   local sent = now
   now = tonumber(sent)
