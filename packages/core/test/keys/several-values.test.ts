@@ -1,4 +1,9 @@
-import { compileKeyTemplate, RequestView, type ClientAddressOptions, type HttpRequest } from '../../src/adapter';
+import {
+  compileKeyTemplate,
+  RequestView,
+  type ClientAddressOptions,
+  type HttpRequest,
+} from '../../src/adapter';
 
 const direct: ClientAddressOptions = { trust: undefined, ipv6Subnet: 64 };
 
