@@ -1,6 +1,7 @@
 import { RedisStore } from '@sluice/core';
 import { useRedisServer } from '../../core/test/harness/redis-fixtures';
 import { describeAdapterContract, type StoreUnderTest } from './adapter-contract';
+import { describeCountWhen } from './count-when-contract';
 import { DRIVERS } from './drivers';
 import { describeFailingCallbacks } from './failing-callbacks';
 import { describeForgedProxies } from './forged-proxies';
@@ -26,4 +27,5 @@ for (const driver of [...DRIVERS, ...HONO_DRIVERS]) {
   describeFailingCallbacks(driver);
   describeForgedProxies(driver);
   describeHeldRequests(driver);
+  describeCountWhen(driver, STORES);
 }

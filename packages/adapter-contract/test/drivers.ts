@@ -86,6 +86,15 @@ export interface AdapterDriver {
    * of `NotFoundException`). `handled` counts what reached the routes and the custom handler.
    */
   serveSite(options: ContractOptions, customNotFound?: boolean): Promise<TestApp>;
+  /**
+   * Serves every path behind the limits (as `serve`'s middleware), its handler answering as the
+   * query argument `outcome` says: `ok` 200 `{"ok":true}`, `fail` 401 (Nest: an
+   * `UnauthorizedException`), `throw` throws (the framework's 500), `hang` answers nothing until
+   * the client leaves. `handled` counts the requests that reached it.
+   */
+  serveOutcomes(options: ContractOptions | ContractOptions[]): Promise<TestApp>;
+  /** A `countWhen` function in the framework's terms: counts the responses of status `status`, read from its response. */
+  countStatus(status: number): unknown;
   /** A fallback in the framework's own terms: replies `status` with `{ handled: true, remaining }`. */
   fallbackHandler(status: number): unknown;
   /** A fallback in the framework's own terms that fails as `how` says. */
@@ -131,6 +140,23 @@ export function writePartial(raw: ServerResponse): void {
 
 /** What every route handler answers. */
 export const OK = { ok: true };
+
+/** What {@link AdapterDriver.serveOutcomes}' handler does: the query argument `outcome`. */
+export type Outcome = 'ok' | 'fail' | 'throw' | 'hang';
+
+/** The error a handler of `outcome=throw` throws. */
+export const HANDLER_ERROR = 'handler failed';
+
+/** The outcome a request asks for (`?outcome=`), `ok` by default. */
+export function outcomeOf(url: string | undefined): Outcome {
+  const asked = new URL(url ?? '/', 'http://sluice.test').searchParams.get('outcome');
+  return asked === 'fail' || asked === 'throw' || asked === 'hang' ? asked : 'ok';
+}
+
+/** Resolves when `raw` (Node's response) closes: a `hang` handler waits for its client to leave. */
+export function closed(raw: ServerResponse): Promise<void> {
+  return new Promise((resolve) => raw.once('close', () => resolve()));
+}
 /** The body of a site's own not-found handler (see {@link AdapterDriver.serveSite}). */
 export const CUSTOM_NOT_FOUND = { custom: true };
 
@@ -215,6 +241,24 @@ function expressDriver(name: string, express: typeof express5): AdapterDriver {
         });
       return listen(createServer(app), state);
     },
+    async serveOutcomes(options) {
+      const app = express();
+      const state = { handled: 0 };
+      app.use(rateLimit(options as unknown as Options | Options[]));
+      app.use((req: Request, res: Response) => {
+        state.handled++;
+        const outcome = outcomeOf(req.url);
+        if (outcome === 'throw') throw new Error(HANDLER_ERROR);
+        if (outcome === 'fail') res.status(401).json({ ok: false });
+        else if (outcome === 'ok') res.json(OK);
+      });
+      // Express's own 500, without its printed stack.
+      app.use((_error: unknown, _req: Request, res: Response, _next: NextFunction) => {
+        res.status(500).end();
+      });
+      return listen(createServer(app), state);
+    },
+    countStatus: (status) => (_req: Request, res: Response) => res.statusCode === status,
     fallbackHandler: (status) => (_req: Request, res: Response, d: Decision) =>
       res.status(status).json({ handled: true, remaining: d.remaining }),
     failingFallback: (how) => (_req: Request, res: Response) =>
@@ -293,6 +337,23 @@ function koaDriver(name: string, Koa: typeof Koa3): AdapterDriver {
         });
       return listen(createServer(app.callback()), state);
     },
+    async serveOutcomes(options) {
+      const app = new Koa();
+      app.silent = true;
+      const state = { handled: 0 };
+      app.use(rateLimit(options as unknown as Options | Options[]));
+      app.use(async (ctx) => {
+        state.handled++;
+        const outcome = outcomeOf(ctx.url);
+        if (outcome === 'throw') throw new Error(HANDLER_ERROR);
+        if (outcome === 'hang') return closed(ctx.res);
+        ctx.status = outcome === 'fail' ? 401 : 200;
+        ctx.body = outcome === 'fail' ? { ok: false } : OK;
+        return undefined;
+      });
+      return listen(createServer(app.callback()), state);
+    },
+    countStatus: (status) => (ctx: Context, response: Context) => ctx === response && ctx.status === status,
     fallbackHandler: (status) => (ctx: Context, d: Decision) => {
       ctx.status = status;
       ctx.body = { handled: true, remaining: d.remaining };
@@ -383,6 +444,31 @@ function fastifyDriver(name: string, fastify: typeof fastify5): AdapterDriver {
       await app.listen({ port: 0, host: '::' });
       return listen(app.server, state, () => app.close());
     },
+    async serveOutcomes(options) {
+      const app: FastifyInstance = fastify();
+      const state = { handled: 0 };
+      const handler = async (request: FastifyRequest, reply: FastifyReply): Promise<unknown> => {
+        state.handled++;
+        const outcome = outcomeOf(request.url);
+        if (outcome === 'throw') throw new Error(HANDLER_ERROR);
+        if (outcome === 'hang') {
+          await closed(reply.raw);
+          return reply;
+        }
+        if (outcome === 'fail') return reply.code(401).send({ ok: false });
+        return OK;
+      };
+      if (Array.isArray(options)) {
+        await app.register(sluiceFastify);
+        app.all('*', { config: { rateLimit: options as never } }, handler);
+      } else {
+        await app.register(sluiceFastify, options as never);
+        app.all('*', handler);
+      }
+      await app.listen({ port: 0, host: '::' });
+      return listen(app.server, state, () => app.close());
+    },
+    countStatus: (status) => (_request: FastifyRequest, reply: FastifyReply) => reply.statusCode === status,
     fallbackHandler: (status) => (_request: FastifyRequest, reply: FastifyReply, d: Decision) =>
       reply.code(status).send({ handled: true, remaining: d.remaining }),
     failingFallback: (how) => (_request: FastifyRequest, reply: FastifyReply) =>

@@ -6,10 +6,13 @@ import * as sluiceHono from '@sluice/hono';
 import { Hono, type Context } from 'hono';
 import type { ConcurrencyDriver } from './concurrency-drivers';
 import {
+  closed,
   CUSTOM_NOT_FOUND,
   failing,
+  HANDLER_ERROR,
   listen,
   OK,
+  outcomeOf,
   writePartial,
   type AdapterDriver,
   type ContractOptions,
@@ -81,6 +84,20 @@ export function honoDriver(): AdapterDriver {
         });
       return listen(serveFetch(app.fetch), state);
     },
+    async serveOutcomes(options) {
+      const app = honoApp();
+      const state = { handled: 0 };
+      app.use(rateLimit(options as unknown as Options | Options[]));
+      app.all('*', async (c: Context<Env>) => {
+        state.handled++;
+        const outcome = outcomeOf(c.req.url);
+        if (outcome === 'throw') throw new Error(HANDLER_ERROR);
+        if (outcome === 'hang') await closed(c.env.outgoing);
+        return outcome === 'fail' ? c.json({ ok: false }, 401) : c.json(OK);
+      });
+      return listen(serveFetch(app.fetch), state);
+    },
+    countStatus: (status) => (c: Context, response: Context) => c === response && c.res.status === status,
     fallbackHandler: (status) => (c: Context, d: Decision) =>
       c.json({ handled: true, remaining: d.remaining }, status as 200),
     failingFallback: (how) => (c: Context<Env>) =>
@@ -149,6 +166,30 @@ export function fetchDriver(): AdapterDriver {
         new URL(request.url).pathname === '/health' ? ok() : limited(request, env);
       return listen(serveFetch(handler), state);
     },
+    async serveOutcomes(options) {
+      const state = { handled: 0 };
+      const list = (Array.isArray(options) ? options : [options]) as ContractOptions[];
+      const [first, ...rest] = list;
+      const limits = [{ clientAddress: peer, ...first }, ...rest];
+      const handler = withRateLimit(
+        (Array.isArray(options) ? limits : limits[0]) as never,
+        async (request: Request, env: HttpBindings) => {
+          state.handled++;
+          const outcome = outcomeOf(request.url);
+          if (outcome === 'throw') throw new Error(HANDLER_ERROR);
+          if (outcome === 'hang') await closed(env.outgoing);
+          return Response.json(outcome === 'fail' ? { ok: false } : OK, {
+            status: outcome === 'fail' ? 401 : 200,
+          });
+        },
+      );
+      // @hono/node-server answers a handler that threw with a 500, as a framework would.
+      const served = (request: Request, env: HttpBindings) =>
+        handler(request, env).catch(() => new Response(null, { status: 500 }));
+      return listen(serveFetch(served), state);
+    },
+    countStatus: (status) => (_request: Request, response: Response | undefined) =>
+      response?.status === status,
     rawResponse: false,
     fallbackHandler: (status) => (_request: Request, d: Decision) =>
       Response.json({ handled: true, remaining: d.remaining }, { status }),

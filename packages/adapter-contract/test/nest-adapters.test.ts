@@ -1,6 +1,7 @@
 import { RedisStore } from '@sluice/core';
 import { useRedisServer } from '../../core/test/harness/redis-fixtures';
 import { describeAdapterContract, type StoreUnderTest } from './adapter-contract';
+import { describeCountWhen } from './count-when-contract';
 import { describeFailingCallbacks } from './failing-callbacks';
 import { describeForgedProxies } from './forged-proxies';
 import { describeHeldRequests } from './held-requests';
@@ -25,4 +26,5 @@ for (const driver of NEST_DRIVERS) {
   describeFailingCallbacks(driver);
   describeForgedProxies(driver);
   describeHeldRequests(driver);
+  describeCountWhen(driver, STORES);
 }

@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import {
   All,
   Catch,
@@ -9,6 +9,8 @@ import {
   HttpCode,
   Module,
   NotFoundException,
+  Req,
+  UnauthorizedException,
   type ArgumentsHost,
   type INestApplication,
 } from '@nestjs/common';
@@ -23,6 +25,8 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import {
   CUSTOM_NOT_FOUND,
   failing,
+  HANDLER_ERROR,
+  outcomeOf,
   writePartial,
   type AdapterDriver,
   type ServerSettings,
@@ -59,6 +63,42 @@ function appModule(
   class AppModule {}
   const options = (mount === 'middleware' ? limits : {}) as SluiceModuleOptions;
   Module({ imports: [SluiceModule.forRoot(options)], controllers: [EveryPath] })(AppModule);
+  return AppModule;
+}
+
+/**
+ * Every path behind the module's limits (see `AdapterDriver.serveOutcomes`): a failure is Nest's
+ * `UnauthorizedException` (401), a throw any other error (500).
+ */
+function outcomesModule(
+  platform: 'express' | 'fastify',
+  limits: unknown,
+  state: { handled: number },
+): unknown {
+  class EveryPath {
+    async handle(request: { url: string; raw?: { url?: string } }): Promise<unknown> {
+      state.handled++;
+      const outcome = outcomeOf(request.raw?.url ?? request.url);
+      if (outcome === 'throw') throw new Error(HANDLER_ERROR);
+      if (outcome === 'fail') throw new UnauthorizedException();
+      if (outcome === 'hang') {
+        // The connection's close: the client left (Express `req.socket`, Fastify `request.raw.socket`).
+        const { socket } = (request.raw ?? request) as unknown as { socket: Socket };
+        await new Promise((resolve) => socket.once('close', resolve));
+      }
+      return { ok: true };
+    }
+  }
+  const prototype = EveryPath.prototype;
+  const handle = Object.getOwnPropertyDescriptor(prototype, 'handle') as PropertyDescriptor;
+  All(platform === 'express' ? '{*path}' : '*')(prototype, 'handle', handle);
+  HttpCode(200)(prototype, 'handle', handle);
+  Req()(prototype, 'handle', 0);
+  Controller()(EveryPath);
+  class AppModule {}
+  Module({ imports: [SluiceModule.forRoot(limits as SluiceModuleOptions)], controllers: [EveryPath] })(
+    AppModule,
+  );
   return AppModule;
 }
 
@@ -170,6 +210,14 @@ function nestDriver(platform: 'express' | 'fastify'): AdapterDriver {
       const state = { handled: 0 };
       return start(siteModule(platform, options, customNotFound, state), state, {});
     },
+    serveOutcomes(options) {
+      const state = { handled: 0 };
+      return start(outcomesModule(platform, options, state), state, {});
+    },
+    countStatus: (status) =>
+      express
+        ? (_req: Request, res: Response) => res.statusCode === status
+        : (_request: FastifyRequest, reply: FastifyReply) => reply.statusCode === status,
     fallbackHandler: (status) =>
       express
         ? (_req: Request, res: Response, d: Decision) =>

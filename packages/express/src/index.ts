@@ -13,12 +13,20 @@ export type ExpressFallback = (req: Request, res: Response, decision: Decision) 
 /**
  * Options of {@link rateLimit}: the shared sluice options (`key`, `rate` or `rules`, `burst`,
  * `status`, `fallback`, `headers`, `dryRun`, `trustProxy`, …) with Express's `req` in callbacks,
- * `overrides: (key, req) => rate | undefined` included.
+ * `overrides: (key, req) => rate | undefined` included. A `countWhen` function gets `(req, res)`
+ * once the response is done: `res.statusCode` is the status sent, `res.writableFinished` is
+ * `false` when the client left before the response was sent.
+ *
+ * @example
+ * ```ts
+ * app.post('/login', rateLimit({ key: (req) => `${req.ip}:${req.body?.username ?? ''}`, rate: '5/15m', countWhen: 'failed' }), login);
+ * app.get('/search', rateLimit({ rate: '100/1m', countWhen: (req, res) => res.statusCode !== 304 }), search);
+ * ```
  */
-export type RateLimitOptions = CoreOptions<Request, ExpressFallback>;
+export type RateLimitOptions = CoreOptions<Request, ExpressFallback, Response>;
 
 function createGate(options: RateLimitOptions | readonly RateLimitOptions[]): Gate {
-  return gateOf(createHttpLimiter<Request, ExpressFallback>(options));
+  return gateOf(createHttpLimiter<Request, ExpressFallback, Response>(options));
 }
 
 /**

@@ -27,9 +27,17 @@ export type FastifyFallback = (request: FastifyRequest, reply: FastifyReply, dec
  * One limit's options for a route (`config: { rateLimit }`): the shared sluice options with
  * Fastify's `request` in callbacks. A route's options are merged over the plugin's (see
  * `scopedOptions`: each route with its own config has its own buckets), and together they need a
- * `rate`, `rules` or a `limiter`. An `overrides` function receives Fastify's `request`.
+ * `rate`, `rules` or a `limiter`. An `overrides` function receives Fastify's `request`; a
+ * `countWhen` function gets `(request, reply)` once the response is done (`reply.statusCode`;
+ * `reply.raw.writableFinished` is `false` when the client left first).
+ *
+ * @example
+ * ```ts
+ * app.post('/login', { config: { rateLimit: { key: '$remote_addr', rate: '5/15m', countWhen: 'failed' } } }, login);
+ * app.get('/search', { config: { rateLimit: { rate: '100/1m', countWhen: (request, reply) => reply.statusCode !== 304 } } }, search);
+ * ```
  */
-export type SluiceRouteOptions = PartialRateLimitOptions<FastifyRequest, FastifyFallback>;
+export type SluiceRouteOptions = PartialRateLimitOptions<FastifyRequest, FastifyFallback, FastifyReply>;
 
 /** Options of the plugin: defaults for every route; with a `rate` (or `rules`, or a `limiter`), a limit on every route. */
 export type SluicePluginOptions = SluiceRouteOptions & {
@@ -44,7 +52,7 @@ declare module 'fastify' {
   }
 }
 
-type Options = RateLimitOptions<FastifyRequest, FastifyFallback>;
+type Options = RateLimitOptions<FastifyRequest, FastifyFallback, FastifyReply>;
 
 /**
  * A route's constraints as the end of its scope (`GET /who [host=/^shop\./i,version=2.0.0]`):
@@ -66,7 +74,7 @@ function constraintsText(constraints: RouteOptions['constraints']): string {
 }
 
 function createGate(options: Options | readonly Options[]): Gate {
-  return gateOf(createHttpLimiter<FastifyRequest, FastifyFallback>(options));
+  return gateOf(createHttpLimiter<FastifyRequest, FastifyFallback, FastifyReply>(options));
 }
 
 /**
@@ -99,7 +107,7 @@ async function sluicePlugin(fastify: FastifyInstance, options: SluicePluginOptio
   // A typo of `hook` is reported as unknown: its message names the plugin's own option too.
   const limitsOf = (limits: Options | readonly Options[]) =>
     namingAdapterOptions(['hook'], 'Fastify plugin options (not per route)', () =>
-      createHttpLimiter<FastifyRequest, FastifyFallback>(limits),
+      createHttpLimiter<FastifyRequest, FastifyFallback, FastifyReply>(limits),
     );
   const hookFor = (limits: Options | readonly Options[]): onRequestHookHandler =>
     hookOf(gateOf(limitsOf(limits)), 'sluiceRateLimit');

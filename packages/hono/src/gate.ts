@@ -69,6 +69,7 @@ class HonoRequest extends FetchRequest<Context> {
  * @param create - builds the limit from the options without `clientAddress`
  * @param name - the middleware's name, as stack traces show it
  * @param permits - whether the limit watches every response (concurrency), not only a held one's
+ *   (a rate limit with `countWhen` says so itself)
  */
 export function middlewareOf<TOptions>(
   options: TOptions | readonly TOptions[],
@@ -78,6 +79,8 @@ export function middlewareOf<TOptions>(
 ): MiddlewareHandler {
   const { limits, clientAddress, readsAddress } = takeClientAddress<TOptions, ClientAddress>(options);
   const decider = create(limits);
+  // A rate limit with `countWhen` reads every response (off Node's server: the handler's `Response`).
+  const watches = permits || (decider as { readonly countsResponses?: boolean }).countsResponses === true;
   const middleware: MiddlewareHandler = async (c, next) => {
     const node = bindingsOf(c.env);
     const raw = c.req.raw;
@@ -99,17 +102,19 @@ export function middlewareOf<TOptions>(
             node.incoming.rawHeaders,
           );
     // Off Node's server, a permit goes back when the handler has returned (see FetchExchange).
-    const exchange = node === undefined && permits ? new FetchExchange(raw.signal) : undefined;
+    const exchange = node === undefined && watches ? new FetchExchange(raw.signal) : undefined;
+    let done: Response | undefined;
     try {
-      let entry = enter(decider, c, http, node?.outgoing ?? exchange, raw, reply);
+      let entry = enter(decider, c, http, node?.outgoing ?? exchange, raw, reply, c);
       if (!Array.isArray(entry)) entry = await entry;
       if (!Array.isArray(entry)) return entry as Response;
       await next();
+      done = c.res;
       // Off Node's server: the headers the handler's Response lacks (on a copy if it is immutable).
       const res = (entry as FetchPass).length > 0 ? addHeaders(c.res, entry as FetchPass) : undefined;
       if (res !== undefined && res !== c.res) c.res = res;
     } finally {
-      exchange?.end();
+      exchange?.end(done);
     }
   };
   return Object.defineProperty(middleware, 'name', { value: name });

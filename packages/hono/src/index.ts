@@ -29,8 +29,20 @@ export interface ClientAddressOption {
   clientAddress?: ClientAddress;
 }
 
-/** Options of {@link rateLimit}: the shared sluice options with Hono's `c` in callbacks (`overrides: (key, c) => …` too), and `clientAddress`. */
-export type RateLimitOptions = CoreOptions<Context, HonoFallback> & ClientAddressOption;
+/**
+ * Options of {@link rateLimit}: the shared sluice options with Hono's `c` in callbacks
+ * (`overrides: (key, c) => …` too), and `clientAddress`. A `countWhen` function gets `(c, c)`:
+ * the context, whose `c.res` is the response once the handler has run (`c.res.status`); on
+ * `@hono/node-server` the status counted by `'failed'` / `'succeeded'` is the one Node sent, and a
+ * client that left before the response was sent counts as failed.
+ *
+ * @example
+ * ```ts
+ * app.post('/login', rateLimit({ key: '$remote_addr', rate: '5/15m', countWhen: 'failed' }), login);
+ * app.post('/search', rateLimit({ rate: '100/1m', countWhen: (c) => c.res.status !== 304 }), search);
+ * ```
+ */
+export type RateLimitOptions = CoreOptions<Context, HonoFallback, Context> & ClientAddressOption;
 
 /** Options of {@link concurrencyLimit}: `max` (required), `key`, `store`, `queue`, `status`, `fallback`, … with Hono's `c` in callbacks, and `clientAddress`. */
 export type ConcurrencyLimitOptions = CoreConcurrencyOptions<Context, HonoConcurrencyFallback> &
@@ -54,8 +66,9 @@ const own = <T>(create: () => T): T => namingAdapterOptions(['clientAddress'], '
  * ```
  */
 export function rateLimit(options: RateLimitOptions | readonly RateLimitOptions[]): MiddlewareHandler {
-  const create = (limits: CoreOptions<Context, HonoFallback> | Array<CoreOptions<Context, HonoFallback>>) =>
-    own(() => createHttpLimiter<Context, HonoFallback>(limits));
+  type Options = CoreOptions<Context, HonoFallback, Context>;
+  const create = (limits: Options | Options[]) =>
+    own(() => createHttpLimiter<Context, HonoFallback, Context>(limits));
   return middlewareOf(options, create, 'sluiceRateLimit');
 }
 

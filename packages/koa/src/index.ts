@@ -13,12 +13,20 @@ export type KoaFallback = (ctx: Context, decision: Decision) => MaybePromise<unk
 /**
  * Options of {@link rateLimit}: the shared sluice options (`key`, `rate` or `rules`, `burst`,
  * `status`, `fallback`, `headers`, `dryRun`, `trustProxy`, …) with Koa's `ctx` in callbacks,
- * `overrides: (key, ctx) => rate | undefined` included.
+ * `overrides: (key, ctx) => rate | undefined` included. A `countWhen` function gets `(ctx, ctx)`
+ * once the response is done: `ctx.status` is the status sent (`ctx.res.writableFinished` is
+ * `false` when the client left first).
+ *
+ * @example
+ * ```ts
+ * router.post('/login', rateLimit({ key: '$remote_addr', rate: '5/15m', countWhen: 'failed' }), login);
+ * app.use(rateLimit({ rate: '100/1m', countWhen: (ctx) => ctx.status !== 304 }));
+ * ```
  */
-export type RateLimitOptions = CoreOptions<Context, KoaFallback>;
+export type RateLimitOptions = CoreOptions<Context, KoaFallback, Context>;
 
 function createGate(options: RateLimitOptions | readonly RateLimitOptions[]): Gate {
-  return gateOf(createHttpLimiter<Context, KoaFallback>(options));
+  return gateOf(createHttpLimiter<Context, KoaFallback, Context>(options));
 }
 
 /**

@@ -30,19 +30,34 @@ export type NestFallback<TRequest = NestHttpRequest, TResponse = unknown> = (
 
 /**
  * One limit of `@RateLimit` (or the module's defaults): the shared sluice options (`key`, `rate`
- * or `rules`, `burst`, `status`, `fallback`, `headers`, `dryRun`, `trustProxy`, …) with the
- * platform's request in callbacks. A route's options are merged over the module's when those are
- * one object, so `rate` may come from the module; together they need a `rate`, `rules` or a `limiter`.
+ * or `rules`, `burst`, `status`, `fallback`, `headers`, `dryRun`, `trustProxy`, `countWhen`, …)
+ * with the platform's request in callbacks. A route's options are merged over the module's when
+ * those are one object, so `rate` may come from the module; together they need a `rate`, `rules`
+ * or a `limiter`. A `countWhen` function gets the platform's request and response once the
+ * response is done: Express `(req, res)` (`res.statusCode`), Fastify `(request, reply)`
+ * (`reply.statusCode`). Nest's exception filters answer before: a thrown `UnauthorizedException`
+ * is a 401 response, which `'failed'` counts.
+ *
+ * @example
+ * ```ts
+ * class AuthController {
+ *   @Post('login')
+ *   @RateLimit({ key: '$remote_addr', rate: '5/15m', countWhen: 'failed' })
+ *   login() {}
+ * }
+ * ```
  */
 export type RateLimitOptions<TRequest = NestHttpRequest, TResponse = unknown> = PartialRateLimitOptions<
   TRequest,
-  NestFallback<TRequest, TResponse>
+  NestFallback<TRequest, TResponse>,
+  TResponse
 >;
 
 /** One complete limit: with its `rate`, `rules` or `limiter`. */
 export type CompleteRateLimitOptions<TRequest = NestHttpRequest, TResponse = unknown> = CoreOptions<
   TRequest,
-  NestFallback<TRequest, TResponse>
+  NestFallback<TRequest, TResponse>,
+  TResponse
 >;
 
 /**

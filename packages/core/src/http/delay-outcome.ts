@@ -63,7 +63,7 @@ export interface HeldResult {
    * With several limits on the request: gives back exactly what this one took (see `takeAll`),
    * delayed or not, for a request that will not run.
    */
-  readonly refund?: (() => Promise<unknown>) | undefined;
+  readonly refund?: (() => unknown) | undefined;
 }
 
 /**
@@ -132,7 +132,7 @@ function isHeld({ entry, decision }: HeldResult): boolean {
  * delayed it gets its turn back (`limiter.cancel`). Never rejects.
  */
 function cancelAll(results: readonly HeldResult[]): void {
-  const refunds: Array<() => Promise<unknown>> = [];
+  const refunds: Array<() => unknown> = [];
   for (const result of results) {
     const { entry, decision, refund } = result;
     if (refund !== undefined) refunds.push(refund);

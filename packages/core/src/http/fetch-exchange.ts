@@ -31,6 +31,8 @@ export class FetchExchange implements ListenableResponse {
   #listeners: Array<() => void> | undefined = [];
   readonly #signal: AbortSignalLike | undefined;
   readonly #onAbort = (): void => this.end();
+  /** The handler's response, once {@link FetchExchange.end} was given it. */
+  #response: { readonly status: number } | undefined;
 
   /** @param signal - the request's `signal`; without one, the exchange ends only by {@link FetchExchange.end} */
   constructor(signal?: AbortSignalLike) {
@@ -47,6 +49,24 @@ export class FetchExchange implements ListenableResponse {
   /** As {@link FetchExchange.closed}: what a Node socket calls `destroyed`. */
   get destroyed(): boolean {
     return this.#listeners === undefined;
+  }
+
+  /**
+   * The handler's `Response` the exchange was {@link FetchExchange.end | ended} with; `undefined`
+   * while open, and when the client left or the handler threw (`countWhen` reads it).
+   */
+  get response(): { readonly status: number } | undefined {
+    return this.#response;
+  }
+
+  /** The response's status, as Node's `statusCode` (500 without a response: nothing was answered). */
+  get statusCode(): number {
+    return this.#response?.status ?? 500;
+  }
+
+  /** Whether a response was handed over, as Node's `writableFinished` says of a response sent. */
+  get writableFinished(): boolean {
+    return this.#response !== undefined;
   }
 
   /** Calls `listener` once, when the exchange closes (never, if it has closed already). */
@@ -67,11 +87,16 @@ export class FetchExchange implements ListenableResponse {
     return this;
   }
 
-  /** Closes the exchange (the response is ready, or the client left): every listener runs, once. */
-  end(): void {
+  /**
+   * Closes the exchange (the response is ready, or the client left): every listener runs, once.
+   *
+   * @param response - the handler's `Response`, when it returned one: what `countWhen` reads
+   */
+  end(response?: { readonly status: number }): void {
     const listeners = this.#listeners;
     if (listeners === undefined) return;
     this.#listeners = undefined;
+    this.#response = response;
     this.#signal?.removeEventListener('abort', this.#onAbort);
     for (const listener of listeners) listener();
   }

@@ -2,6 +2,7 @@ import { SluiceConfigError } from '../policy/config-error';
 import type { Decision } from '../types';
 import { namingAdapterOptions } from './adapter-options';
 import { takeClientAddress } from './client-address-option';
+import { FetchExchange } from './fetch-exchange';
 import { enterFetch, nodeBindingsOf } from './fetch-limit';
 import { replyResponse, withHeaders, type FetchFallback } from './fetch-outcome';
 import { fromFetchRequest } from './fetch-request';
@@ -24,7 +25,8 @@ export type RequestFallback = FetchFallback<Request, Decision>;
 /** Options of a Fetch handler's limits: the shared sluice options with the `Request` in callbacks, and `clientAddress`. */
 export type FetchRateLimitOptions<TArgs extends unknown[] = unknown[]> = RateLimitOptions<
   Request,
-  RequestFallback
+  RequestFallback,
+  Response | undefined
 > & {
   /**
    * The client address, from the request and the runtime's arguments (a `Request` carries none):
@@ -65,12 +67,13 @@ export function limitFetchHandler<TArgs extends unknown[]>(
     options,
   );
   const decider = namingAdapterOptions(['clientAddress'], 'withRateLimit', () =>
-    createHttpLimiter<Request, RequestFallback>(limits),
+    createHttpLimiter<Request, RequestFallback, Response | undefined>(limits),
   );
   if (readsAddress && clientAddress === undefined)
     throw new SluiceConfigError('clientAddress', undefined, NO_ADDRESS);
   if (typeof handler !== 'function')
     throw new SluiceConfigError('handler', handler, 'expected a function (request) => Response');
+  const counting = decider.countsResponses;
   return async function sluiceRateLimited(request: Request, ...rest: TArgs): Promise<Response> {
     const address = clientAddress?.(request, ...rest);
     const bindings = nodeBindingsOf(rest[0]);
@@ -78,9 +81,24 @@ export function limitFetchHandler<TArgs extends unknown[]>(
     const http = fromFetchRequest(request, known, bindings?.incoming.rawHeaders);
     // On Node's server (`@hono/node-server`), Node's response tells when the client left, also
     // for a pipelined request waiting behind another, where the request's signal never aborts.
-    const entry = await enterFetch(decider, request, http, bindings?.outgoing, request, answer);
-    if (!Array.isArray(entry)) return entry as Response;
-    return withHeaders(await handler(request, ...rest), entry);
+    // With `countWhen`, the exchange carries the handler's `Response` (off Node, its end too).
+    const exchange = counting
+      ? new FetchExchange(bindings === undefined ? request.signal : undefined)
+      : undefined;
+    const watched = bindings?.outgoing ?? exchange;
+    const entry = await enterFetch(decider, request, http, watched, request, answer, exchange);
+    if (!Array.isArray(entry)) {
+      exchange?.end();
+      return entry as Response;
+    }
+    if (exchange === undefined) return withHeaders(await handler(request, ...rest), entry);
+    let response: Response | undefined;
+    try {
+      response = withHeaders(await handler(request, ...rest), entry);
+      return response;
+    } finally {
+      exchange.end(response);
+    }
   };
 }
 

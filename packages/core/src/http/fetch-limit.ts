@@ -71,6 +71,8 @@ const WRITTEN: FetchPass = [];
  * @param fetched - the Fetch request, whose `signal` a held request watches off Node's server
  * @param reply - builds the `Response` of a refusal or a static fallback (Hono's `c.body`, which
  *   keeps the headers earlier middleware set)
+ * @param response - what a `countWhen` function gets as the response (Hono's `c`; a
+ *   `FetchExchange` stands for the handler's `Response`); default: `watched`
  * @example
  * ```ts
  * const entry = await enterFetch(limit, request, http, undefined, request, (_, r) => replyResponse(r));
@@ -85,13 +87,14 @@ export function enterFetch<TRequest>(
   watched: (NodeResponse & ListenableResponse) | FetchExchange | undefined,
   fetched: { readonly signal: AbortSignalLike },
   reply: (request: TRequest, reply: HttpReply) => Response,
+  response?: unknown,
 ): FetchEntry | Promise<FetchEntry> {
   const node = watched instanceof FetchExchange ? undefined : watched;
-  // A rate limit reads no response; a concurrency limit is always given one.
-  const outcome = decider.decideSync(request, http, watched as ListenableResponse);
+  // A rate limit reads the response only for `countWhen`; a concurrency limit is always given one.
+  const outcome = decider.decideSync(request, http, watched as ListenableResponse, response);
   if (outcome !== undefined) return entryOf(outcome, request, node, fetched, reply);
   return decider
-    .decide(request, http, watched as ListenableResponse)
+    .decide(request, http, watched as ListenableResponse, response)
     .then((decided) => entryOf(decided, request, node, fetched, reply));
 }
 

@@ -1,8 +1,9 @@
 import { RequestView, type HttpRequest } from '../keys/http-request';
-import { takeAll } from '../limiter/consume-all';
+import { takeAll, takeAllSync } from '../limiter/consume-all';
 import type { ConsumeOptions, Limiter } from '../limiter/create-limiter';
 import { SluiceConfigError } from '../policy/config-error';
 import type { Decision } from '../types';
+import { once, refundUncounted, type CountedResponse, type OnceRefund } from './count-when';
 import { delayOutcome, takeHeldSlots } from './delay-outcome';
 import type { HeaderList, HttpOutcome, RateLimitOptions } from './http-options';
 import { retryAfterSeconds } from './rate-limit-headers';
@@ -30,15 +31,30 @@ export interface HttpLimiter<TRequest, THandler> {
    *
    * @param request - the framework's request, handed to `key`, `cost`, `skip` functions and events
    * @param http - the same request in the neutral shape
+   * @param raw - Node's response (or a `FetchExchange`), watched for `countWhen`: without it, an
+   *   admitted request's units stay taken whatever its response
+   * @param response - the framework's response, handed to a `countWhen` function (default: `raw`)
    */
-  decide(request: TRequest, http: HttpRequest): Promise<HttpOutcome<THandler>>;
+  decide(
+    request: TRequest,
+    http: HttpRequest,
+    raw?: CountedResponse,
+    response?: unknown,
+  ): Promise<HttpOutcome<THandler>>;
   /**
    * The same outcome without a promise, when it can be had synchronously: one limit keyed by
    * nginx variables, with a fixed cost, no `skip`, and an in-process store. `undefined`
    * otherwise (nothing was called or consumed): use {@link HttpLimiter.decide}. Adapters try it
    * first, so the common in-memory case costs no promise per request.
    */
-  decideSync(request: TRequest, http: HttpRequest): HttpOutcome<THandler> | undefined;
+  decideSync(
+    request: TRequest,
+    http: HttpRequest,
+    raw?: CountedResponse,
+    response?: unknown,
+  ): HttpOutcome<THandler> | undefined;
+  /** Whether a limit has `countWhen`: a Fetch adapter then hands over a `FetchExchange` as `raw`, ended with the handler's `Response`. */
+  readonly countsResponses: boolean;
 }
 
 /** One limit taking part in a request. */
@@ -53,8 +69,11 @@ interface Entry<TRequest, THandler> {
 interface Result<TRequest, THandler> {
   readonly entry: Entry<TRequest, THandler>;
   readonly decision: Decision;
-  /** Gives back exactly what the limit took, when the request has several (see `takeAll`). */
-  readonly refund?: (() => Promise<unknown>) | undefined;
+  /**
+   * Gives back exactly what the limit took, when the request has several or a limit has
+   * `countWhen` (see `takeAll`): then once only, however many paths call it.
+   */
+  readonly refund?: OnceRefund | (() => Promise<unknown>) | undefined;
 }
 
 /**
@@ -86,18 +105,26 @@ interface Result<TRequest, THandler> {
  * const outcome = await limits.decide(req, { remoteAddress: req.socket.remoteAddress, url: req.url, headers: req.headers });
  * ```
  */
-export function createHttpLimiter<TRequest, THandler extends (...args: never[]) => unknown>(
-  options: RateLimitOptions<TRequest, THandler> | ReadonlyArray<RateLimitOptions<TRequest, THandler>>,
+export function createHttpLimiter<
+  TRequest,
+  THandler extends (...args: never[]) => unknown,
+  TResponse = unknown,
+>(
+  options:
+    | RateLimitOptions<TRequest, THandler, TResponse>
+    | ReadonlyArray<RateLimitOptions<TRequest, THandler, TResponse>>,
 ): HttpLimiter<TRequest, THandler> {
-  const list = Array.isArray(options) ? options : [options as RateLimitOptions<TRequest, THandler>];
+  const list = Array.isArray(options)
+    ? options
+    : [options as RateLimitOptions<TRequest, THandler, TResponse>];
   if (list.length === 0)
     throw new SluiceConfigError('options', options, 'expected limit options, or a non-empty array of them');
-  const limits = list.map((item: RateLimitOptions<TRequest, THandler>) => resolveHttpLimit(item));
+  const limits = list.map((item: RateLimitOptions<TRequest, THandler, TResponse>) => resolveHttpLimit(item));
   const replies = limits.map((limit) => new ReplyCache(limit.headers, limit.policyName, limit.now));
   // Decided once: whether a request can be decided without calling user code or awaiting.
   const only = limits.length === 1 ? (limits[0] as ResolvedLimit<TRequest, THandler>) : undefined;
   // A cost of 0 is a probe (see `decideAll`), which the fast paths do not take.
-  const syncLimit =
+  const fastLimit =
     only !== undefined &&
     only.template !== undefined &&
     only.skip === undefined &&
@@ -105,14 +132,21 @@ export function createHttpLimiter<TRequest, THandler extends (...args: never[]) 
     only.cost !== 0
       ? only
       : undefined;
+  // `countWhen` takes its units with a receipt, to give back exactly: in process, its own fast path.
+  const syncLimit = fastLimit?.countWhen === undefined ? fastLimit : undefined;
+  const counted =
+    fastLimit?.countWhen !== undefined && fastLimit.limiter.store.consumeSync !== undefined
+      ? fastLimit
+      : undefined;
+  const syncCount = counted?.countWhen;
   const syncReplies = replies[0] as ReplyCache;
-  const syncCost = syncLimit?.cost as number | undefined;
+  const syncCost = fastLimit?.cost as number | undefined;
   // Built once: the fast path allocates no options object per request.
   const fixedOptions: ConsumeOptions | undefined = syncCost === undefined ? undefined : { cost: syncCost };
   // With the request as context: one object whose `context` is set around each call (consumeSync
   // has read it when it returns).
   const withRequest: { cost: number | undefined; context: unknown } | undefined =
-    syncLimit?.passRequest === true ? { cost: syncCost, context: undefined } : undefined;
+    fastLimit?.passRequest === true ? { cost: syncCost, context: undefined } : undefined;
 
   // A limit on a remote store (Redis) decides by a store call: `decideSync` has nothing to give,
   // and `decide` takes its key and cost as `decideSync` does, without the general path's awaits.
@@ -126,6 +160,7 @@ export function createHttpLimiter<TRequest, THandler extends (...args: never[]) 
     view: RequestView,
     key: string,
     decision: Decision,
+    refund?: OnceRefund,
   ): HttpOutcome<THandler> => {
     // The two answers of nearly every request, each shared while it repeats.
     if (decision.allowed && decision.delayMs === 0) return syncReplies.next(decision);
@@ -139,12 +174,35 @@ export function createHttpLimiter<TRequest, THandler extends (...args: never[]) 
       );
     }
     const entry = { limit, replies: syncReplies, key, cost: syncCost };
-    return outcomeOf(request, view, [{ entry, decision }], false);
+    return outcomeOf(request, view, [{ entry, decision, refund }], false);
   };
 
   return {
     limiters: limits.map((limit) => limit.limiter),
-    decideSync(request, http) {
+    countsResponses: limits.some((limit) => limit.countWhen !== undefined),
+    decideSync(request, http, raw, response) {
+      if (counted !== undefined) {
+        // One in-process limit with `countWhen`: taken with its receipt, in one synchronous step.
+        const view = new RequestView(http);
+        const key = templateKeyOf(counted, http, view);
+        if (key === undefined) return undefined;
+        const context = counted.passRequest ? request : undefined;
+        const taken = takeAllSync([{ limiter: counted.limiter, key, cost: syncCost, context }]);
+        if (taken === undefined) return undefined;
+        const given = taken.refunds[0];
+        const refund = given === undefined ? undefined : once(given);
+        const outcome = outcomeOfOne(counted, request, view, key, taken.decisions[0] as Decision, refund);
+        if (refund !== undefined && (outcome.kind === 'next' || outcome.kind === 'delay'))
+          refundUncounted(
+            raw,
+            request,
+            response,
+            syncCount as NonNullable<typeof syncCount>,
+            refund,
+            counted.limiter,
+          );
+        return outcome;
+      }
       if (local === undefined) return undefined;
       const view = new RequestView(http);
       const key = templateKeyOf(local, http, view);
@@ -165,11 +223,11 @@ export function createHttpLimiter<TRequest, THandler extends (...args: never[]) 
       if (decision === undefined) return undefined;
       return outcomeOfOne(local, request, view, key, decision);
     },
-    decide(request, http) {
-      if (remote === undefined) return decideAny(request, http);
+    decide(request, http, raw, response) {
+      if (remote === undefined) return decideAny(request, http, raw, response);
       const view = new RequestView(http);
       const key = templateKeyOf(remote, http, view);
-      if (key === undefined) return decideAny(request, http);
+      if (key === undefined) return decideAny(request, http, raw, response);
       let decided: Promise<Decision>;
       try {
         // Its own options object with the request (a limiter passed in may read it later).
@@ -185,7 +243,12 @@ export function createHttpLimiter<TRequest, THandler extends (...args: never[]) 
     },
   };
 
-  async function decideAny(request: TRequest, http: HttpRequest): Promise<HttpOutcome<THandler>> {
+  async function decideAny(
+    request: TRequest,
+    http: HttpRequest,
+    raw: CountedResponse | undefined,
+    response: unknown,
+  ): Promise<HttpOutcome<THandler>> {
     const view = new RequestView(http);
     const entries: Array<Entry<TRequest, THandler>> = [];
     let dryRunMissingKey = false;
@@ -223,7 +286,15 @@ export function createHttpLimiter<TRequest, THandler extends (...args: never[]) 
       });
     }
     const results = await decideAll(entries, request);
-    return outcomeOf(request, view, results, dryRunMissingKey);
+    const outcome = outcomeOf(request, view, results, dryRunMissingKey);
+    if (outcome.kind === 'next' || outcome.kind === 'delay') {
+      for (const { entry, decision, refund } of results) {
+        const counts = entry.limit.countWhen;
+        if (counts !== undefined && refund !== undefined && decision.allowed)
+          refundUncounted(raw, request, response, counts, refund as OnceRefund, entry.limit.limiter);
+      }
+    }
+    return outcome;
   }
 }
 
@@ -245,7 +316,10 @@ async function decideAll<TRequest, THandler>(
 ): Promise<Array<Result<TRequest, THandler>>> {
   if (entries.length === 0) return [];
   const entry = entries[0] as Entry<TRequest, THandler>;
-  if (entries.length === 1 && entry.cost !== 0) return [{ entry, decision: await consume(entry, request) }];
+  // A limit with `countWhen` needs its refund, even alone: then every refund runs once only.
+  const exact = entries.some(({ limit }) => limit.countWhen !== undefined);
+  if (entries.length === 1 && entry.cost !== 0 && !exact)
+    return [{ entry, decision: await consume(entry, request) }];
   // Every limit takes its cost or none does (see `consumeAll`); a limit not asked has no result.
   // A held request that will not run gives back what every limit took (see `delayOutcome`).
   const { decisions, refunds } = await takeAll(
@@ -257,11 +331,14 @@ async function decideAll<TRequest, THandler>(
       dryRun: limit.dryRun,
       probe: cost === 0,
     })),
+    exact,
   );
   const results: Array<Result<TRequest, THandler>> = [];
   decisions.forEach((decision, i) => {
+    const given = refunds[i];
+    const refund = exact && given !== undefined ? once(given) : given;
     if (decision !== undefined)
-      results.push({ entry: entries[i] as Entry<TRequest, THandler>, decision, refund: refunds[i] });
+      results.push({ entry: entries[i] as Entry<TRequest, THandler>, decision, refund });
   });
   return results;
 }

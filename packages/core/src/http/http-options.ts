@@ -3,6 +3,7 @@ import type { OverrideRate, Overrides } from '../limiter/overrides';
 import type { TrustProxy } from '../keys/trust-proxy';
 import type { SluiceConfigError } from '../policy/config-error';
 import type { Decision } from '../types';
+import type { CountWhen } from './count-when';
 import type { ClosableResponse } from './hold-request';
 
 /** A value or a promise of it: option callbacks may be sync or async. */
@@ -69,7 +70,7 @@ export interface LimitEvent<TRequest> {
 }
 
 /** Which option's function failed: see {@link CallbackErrorEvent}. */
-export type CallbackSource = 'key' | 'cost' | 'skip' | 'overrides' | 'fallback';
+export type CallbackSource = 'key' | 'cost' | 'skip' | 'overrides' | 'fallback' | 'countWhen';
 
 /**
  * What {@link HttpLimitOptions.onCallbackError} receives when one of your functions throws,
@@ -103,8 +104,13 @@ export interface CallbackErrorEvent<TRequest> {
  *
  * @typeParam TRequest - the framework's request (Express `Request`, Koa `Context`, Fastify `FastifyRequest`)
  * @typeParam THandler - the framework's fallback handler type
+ * @typeParam TResponse - what a `countWhen` function gets as the response (Express `Response`, Fastify `FastifyReply`, …)
  */
-export interface HttpLimitOptions<TRequest, THandler extends (...args: never[]) => unknown> {
+export interface HttpLimitOptions<
+  TRequest,
+  THandler extends (...args: never[]) => unknown,
+  TResponse = unknown,
+> {
   /**
    * The key: nginx variables (`$binary_remote_addr` `$remote_addr` `$http_<name>` `$arg_<name>`
    * `$cookie_<name>` `$server_name` `$uri` `$route`), composable (`'$http_user_id:$arg_sku_id'`),
@@ -144,6 +150,32 @@ export interface HttpLimitOptions<TRequest, THandler extends (...args: never[]) 
    * @defaultValue false
    */
   dryRun?: boolean;
+  /**
+   * Which responses count toward the limit. A request takes its units when it is admitted, as
+   * always (so at most `limit` requests that could count are ever in flight: the limit stays
+   * exact under concurrency); once its response is done, when the response does not count, the
+   * units it took are given back, exactly (each window in the window it counted in, the sliding
+   * log's own entries) and once (through the store's batch on Redis).
+   *
+   * - `'failed'`: responses with a status >= 400 count, and so do responses that never finished
+   *   (the client left, the handler threw): five failed logins per 15 minutes, successes free;
+   * - `'succeeded'`: the others count;
+   * - a function `(request, response) => boolean`, called once the response is done: `true`
+   *   counts. `response` is the framework's (Express `res`, Koa `ctx`, Fastify `reply`, Hono `c`,
+   *   a Fetch handler's `Response` or `undefined` when it threw; see each adapter). One that
+   *   throws counts, reported to `onCallbackError` (source `'countWhen'`).
+   *
+   * A refused request took nothing and gives nothing back; so does a dry-run request over the
+   * limit. A held request whose client leaves gives its turn back once, whatever this says.
+   * The limiter's `metrics` count each give-back (`refunded`). Needs a store that gives back
+   * exactly: MemoryStore and RedisStore do.
+   * @defaultValue every admitted request counts
+   * @example
+   * ```ts
+   * app.post('/login', rateLimit({ key: '$remote_addr', rate: '5/15m', countWhen: 'failed' }), login);
+   * ```
+   */
+  countWhen?: CountWhen<TRequest, TResponse>;
   /** Which proxies may set the client address through `X-Forwarded-For`. @defaultValue false (none) */
   trustProxy?: TrustProxy;
   /** Prefix length by which IPv6 clients are grouped. @defaultValue 64 */
@@ -214,10 +246,11 @@ export type LimiterOptionName = keyof LimiterOnlyOptions | 'overrides';
  * };
  * ```
  */
-export type RateLimitOptions<TRequest, THandler extends (...args: never[]) => unknown> = HttpLimitOptions<
+export type RateLimitOptions<
   TRequest,
-  THandler
-> &
+  THandler extends (...args: never[]) => unknown,
+  TResponse = unknown,
+> = HttpLimitOptions<TRequest, THandler, TResponse> &
   (
     | (LimiterOnlyOptions & { limiter?: undefined; overrides?: HttpOverrides<TRequest> })
     | (LimiterRulesOnlyOptions & { limiter?: undefined; overrides?: HttpOverrides<TRequest> })

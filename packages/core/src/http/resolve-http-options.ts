@@ -6,6 +6,7 @@ import { createLimiter, type Limiter, type LimiterOptions } from '../limiter/cre
 import { dryRunMetrics } from '../limiter/metrics-sink';
 import { SluiceConfigError } from '../policy/config-error';
 import { MAX_LIMIT } from '../policy/rate';
+import { resolveCountWhen, type Counts } from './count-when';
 import { HoldSlots, resolveMaxHeld } from './delay-outcome';
 import type {
   CallbackErrorEvent,
@@ -38,6 +39,7 @@ export const HTTP_OPTION_NAMES = [
   'onCallbackError',
   'policyName',
   'maxHeld',
+  'countWhen',
 ] as const satisfies ReadonlyArray<keyof HttpLimitOptions<unknown, () => void>>;
 
 const HTTP_OPTIONS = new Set<string>(HTTP_OPTION_NAMES);
@@ -68,6 +70,8 @@ export interface ResolvedLimit<TRequest, THandler> extends UserCallbacks<TReques
   readonly passRequest: boolean;
   /** This limit's held requests, at most `maxHeld`: one count per resolved limit (per middleware or route). */
   readonly held: HoldSlots;
+  /** `countWhen`, resolved: whether a done response counts; `undefined` when every admitted request counts. */
+  readonly countWhen: Counts | undefined;
 }
 
 /**
@@ -82,9 +86,11 @@ export interface ResolvedLimit<TRequest, THandler> extends UserCallbacks<TReques
  * const limit = resolveHttpLimit({ rate: '6r/m', key: '$arg_sku_id', status: 503 });
  * ```
  */
-export function resolveHttpLimit<TRequest, THandler extends (...args: never[]) => unknown>(
-  options: RateLimitOptions<TRequest, THandler>,
-): ResolvedLimit<TRequest, THandler> {
+export function resolveHttpLimit<
+  TRequest,
+  THandler extends (...args: never[]) => unknown,
+  TResponse = unknown,
+>(options: RateLimitOptions<TRequest, THandler, TResponse>): ResolvedLimit<TRequest, THandler> {
   if (typeof options !== 'object' || options === null || Array.isArray(options)) {
     throw new SluiceConfigError('options', options, 'expected an object such as { rate: "10r/s" }');
   }
@@ -127,6 +133,7 @@ export function resolveHttpLimit<TRequest, THandler extends (...args: never[]) =
     now: typeof clock === 'function' ? (clock as () => number) : Date.now,
     passRequest: http.limiter !== undefined || typeof overrides === 'function',
     held: new HoldSlots(resolveMaxHeld(http.maxHeld)),
+    countWhen: resolveCountWhen(http.countWhen, limiter, onCallbackError),
   };
 }
 

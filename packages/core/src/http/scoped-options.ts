@@ -16,7 +16,8 @@ const REPLACED_BY_RULES = ['rate', ...RATE_SHAPING, 'queue'] as const;
 export type PartialRateLimitOptions<
   TRequest,
   THandler extends (...args: never[]) => unknown,
-> = HttpLimitOptions<TRequest, THandler> &
+  TResponse = unknown,
+> = HttpLimitOptions<TRequest, THandler, TResponse> &
   Partial<Omit<LimiterOnlyOptions, 'rules'>> & {
     rules?: readonly RuleOptions[];
     overrides?: HttpOverrides<TRequest>;
@@ -64,11 +65,11 @@ export function definesLimit(
  * // { store, headers: 'legacy', rate: '6r/m', prefix: 'sluice:GET /sku' }
  * ```
  */
-export function scopedOptions<TRequest, THandler extends (...args: never[]) => unknown>(
-  defaults: PartialRateLimitOptions<TRequest, THandler>,
-  own: PartialRateLimitOptions<TRequest, THandler>,
+export function scopedOptions<TRequest, THandler extends (...args: never[]) => unknown, TResponse = unknown>(
+  defaults: PartialRateLimitOptions<TRequest, THandler, TResponse>,
+  own: PartialRateLimitOptions<TRequest, THandler, TResponse>,
   scope: string,
-): RateLimitOptions<TRequest, THandler> {
+): RateLimitOptions<TRequest, THandler, TResponse> {
   const base: Record<string, unknown> = { ...defaults };
   if (definesLimit(own)) delete base.limiter;
   if (own.rate !== undefined) {
@@ -83,7 +84,7 @@ export function scopedOptions<TRequest, THandler extends (...args: never[]) => u
   } else if (own.prefix === undefined) {
     base.prefix = `${defaults.prefix ?? 'sluice'}:${scope}`;
   }
-  return { ...base, ...own } as RateLimitOptions<TRequest, THandler>;
+  return { ...base, ...own } as RateLimitOptions<TRequest, THandler, TResponse>;
 }
 
 /**
@@ -94,8 +95,8 @@ export function scopedOptions<TRequest, THandler extends (...args: never[]) => u
  *
  * @throws {@link SluiceConfigError} naming the first invalid value
  */
-export function checkDefaults<TRequest, THandler extends (...args: never[]) => unknown>(
-  defaults: PartialRateLimitOptions<TRequest, THandler>,
+export function checkDefaults<TRequest, THandler extends (...args: never[]) => unknown, TResponse = unknown>(
+  defaults: PartialRateLimitOptions<TRequest, THandler, TResponse>,
 ): void {
   if (definesLimit(defaults)) return; // checked whole, as the limit on every route
   const { algorithm, burst, nodelay, delay, queue } = defaults as PolicyOptions;

@@ -19,8 +19,19 @@ export type Pass = boolean | Promise<boolean>;
  * as {@link decideAndWrite} calls it; a rate limit ignores `response`.
  */
 export interface HttpDecider<TRequest, TOutcome> {
-  decideSync(request: TRequest, http: HttpRequest, response: ListenableResponse): TOutcome | undefined;
-  decide(request: TRequest, http: HttpRequest, response: ListenableResponse): Promise<TOutcome>;
+  /** `raw`: Node's response under the framework's; `response`: the framework's own (a `countWhen` function gets it). */
+  decideSync(
+    request: TRequest,
+    http: HttpRequest,
+    raw: ListenableResponse,
+    response?: unknown,
+  ): TOutcome | undefined;
+  decide(
+    request: TRequest,
+    http: HttpRequest,
+    raw: ListenableResponse,
+    response?: unknown,
+  ): Promise<TOutcome>;
 }
 
 /**
@@ -30,6 +41,7 @@ export interface HttpDecider<TRequest, TOutcome> {
  * @param decider - the limit
  * @param request - the framework's request (Express `req`, Koa `ctx`, Fastify `request`)
  * @param response - the framework's response, passed on to `write` (Express `res`, Fastify `reply`)
+ *   and to the decider (a `countWhen` function gets it)
  * @param http - the same request in the neutral shape
  * @param raw - Node's response under it (a concurrency permit goes back at its `end()` or `close`)
  * @param write - writes the outcome on the framework's response
@@ -46,9 +58,9 @@ export function decideAndWrite<TRequest, TResponse, TOutcome>(
   raw: ListenableResponse,
   write: (request: TRequest, response: TResponse, outcome: TOutcome) => Pass,
 ): Pass {
-  const outcome = decider.decideSync(request, http, raw);
+  const outcome = decider.decideSync(request, http, raw, response);
   if (outcome !== undefined) return write(request, response, outcome);
-  return decider.decide(request, http, raw).then((decided) => write(request, response, decided));
+  return decider.decide(request, http, raw, response).then((decided) => write(request, response, decided));
 }
 
 /**

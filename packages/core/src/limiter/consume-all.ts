@@ -100,24 +100,18 @@ export interface TakenAll {
  * {@link consumeAll}, with the refunds of what each limit took: for the HTTP layer, whose held
  * requests may end before they run.
  */
-export async function takeAll(requests: readonly TakeRequest[]): Promise<TakenAll> {
+export async function takeAll(requests: readonly TakeRequest[], exact = false): Promise<TakenAll> {
   checkRequests(requests);
   const sides = requests.map(({ limiter }) => sideOf(limiter));
   // A probe needs a store that can decide without writing; a limiter not from createLimiter is
-  // asked at the probe's cost (taking it: never a unit given away).
-  const alone = requests.length === 1 && requests[0]?.probe !== true;
+  // asked at the probe's cost (taking it: never a unit given away). One limit alone is one
+  // `consume`, without refunds, unless they are asked for (`exact`).
+  const alone = !exact && requests.length === 1 && requests[0]?.probe !== true;
   if (alone || !sides.every((side): side is LimiterSide => side !== undefined))
     return { decisions: await inOrder(requests), refunds: NO_REFUNDS };
-  const parts: JointPart[] = [];
-  const targets: Target[] = [];
-  requests.forEach(({ key, cost, context, dryRun = false, probe }, i) => {
-    const { part, target } = (sides[i] as LimiterSide).part(key, cost, context, dryRun);
-    parts.push(probe === true ? { ...part, probe } : part);
-    targets.push(target);
-  });
-  const joint: Joint = { requests, sides, parts, targets };
-  if (sides.every(({ remote, store }) => remote === undefined && store.prepareAllSync !== undefined))
-    return inProcess(joint);
+  const joint = jointOf(requests, sides as LimiterSide[]);
+  if (inProcessSides(sides as LimiterSide[])) return inProcess(joint);
+  const { parts } = joint;
   // No block cache in front of a joint decision: a refusal it remembers would stand for the
   // others' checks, and a request refused there would be decided differently than in memory
   // (measured: the flash-sale replay placed 2 more orders on Redis). Each limit taken alone
@@ -137,6 +131,35 @@ export async function takeAll(requests: readonly TakeRequest[]): Promise<TakenAl
   const timeouts = sides.flatMap(({ remote }) => (remote === undefined ? [] : [remote.timeoutMs]));
   const budget = timeouts.length === 0 ? undefined : new TurnBudget(Math.min(...timeouts));
   return inTurn(joint, (i) => takeOne(joint, i, budget), budget);
+}
+
+/**
+ * {@link takeAll} with its refunds (`exact`), synchronously, when every limit keeps its state in
+ * process (memory stores); `undefined` otherwise, nothing taken: use `takeAll`. The HTTP layer's
+ * path for a limit whose units may be given back after the response (`countWhen`).
+ */
+export function takeAllSync(requests: readonly TakeRequest[]): TakenAll | undefined {
+  const sides = requests.map(({ limiter }) => sideOf(limiter));
+  if (!sides.every((side): side is LimiterSide => side !== undefined) || !inProcessSides(sides))
+    return undefined;
+  return inProcess(jointOf(requests, sides));
+}
+
+/** Whether every side decides in process, in one synchronous step with the others. */
+function inProcessSides(sides: readonly LimiterSide[]): boolean {
+  return sides.every(({ remote, store }) => remote === undefined && store.prepareAllSync !== undefined);
+}
+
+/** The requests as parts of one joint decision, each with its target (its key's policies). */
+function jointOf(requests: readonly TakeRequest[], sides: readonly LimiterSide[]): Joint {
+  const parts: JointPart[] = [];
+  const targets: Target[] = [];
+  requests.forEach(({ key, cost, context, dryRun = false, probe }, i) => {
+    const { part, target } = (sides[i] as LimiterSide).part(key, cost, context, dryRun);
+    parts.push(probe === true ? { ...part, probe } : part);
+    targets.push(target);
+  });
+  return { requests, sides, parts, targets };
 }
 
 /** `consumeAll`'s list, checked: each entry a limit with a limiter. */
@@ -356,7 +379,7 @@ async function inTurn(
  * a store that fails it has reported it. Each in its own reaction, so that one whose store
  * throws instead of rejecting cannot skip the others.
  */
-export function refundAll(refunds: ReadonlyArray<Refund | undefined>): Promise<unknown> {
+export function refundAll(refunds: ReadonlyArray<(() => unknown) | undefined>): Promise<unknown> {
   return Promise.all(
     refunds.map((refund) => (refund === undefined ? undefined : DONE.then(refund).catch(() => undefined))),
   );

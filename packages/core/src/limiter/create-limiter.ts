@@ -142,6 +142,7 @@ export function createLimiter(options: LimiterOptions | LimiterRulesOptions): Li
     decision: (verdicts, target, { key, cost }, degraded) =>
       reported(metrics, partDecision(decisions, verdicts, target, key, degraded), cost),
     remote: remote?.side,
+    metrics,
   });
   return limiter;
 }

@@ -3,6 +3,7 @@ import type { JointPart, Store } from '../stores/store';
 import type { Decision, Policy, Receipt, Verdict } from '../types';
 import type { DecisionMaker, Target } from './decisions';
 import type { Limiter } from './limiter-types';
+import type { LimiterMetrics } from './metrics-sink';
 
 /** A decision taken for one limit of a request, and how to give back what it took. */
 export interface TakenDecision {
@@ -48,6 +49,8 @@ export interface LimiterSide {
   ): Decision;
   /** `undefined` for an in-process store. */
   readonly remote: RemoteSide | undefined;
+  /** The limiter's `metrics`, for what the HTTP layer reports of it (a give-back by `countWhen`). */
+  readonly metrics: LimiterMetrics | undefined;
 }
 
 const sides = new WeakMap<Limiter, LimiterSide>();

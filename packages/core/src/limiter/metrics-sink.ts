@@ -44,6 +44,12 @@ export interface LimiterMetrics {
   /** A store call made by `lease` (fetching units for this instance). */
   leaseCall(): void;
   /**
+   * An admitted request's units given back after its response, because the response did not
+   * count (the HTTP option `countWhen`: a success under `'failed'`). Optional: a sink without it
+   * counts none.
+   */
+  refunded?(): void;
+  /**
    * Concurrency limiters: each answer of `acquire` (admitted, admitted after waiting in the
    * queue, or refused). Optional: a sink without it counts no concurrency decisions.
    */
