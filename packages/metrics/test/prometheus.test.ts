@@ -40,6 +40,24 @@ describe('prometheus()', () => {
     ]);
   });
 
+  test('countWhen: each admitted request given back is counted in sluice_refunded_total', async () => {
+    const registry = new Registry();
+    const clock = fakeClock();
+    const metrics = prometheus({ registry, clock });
+    const app = express();
+    app.use(rateLimit({ name: 'login', key: 'all', rate: '5/15m', metrics, clock, countWhen: 'failed' }));
+    app.get('/', (req, res) => {
+      res.status(req.query.password === 'right' ? 200 : 401).send('');
+    });
+    expect(await samples(registry, 'sluice_refunded_total')).toEqual([]);
+    for (const password of ['right', 'wrong', 'right']) await request(app).get(`/?password=${password}`);
+    // The give-back runs when the response closes, right after the client has it.
+    for (let i = 0; i < 10; i++) await new Promise((done) => setImmediate(done));
+    expect(await samples(registry, 'sluice_refunded_total')).toEqual([
+      'sluice_refunded_total{limiter="login"} 2',
+    ]);
+  });
+
   test('an Express app: decisions by limiter and outcome, as the scrape reads them', async () => {
     const registry = new Registry();
     const metrics = prometheus({ registry });

@@ -41,6 +41,8 @@ export class LimiterCounts {
   up = 1;
   blockCacheHits = 0;
   leaseCalls = 0;
+  /** Admitted requests given back after their response did not count (`countWhen`). */
+  refunded = 0;
   /** Store calls per duration bucket (not cumulative); the last one is above every bound. */
   readonly durations = new Float64Array(DURATION_BUCKETS.length + 1);
   durationSum = 0;
@@ -167,5 +169,9 @@ export class LimiterRecorder implements LimiterMetrics {
 
   leaseCall(): void {
     this.#counts.leaseCalls++;
+  }
+
+  refunded(): void {
+    this.#counts.refunded++;
   }
 }

@@ -108,6 +108,11 @@ export function openTelemetry(options: OpenTelemetryOptions): SluiceMetrics {
   const errors = counter('sluice.store.errors', 'Failed store calls: timeout or error.', '{call}');
   const hits = counter('sluice.block_cache.hits', 'Requests refused by the block cache.', '{request}');
   const leases = counter('sluice.lease.calls', 'Store calls made by lease.', '{call}');
+  const refunded = counter(
+    'sluice.refunded',
+    'Admitted requests given back because their response did not count (countWhen).',
+    '{request}',
+  );
   const up = meter.createObservableGauge('sluice.store.up', {
     description:
       "1 while the limiter's store answers, 0 while its circuit (on Redis Cluster, a master's) is open.",
@@ -135,6 +140,7 @@ export function openTelemetry(options: OpenTelemetryOptions): SluiceMetrics {
           result.observe(decisions, c.dryRunDelayed, { limiter, outcome: 'delayed', dry_run: 'true' });
           result.observe(decisions, c.dryRunLimited, { limiter, outcome: 'limited', dry_run: 'true' });
         }
+        if (c.refunded > 0) result.observe(refunded, c.refunded, { limiter });
         if (!c.remote) continue;
         result.observe(degraded, c.insurance, { limiter, mode: 'insurance' });
         result.observe(degraded, c.failOpen, { limiter, mode: 'fail-open' });
@@ -146,7 +152,7 @@ export function openTelemetry(options: OpenTelemetryOptions): SluiceMetrics {
         result.observe(up, c.up, { limiter });
       }
     },
-    [decisions, degraded, errors, hits, leases, up, inFlight, queued],
+    [decisions, degraded, errors, hits, leases, refunded, up, inFlight, queued],
   );
   return metrics;
 }

@@ -10,6 +10,7 @@ export const METRIC_NAMES = [
   'sluice_store_up',
   'sluice_block_cache_hits_total',
   'sluice_lease_calls_total',
+  'sluice_refunded_total',
   'sluice_in_flight',
   'sluice_queued',
 ] as const;
@@ -100,6 +101,16 @@ export function registerCollectors(registry: Registry, limiters: Limiters): void
     collect() {
       this.reset();
       for (const c of remote()) this.inc({ limiter: c.name }, c.leaseCalls);
+    },
+  });
+  new Counter({
+    name: 'sluice_refunded_total',
+    help: 'Admitted requests whose units were given back because their response did not count (countWhen).',
+    labelNames: ['limiter'],
+    registers,
+    collect() {
+      this.reset();
+      for (const c of limiters.values()) if (c.refunded > 0) this.inc({ limiter: c.name }, c.refunded);
     },
   });
   // Concurrency limiters: read from their stats() at scrape time, so nothing runs per request.

@@ -26,6 +26,8 @@ const OPTION_NAMES: ReadonlySet<string> = new Set(['registry', 'hotKeys', 'clock
  * - `sluice_store_up{limiter}`: 1 while the store answers, 0 while its circuit is open (on
  *   Redis Cluster, any master's that requests still reach);
  * - `sluice_block_cache_hits_total{limiter}`, `sluice_lease_calls_total{limiter}`;
+ * - `sluice_refunded_total{limiter}`: admitted requests given back because their response did
+ *   not count (`countWhen`), for limiters that gave any back;
  * - concurrency limiters: `sluice_in_flight{limiter}` and `sluice_queued{limiter}`, gauges of the
  *   permits held and requests waiting in this process (read from `stats()` when scraped); their
  *   decisions count in `sluice_decisions_total`, one admitted after waiting in the queue as `delayed`.
