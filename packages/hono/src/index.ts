@@ -108,6 +108,7 @@ export type { ClientAddress } from './gate';
 export type { ConcurrencyDecision, Decision } from '@sluice/core';
 export type {
   CallbackErrorEvent,
+  CountWhen,
   FetchHandler,
   FetchRateLimitOptions,
   HeaderMode,

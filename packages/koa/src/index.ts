@@ -88,6 +88,7 @@ export type { ConcurrencyDecision, Decision } from '@sluice/core';
 export type {
   CallbackErrorEvent,
   CallbackSource,
+  CountWhen,
   ConcurrencyLimitEvent,
   HeaderMode,
   JsonValue,

@@ -22,6 +22,7 @@ export type { ConcurrencyDecision, Decision } from '@sluice/core';
 export type {
   CallbackErrorEvent,
   CallbackSource,
+  CountWhen,
   ConcurrencyLimitEvent,
   HeaderMode,
   JsonValue,
