@@ -51,6 +51,9 @@ describe('bench smoke (tiny sizes, no thresholds)', () => {
   it('judges every goal as met or not met', () => {
     expect(results.goals.length).toBeGreaterThanOrEqual(24);
     for (const goal of results.goals) expect(typeof goal.met).toBe('boolean');
+    const ids = results.goals.map((goal) => goal.id);
+    expect(ids).toContain('http-count-when-memory-admitted-express');
+    expect(ids).toContain('redis-count-when-calls');
   });
 
   it('measures every micro candidate in both scenarios', () => {
@@ -76,7 +79,7 @@ describe('bench smoke (tiny sizes, no thresholds)', () => {
   // timeout sends them to its insurance store), which the full run reports as invalid.
   it('loads every HTTP variant and gets mostly the status of its path', () => {
     expect(results.http?.bare.map((row) => row.framework)).toEqual(['express', 'koa', 'fastify', 'hono']);
-    expect(results.http?.rows.length).toBe(48);
+    expect(results.http?.rows.length).toBe(52);
     for (const row of results.http?.rows ?? []) {
       expect(row.rps).toBeGreaterThan(0);
       expect(row.statuses[row.path === 'admitted' ? '200' : '429']).toBeGreaterThan(0);
@@ -106,11 +109,11 @@ describe('bench smoke (tiny sizes, no thresholds)', () => {
 
   it('counts Redis commands per decision for every candidate', () => {
     // INCR, six algorithms, the sliding log at its wide limit, gcra with batch: false, the two
-    // peers and the two-limit pair, at 1 and 256 in flight.
-    expect(results.redis?.rows.length).toBe(26);
+    // peers, the two-limit pair and countWhen's give-backs, at 1 and 256 in flight.
+    expect(results.redis?.rows.length).toBe(28);
     for (const row of results.redis?.rows ?? []) expect(row.perSecond).toBeGreaterThan(0);
     const admitted = results.redis?.counts.filter((row) => row.scenario === 'admitted') ?? [];
-    expect(admitted.length).toBe(13);
+    expect(admitted.length).toBe(14);
     for (const row of admitted) {
       expect(row.admittedShare).toBe(1);
       expect(Number.isFinite(row.sentPerDecision)).toBe(true);

@@ -33,6 +33,9 @@ export type Framework = (typeof FRAMEWORKS)[number];
 /** The frameworks the metrics section measures, and the batching goals judge. */
 export const METRICS_FRAMEWORKS: readonly Framework[] = ['express', 'koa', 'fastify'];
 
+/** How the report names sluice's limit with `countWhen: 'failed'` (see {@link Variant}). */
+export const COUNT_WHEN_LIMITER = "sluice, countWhen: 'failed'";
+
 /** How the report names sluice's concurrency limit. */
 export const CONCURRENCY_LIMITER = 'sluice concurrencyLimit';
 
@@ -55,10 +58,19 @@ export interface Variant {
   /**
    * sluice's `rateLimit`, the framework's usual limiter, or sluice's `concurrencyLimit`;
    * `sluice-metrics`: sluice reporting to `prometheus()` (the metrics section's comparison);
-   * `noop`: a middleware (Fastify: an `onRequest` hook) that only passes the request on, no limiter.
+   * `noop`: a middleware (Fastify: an `onRequest` hook) that only passes the request on, no limiter;
+   * `sluice-count-when`: sluice with `countWhen: 'failed'` on 200s, so every unit is given back
+   * when the response closes (beside `sluice`, the same limit without it).
    */
   readonly limiter:
-    'sluice' | 'sluice-metrics' | 'usual' | 'concurrency' | 'noop' | 'floor-get' | 'floor-batch';
+    | 'sluice'
+    | 'sluice-metrics'
+    | 'sluice-count-when'
+    | 'usual'
+    | 'concurrency'
+    | 'noop'
+    | 'floor-get'
+    | 'floor-batch';
   readonly store: 'memory' | 'redis';
   /** `admitted`: the limit is never reached; `429`: the only client is over its limit. */
   readonly path: 'admitted' | '429';
@@ -76,6 +88,8 @@ export const VARIANTS: readonly Variant[] = [
       (['admitted', '429'] as const).map((path) => ({ limiter, store, path })),
     ),
   ),
+  // The same limit as `sluice` with countWhen: 'failed' on 200s: each unit given back at the close.
+  { limiter: 'sluice-count-when', store: 'memory', path: 'admitted' },
   // A permit per request, given back when the response closes; never refused (issue 17).
   { limiter: 'concurrency', store: 'memory', path: 'admitted' },
   { limiter: 'concurrency', store: 'redis', path: 'admitted' },
@@ -159,6 +173,11 @@ function sluiceLimiter(variant: Variant, context: Context): ReturnType<typeof co
   return counted;
 }
 
+/** What a sluice variant adds to its limiter: `countWhen: 'failed'` for `sluice-count-when`. */
+function countWhenOf(variant: Variant): { countWhen?: 'failed' } {
+  return variant.limiter === 'sluice-count-when' ? { countWhen: 'failed' } : {};
+}
+
 function expressMiddleware(variant: Variant, context: Context): RequestHandler {
   if (variant.limiter === 'noop') return (_req, _res, next) => next();
   if (variant.limiter === 'floor-get' || variant.limiter === 'floor-batch') {
@@ -169,7 +188,8 @@ function expressMiddleware(variant: Variant, context: Context): RequestHandler {
   }
   if (variant.limiter === 'concurrency')
     return expressConcurrency({ limiter: concurrencyLimiter(variant, context) });
-  if (variant.limiter !== 'usual') return sluiceExpress({ limiter: sluiceLimiter(variant, context).limiter });
+  if (variant.limiter !== 'usual')
+    return sluiceExpress({ limiter: sluiceLimiter(variant, context).limiter, ...countWhenOf(variant) });
   return expressRateLimit({
     windowMs: WINDOW_MS,
     limit: LIMIT[variant.path],
@@ -205,7 +225,8 @@ function koaMiddleware(variant: Variant, context: Context): Middleware {
   }
   if (variant.limiter === 'concurrency')
     return koaConcurrency({ limiter: concurrencyLimiter(variant, context) });
-  if (variant.limiter !== 'usual') return sluiceKoa({ limiter: sluiceLimiter(variant, context).limiter });
+  if (variant.limiter !== 'usual')
+    return sluiceKoa({ limiter: sluiceLimiter(variant, context).limiter, ...countWhenOf(variant) });
   return koaRateLimit({
     driver: variant.store,
     db: variant.store === 'memory' ? new Map() : context.redis,
@@ -241,7 +262,8 @@ function honoMiddleware(variant: Variant, context: Context): MiddlewareHandler {
   }
   if (variant.limiter === 'concurrency')
     return honoConcurrency({ limiter: concurrencyLimiter(variant, context) });
-  if (variant.limiter !== 'usual') return sluiceHono({ limiter: sluiceLimiter(variant, context).limiter });
+  if (variant.limiter !== 'usual')
+    return sluiceHono({ limiter: sluiceLimiter(variant, context).limiter, ...countWhenOf(variant) });
   return honoRateLimiter({
     windowMs: WINDOW_MS,
     limit: LIMIT[variant.path],
@@ -295,7 +317,10 @@ export async function startApp(
       } else if (variant.limiter === 'concurrency') {
         app.addHook('onRequest', fastifyConcurrency({ limiter: concurrencyLimiter(variant, context) }));
       } else if (variant.limiter !== 'usual') {
-        await app.register(sluiceFastify, { limiter: sluiceLimiter(variant, context).limiter });
+        await app.register(sluiceFastify, {
+          limiter: sluiceLimiter(variant, context).limiter,
+          ...countWhenOf(variant),
+        });
       } else {
         await app.register(fastifyRateLimit, {
           max: LIMIT[variant.path],

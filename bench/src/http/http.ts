@@ -5,6 +5,7 @@ import type { Settings } from '../settings';
 import { SHARED_STORE_TIMEOUT_MS, supportsBlockCache } from '../sluice-limiter';
 import {
   CONCURRENCY_LIMITER,
+  COUNT_WHEN_LIMITER,
   FLOOR_LIMITER,
   NOOP_LIMITER,
   FRAMEWORKS,
@@ -242,7 +243,9 @@ export async function runFramework(
                 ? NOOP_LIMITER
                 : variant.limiter === 'floor-batch'
                   ? FLOOR_LIMITER
-                  : variant.limiter,
+                  : variant.limiter === 'sluice-count-when'
+                    ? COUNT_WHEN_LIMITER
+                    : variant.limiter,
         ratio: round(median(ratios), 3),
         cpuRatio: round(median(mine.map(({ run, bareCpu }) => bareCpu / (run.serverCpu / run.rps))), 3),
         cpuUs: round(median(mine.map(({ run }) => (1e6 * run.serverCpu) / run.rps)), 2),
@@ -310,6 +313,7 @@ export async function runHttp(settings: Settings, redisPort: number, pinned: boo
       `${FLOOR_LIMITER}: the same app making one Redis call per request and no limiter, the calls batched as sluice's store batches (one EVAL for up to 64 requests, two on their way, full ones at once): the floor of any limiter on Redis, which sluice's Redis ratio is judged against, round by round`,
       'the spread after a ratio is its lowest and highest round',
       `${CONCURRENCY_LIMITER}: max 1 000 000 requests in flight per client address (never reached): a permit taken per request and given back when its response closes`,
+      `${COUNT_WHEN_LIMITER}: the admitted sluice limit with countWhen: 'failed'; every reply is a 200, so each request's unit is given back when its response closes (the goal compares it with sluice's row round by round)`,
       `sluice: a MemoryStore() or RedisStore on one shared ioredis client${blockCache ? `, blockCache: true and timeoutMs: ${SHARED_STORE_TIMEOUT_MS} with Redis (the peers wait for Redis without a bound)` : ' (this core has no blockCache option yet)'}`,
     ],
   };

@@ -5,6 +5,7 @@ import { RedisStore as RateLimitRedisStore, type RedisReply } from 'rate-limit-r
 import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import { countedLimiter, type CountedLimiter } from '../sluice-limiter';
 import { ADMIT_ALL, LOG_LIMIT, LOG_WINDOW_MS, WIDE_LOG_LIMIT, WINDOW_MS } from '../limits';
+import { countWhenCandidate } from './count-when';
 
 /** One decision: resolves whether it was admitted. */
 export type Decide = (key: string) => Promise<boolean>;
@@ -96,6 +97,7 @@ export function candidates(port: number): Candidate[] {
     sluice(port, 'sliding-log', true, WIDE_LOG_LIMIT),
     sluice(port, 'gcra', false),
     ...twoLimits(port),
+    countWhenCandidate(port, connect),
     {
       id: 'rate-limiter-flexible',
       name: 'rate-limiter-flexible RateLimiterRedis',

@@ -4,6 +4,7 @@ import { median } from '../measure';
 import type { MemoryResult } from '../memory/memory';
 import type { MetricsResult } from '../metrics/metrics';
 import type { MicroResult } from '../micro/micro';
+import { COUNT_WHEN_ID } from '../redis/count-when';
 import type { RedisResult } from '../redis/redis';
 import type { ReplayResult } from '../replay/replay-bench';
 import { replayGoals } from '../replay/replay-goals';
@@ -144,6 +145,24 @@ function httpGoals(http: HttpResult | undefined): Goal[] {
           }),
     };
   };
+  // countWhen on the admitted path (every unit given back) costs at most 5 % of the same limit without it.
+  const countWhenGoal = (framework: Framework): Goal => {
+    const without = find(framework, { limiter: 'sluice', store: 'memory', path: 'admitted' });
+    const row = find(framework, { limiter: 'sluice-count-when', store: 'memory', path: 'admitted' });
+    const problem = row === undefined ? undefined : flaw(row);
+    const ratio = roundRatio(row?.ratios, without?.ratios);
+    return {
+      id: `http-count-when-memory-admitted-${framework}`,
+      goal: `HTTP ${framework}, sluice memory admitted path with countWhen: 'failed' (each unit given back) vs without`,
+      target: '≥ 0.95 × without',
+      ...(row === undefined || without === undefined
+        ? NOT_MEASURED
+        : {
+            measured: `${fmt(ratio, 3)} × without${problem === undefined ? '' : ` (invalid: ${problem})`}`,
+            met: problem === undefined && ratio >= 0.95,
+          }),
+    };
+  };
   const peerGoal = (framework: Framework, store: Variant['store'], path: Variant['path']): Goal => {
     const mine = find(framework, { limiter: 'sluice', store, path });
     const usual = find(framework, { limiter: 'usual', store, path });
@@ -164,6 +183,7 @@ function httpGoals(http: HttpResult | undefined): Goal[] {
     goals.push(ratioGoal(framework, 'memory', 'admitted', framework === 'express' ? 0.97 : 0.95));
   for (const framework of FRAMEWORKS) goals.push(ratioGoal(framework, 'memory', '429', 0.95));
   for (const framework of FRAMEWORKS) goals.push(concurrencyGoal(framework));
+  for (const framework of FRAMEWORKS) goals.push(countWhenGoal(framework));
   for (const path of ['admitted', '429'] as const)
     for (const framework of FRAMEWORKS) goals.push(peerGoal(framework, 'memory', path));
   goals.push(ratioGoal('fastify', 'redis', 'admitted', 0.85));
@@ -205,6 +225,18 @@ function redisGoals(redis: RedisResult | undefined): Goal[] {
       : {
           measured: `${fmt(Math.min(...sentRange), 3)}–${fmt(Math.max(...sentRange), 3)} sent (${Object.keys(gcra.sent).join(', ')}); ${fmt(gcra.executedPerDecision)} executed with the script's own calls (gcra)${invalid(admitted)}`,
           met: errors(admitted) === 0 && sentRange.every((sent) => sent <= 1),
+        }),
+  });
+  const countWhen = redis?.counts.find((c) => c.id === COUNT_WHEN_ID && c.scenario === 'admitted');
+  goals.push({
+    id: 'redis-count-when-calls',
+    goal: "Redis script calls per request with countWhen: 'failed' on successful traffic (each unit given back), 256 in flight",
+    target: '≤ 0.1',
+    ...(countWhen === undefined
+      ? NOT_MEASURED
+      : {
+          measured: `${fmt(countWhen.sentPerDecision, 3)} sent (${Object.keys(countWhen.sent).join(', ')})${invalid([countWhen])}`,
+          met: countWhen.withoutStore === 0 && countWhen.sentPerDecision <= 0.1,
         }),
   });
   const flood = sluice('flood');
