@@ -25,7 +25,10 @@ const JOINT = luaScript('joint', JOINT_SCRIPT);
 const GIVE_BACK_TAKEN = luaScript('give-back-taken', GIVE_BACK_SCRIPT);
 const RECEIPT_FIELDS = 6;
 
-/** A part's keys, in rule order: the keys `consume` or `consumeRules` use for it. */
+/**
+ * A part's keys, in rule order: the keys `consume` or `consumeRules` use for it; for a joint
+ * decision, followed by its block record's key when it has a `block`.
+ */
 export type PartKeys = (part: RulesRequest) => string[];
 
 /**
@@ -62,7 +65,10 @@ export function jointCall(client: ScriptClient, parts: readonly JointPart[], key
   for (const part of parts) {
     const own = keysOf(part);
     keys.push(...own);
-    args.push(String(own.length), String(part.cost), timeArg(part.nowMs), flagsOf(part));
+    args.push(String(part.policies.length), String(part.cost), timeArg(part.nowMs), flagsOf(part));
+    const { block } = part;
+    if (block !== undefined)
+      args.push(String(block.durationMs), String(block.backoff), String(block.maxDurationMs));
     for (const policy of part.policies) args.push(...kindAndParams(policy));
   }
   const width = keys.length * RECEIPT_FIELDS;
@@ -112,9 +118,11 @@ export function giveBackJointCall(
 
 const NO_ARGS: readonly string[] = [];
 
-/** A part's flags as the joint script reads them: 1 for a dry run, plus 2 for a probe. */
+/** A part's flags as the joint script reads them: 1 for a dry run, plus 2 for a probe, plus 4 for a block. */
 function flagsOf(part: JointPart): string {
-  return String((part.dryRun === true ? 1 : 0) + (part.probe === true ? 2 : 0));
+  return String(
+    (part.dryRun === true ? 1 : 0) + (part.probe === true ? 2 : 0) + (part.block === undefined ? 0 : 4),
+  );
 }
 
 /** {@link kindAndParams} by policy: a policy's arguments are the same at every call. */
