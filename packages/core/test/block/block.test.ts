@@ -1,3 +1,4 @@
+import type Redis from 'ioredis';
 import {
   ALGORITHMS,
   consumeAll,
@@ -240,7 +241,7 @@ describe('block on Redis', () => {
 });
 
 /** How many commands the server processed while `run` ran (INFO's total_commands_processed). */
-async function callsOf(client: import('ioredis').default, run: () => Promise<void>): Promise<[number]> {
+async function callsOf(client: Redis, run: () => Promise<void>): Promise<[number]> {
   const count = async (): Promise<number> =>
     Number(/total_commands_processed:(\d+)/.exec(await client.info('stats'))?.[1]);
   const before = await count();
