@@ -254,7 +254,7 @@ describe('block: Lua = TypeScript', () => {
     const prefix = `diff-block-${++sequence}`;
     let now = FAKE_EPOCH;
     const plan: Request[] = [];
-    for (let i = 0; i < 1500; i++) {
+    for (let i = 0; i < 3000; i++) {
       const roll = random();
       // Bursts of requests, waits within a block, past its end, and past maxDuration after it.
       if (roll < 0.6) now += random.int(0, 2000);
@@ -315,23 +315,50 @@ describe('block: Lua = TypeScript', () => {
           verdict = refusalOfBlock(verdict, next, t);
         }
       }
-      const lua = error === null ? (calls[i]?.own.readAlone?.(reply) as JointVerdicts).verdicts[0]?.[0] : error;
+      const lua =
+        error === null ? (calls[i]?.own.readAlone?.(reply) as JointVerdicts).verdicts[0]?.[0] : error;
       const record = records.get(key);
       const stored =
-        raw instanceof Buffer && raw.length === 16 ? { until: raw.readDoubleLE(0), lengthMs: raw.readDoubleLE(8) } : undefined;
+        raw instanceof Buffer && raw.length === 16
+          ? { until: raw.readDoubleLE(0), lengthMs: raw.readDoubleLE(8) }
+          : undefined;
       // A record is written by a refusal only (its TTL then set); else it keeps its TTL, PERSISTed.
-      const ttlOk = expectedTtl === undefined ? (record === undefined ? pttl === -2 : pttl === -1) : pttl === expectedTtl || (pttl as number) >= expectedTtl - 1000;
-      if (JSON.stringify(lua) !== JSON.stringify(verdict) || JSON.stringify(stored) !== JSON.stringify(record) || !ttlOk) {
-        mismatches.push({ i, request, lua: { verdict: lua, stored, pttl }, ts: { verdict, record, expectedTtl } });
+      const ttlOk =
+        expectedTtl === undefined
+          ? record === undefined
+            ? pttl === -2
+            : pttl === -1
+          : pttl === expectedTtl || (pttl as number) >= expectedTtl - 1000;
+      if (
+        JSON.stringify(lua) !== JSON.stringify(verdict) ||
+        JSON.stringify(stored) !== JSON.stringify(record) ||
+        !ttlOk
+      ) {
+        mismatches.push({
+          i,
+          request,
+          lua: { verdict: lua, stored, pttl },
+          ts: { verdict, record, expectedTtl },
+        });
       }
       seen.add(verdict.reason ?? 'admitted');
-      if (record !== undefined && live !== undefined && expectedTtl !== undefined) seen.add(`backoff ${record.lengthMs}`);
+      if (record !== undefined && live !== undefined && expectedTtl !== undefined)
+        seen.add(`backoff ${record.lengthMs}`);
       // A block after maxDuration of good behaviour following an earlier one: duration again.
       if (last !== undefined && live === undefined && expectedTtl !== undefined) seen.add('afresh');
     });
     expect(mismatches.slice(0, 3)).toEqual([]);
     // The sequences reach blocks, refusals within them, longer blocks up to the cap, and blocks
     // started afresh after maxDuration of good behaviour.
-    expect([...seen]).toEqual(expect.arrayContaining(['admitted', 'limited', 'blocked', 'backoff 120000', 'backoff 180000', 'afresh']));
+    expect([...seen]).toEqual(
+      expect.arrayContaining([
+        'admitted',
+        'limited',
+        'blocked',
+        'backoff 120000',
+        'backoff 180000',
+        'afresh',
+      ]),
+    );
   });
 });
