@@ -296,7 +296,11 @@ describe('block: Lua = TypeScript', () => {
     const seen = new Set<string>();
     plan.forEach((request, i) => {
       const at = 5 * i;
-      const [[error, reply], [, raw], [, pttl]] = replies.slice(at, at + 3) as Array<[unknown, unknown]>;
+      const [[error, reply], [, raw], [, pttl]] = replies.slice(at, at + 3) as [
+        [unknown, unknown],
+        [unknown, unknown],
+        [unknown, unknown],
+      ];
       const { nowMs: t, key, cost } = request;
       const last = records.get(key);
       const live = liveBlock(last, BLOCK, t);
