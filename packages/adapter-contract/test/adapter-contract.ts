@@ -346,6 +346,26 @@ export function describeAdapterContract(driver: AdapterDriver, stores: readonly 
         expect(app.handled).toBe(1);
       });
 
+      test('dryRun with block: a blocked key passes, reported as rejected (reason blocked)', async () => {
+        const events: Array<LimitEvent<unknown>> = [];
+        const app = await serve({
+          rate: '1/1m',
+          clock,
+          dryRun: true,
+          block: { duration: '10m' },
+          onLimit: (e: LimitEvent<unknown>) => events.push(e),
+        });
+        const statuses = [];
+        for (let i = 0; i < 3; i++)
+          statuses.push([(await get(app)).status, (await get(app)).headers['sluice-dry-run']]);
+        expect(statuses.map(([status]) => status)).toEqual([200, 200, 200]);
+        expect(app.handled).toBe(6);
+        expect(events.map((e) => [e.dryRun, e.decision.allowed, e.decision.reason])).toEqual([
+          [true, false, 'limited'],
+          ...Array.from({ length: 4 }, () => [true, false, 'blocked']),
+        ]);
+      });
+
       test('dryRun never rejects, but reports with a header and events', async () => {
         const events: Array<LimitEvent<unknown>> = [];
         const app = await serve({

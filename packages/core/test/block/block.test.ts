@@ -280,3 +280,15 @@ describe('block option', () => {
     expect(error.option).toBe('lease');
   });
 });
+
+test('MemoryStore: block records count toward maxKeys, as states do', async () => {
+  const store = new MemoryStore({ maxKeys: 8 });
+  const limiter = createLimiter({ rate: '1/1h', store, clock: fakeClock(), block: { duration: '1h' } });
+  for (let i = 0; i < 100; i++) {
+    await limiter.consume(`k${i}`);
+    await limiter.consume(`k${i}`);
+  }
+  expect(store.size).toBeLessThanOrEqual(8);
+  // The last keys are still blocked.
+  expect((await limiter.consume('k99')).reason).toBe('blocked');
+});
