@@ -68,8 +68,9 @@ export function createLimiter(options: LimiterOptions | LimiterRulesOptions): Li
           policies: rules,
           nowMs: now(),
           scope,
+          block,
         })
-      : store.reset({ prefix, key, policy: rules[0] as Policy, nowMs: now(), scope });
+      : store.reset({ prefix, key, policy: rules[0] as Policy, nowMs: now(), scope, block });
 
   const cancel = cancelling({
     store,

@@ -1,6 +1,7 @@
 import calculateSlot from 'cluster-key-slot';
 import type { Policy, Receipt, Verdict } from '../../types';
-import type { JointPart, JointVerdicts, RulesRequest } from '../store';
+import type { Outcome } from '../outcome';
+import type { JointPart, JointVerdicts, RulesRequest, StoreRequest } from '../store';
 import type { OwnCall } from './batch-call';
 import { luaScript } from './client-adapters';
 import type { ScriptClient } from './redis-client';
@@ -84,6 +85,30 @@ export function jointCall(client: ScriptClient, parts: readonly JointPart[], key
       alone: (until) => client.command(JOINT)(keys, [timeArg(nowMs, until), ...args]),
       readAlone: (reply) => jointVerdicts(reply, parts),
       read: (reply, at) => [jointVerdicts(reply.slice(at, at + width), parts), width],
+    },
+  };
+}
+
+/**
+ * A decision of a limiter with `block` (one rule or several): the joint decision of one part, its
+ * rules' keys then its block record's (see `block.lua.ts`), so the record is read and written in
+ * the same script call as the states; `outcome` tells `to` the part's verdicts. The usual
+ * request, without a block, keeps its own scripts.
+ */
+export function blockingCall(
+  client: ScriptClient,
+  { prefix, key, cost, nowMs, scope, timeoutMs, block }: Omit<StoreRequest, 'policy'>,
+  policies: readonly Policy[],
+  keysOf: PartKeys,
+  to: Outcome<Verdict[]>,
+): JointCall & { readonly outcome: Outcome<unknown> } {
+  const part: JointPart = { prefix, key, policies, cost, nowMs, scope, timeoutMs, block };
+  return {
+    ...jointCall(client, [part], keysOf),
+    outcome: {
+      answered: (joint) => to.answered((joint as JointVerdicts).verdicts[0] as Verdict[]),
+      failed: (error) => to.failed(error),
+      startedAt: to.startedAt,
     },
   };
 }

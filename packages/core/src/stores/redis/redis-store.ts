@@ -7,7 +7,7 @@ import { alone, AloneCalls, answerTo, readOwn } from './alone-calls';
 import { invalidTime } from './redis-command';
 import { CONSUME_TO, type Outcome } from '../consume-to';
 import type { ScriptClient } from './redis-client';
-import { canJoin, giveBackJointCall, jointCall, type JointCall } from './redis-joint';
+import { blockingCall, canJoin, giveBackJointCall, jointCall, type JointCall } from './redis-joint';
 import { storeErrorScope } from '../../resilience/store-errors';
 import { nodeReader, StateKeys } from './redis-keys';
 import { RedisPermits } from './redis-permits';
@@ -176,35 +176,26 @@ export class RedisStore implements Store {
     >;
   }
 
-  /** A decision with a block, as {@link RedisStore.#blockingTo}, its outcome as a promise. */
+  /** A decision with a block (see `blockingCall`), its outcome as a promise. */
   #blocking(request: Omit<StoreRequest, 'policy'>, policies: readonly Policy[]): Promise<Verdict[]> {
     return new Promise((resolve, reject) => {
       this.#blockingTo(request, policies, { answered: resolve, failed: reject });
     });
   }
 
-  /**
-   * A decision with a block: the joint decision of one part (its rules, then its block record's
-   * key), a request of the batch as any other.
-   */
+  /** A decision with a block: a one-part joint request of the batch (see `blockingCall`). */
   #blockingTo(
     request: Omit<StoreRequest, 'policy'>,
     policies: readonly Policy[],
     to: Outcome<Verdict[]>,
   ): void {
-    const { prefix, key, cost, nowMs, scope, timeoutMs, block } = request;
-    const part: JointPart = { prefix, key, policies, cost, nowMs, scope, timeoutMs, block };
-    const { keys, own } = jointCall(this.#client, [part], this.#jointKeys);
+    const { keys, own, outcome } = blockingCall(this.#client, request, policies, this.#jointKeys, to);
     this.#runTo(
       Op.joint,
       keys,
       NO_POLICIES,
-      { cost: 0, nowMs, timeoutMs },
-      {
-        answered: (joint) => to.answered((joint as JointVerdicts).verdicts[0] as Verdict[]),
-        failed: (error) => to.failed(error),
-        startedAt: to.startedAt,
-      },
+      { cost: 0, nowMs: request.nowMs, timeoutMs: request.timeoutMs },
+      outcome,
       false,
       own,
     );
@@ -277,23 +268,23 @@ export class RedisStore implements Store {
   };
 
   /**
-   * Deletes the key's state for the policy's algorithm, and its block record (a reset lifts a
-   * block): its next request starts fresh.
+   * Deletes the key's state for the policy's algorithm, and with a `block` its block record (a
+   * reset lifts a block): its next request starts fresh.
    */
   async reset(request: Omit<StoreRequest, 'cost'>): Promise<void> {
     const { policy } = request;
-    await this.#run(Op.reset, [this.keyOf(request), this.blockKeyOf(request)], [policy, policy], RESET);
+    const state = this.keyOf(request);
+    if (request.block === undefined) await this.#run(Op.reset, [state], [policy], RESET);
+    else await this.#run(Op.reset, [state, this.blockKeyOf(request)], [policy, policy], RESET);
   }
 
-  /** Deletes every rule's state for the key and its block record (one `DEL`: the keys share one slot). */
+  /** Deletes every rule's state for the key and, with a `block`, its block record (the keys share one slot). */
   async resetRules(request: Omit<RulesRequest, 'cost'>): Promise<void> {
     const { policies } = request;
-    await this.#run(
-      Op.reset,
-      [...this.rulesKeysOf(request), this.blockKeyOf(request)],
-      [...policies, policies[0] as Policy],
-      RESET,
-    );
+    const keys = this.rulesKeysOf(request);
+    if (request.block === undefined) return void (await this.#run(Op.reset, keys, policies, RESET));
+    keys.push(this.blockKeyOf(request));
+    await this.#run(Op.reset, keys, [...policies, policies[0] as Policy], RESET);
   }
 
   /**
