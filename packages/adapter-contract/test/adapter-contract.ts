@@ -64,6 +64,31 @@ export function describeAdapterContract(driver: AdapterDriver, stores: readonly 
         expect((await get(app)).status).toBe(200);
       });
 
+      test("block: a blocked key gets 429, Retry-After the block's remaining time and RateLimit with 0 remaining, without reaching its limit", async () => {
+        const app = await serve(withStore({ rate: '2/1m', clock, block: { duration: '10m', backoff: 2 } }));
+        expect((await get(app)).status).toBe(200);
+        expect((await get(app)).status).toBe(200);
+        const refused = await get(app);
+        expect(refused.status).toBe(429);
+        expect(refused.headers['retry-after']).toBe('600');
+        clock.advance(60_000);
+        const blocked = await get(app, '/', { Accept: 'application/json' });
+        expect(blocked.status).toBe(429);
+        expect(blocked.headers['retry-after']).toBe('540');
+        expect(blocked.headers.ratelimit).toBe('"2/1m";r=0;t=540');
+        expect(blocked.body).toEqual({
+          error: 'rate_limited',
+          message: 'Too many requests, retry in 540 s.',
+          retryAfter: 540,
+        });
+        expect(app.handled).toBe(2);
+        // After the block, the limit (untouched by the block) admits; the next offence blocks twice as long.
+        clock.advance(540_000);
+        expect((await get(app)).status).toBe(200);
+        expect((await get(app)).status).toBe(200);
+        expect((await get(app)).headers['retry-after']).toBe('1200');
+      });
+
       test('a request of cost 0 passes only while its key has a unit left, counted as any request', async () => {
         // What a metrics sink is told (`@sluice/metrics` counts and finds hot keys from it).
         const decided: Decision[] = [];
@@ -319,6 +344,26 @@ export function describeAdapterContract(driver: AdapterDriver, stores: readonly 
         expect(handled.status).toBe(200);
         expect(handled.body).toEqual({ handled: true, remaining: 0 });
         expect(app.handled).toBe(1);
+      });
+
+      test('dryRun with block: a blocked key passes, reported as rejected (reason blocked)', async () => {
+        const events: Array<LimitEvent<unknown>> = [];
+        const app = await serve({
+          rate: '1/1m',
+          clock,
+          dryRun: true,
+          block: { duration: '10m' },
+          onLimit: (e: LimitEvent<unknown>) => events.push(e),
+        });
+        const statuses = [];
+        for (let i = 0; i < 3; i++)
+          statuses.push([(await get(app)).status, (await get(app)).headers['sluice-dry-run']]);
+        expect(statuses.map(([status]) => status)).toEqual([200, 200, 200]);
+        expect(app.handled).toBe(6);
+        expect(events.map((e) => [e.dryRun, e.decision.allowed, e.decision.reason])).toEqual([
+          [true, false, 'limited'],
+          ...Array.from({ length: 4 }, () => [true, false, 'blocked']),
+        ]);
       });
 
       test('dryRun never rejects, but reports with a header and events', async () => {

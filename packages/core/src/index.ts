@@ -21,6 +21,7 @@ export type { OverrideRate, Overrides } from './limiter/overrides';
 export { SluiceConfigError } from './policy/config-error';
 export type { SluiceConfigErrorCode } from './policy/config-error';
 export { parseDuration } from './policy/duration';
+export type { BlockOption } from './policy/block';
 export { parseRate } from './policy/rate';
 export type { ParsedRate, RateInput, RateObject } from './policy/rate';
 export type { PolicyOptions } from './policy/resolve-policy';
@@ -39,7 +40,16 @@ export type {
   StoreRequest,
 } from './stores/store';
 export { ALGORITHMS } from './types';
-export type { AlgorithmName, Decision, DecisionLimit, Policy, Receipt, RejectReason, Verdict } from './types';
+export type {
+  AlgorithmName,
+  BlockPolicy,
+  Decision,
+  DecisionLimit,
+  Policy,
+  Receipt,
+  RejectReason,
+  Verdict,
+} from './types';
 export type {
   DegradedMode,
   LimiterEventName,

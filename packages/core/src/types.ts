@@ -48,9 +48,26 @@ export interface Policy {
 
 /**
  * Why a request was rejected: `'limited'`; `'cost-exceeds-capacity'` when the cost can never
- * pass; `'store-unavailable'` when the store failed and `onStoreError` is `'fail-closed'`.
+ * pass; `'blocked'` while the key serves a block (the limiter's `block` option: refused without
+ * touching its limit); `'store-unavailable'` when the store failed and `onStoreError` is
+ * `'fail-closed'`.
  */
-export type RejectReason = 'limited' | 'cost-exceeds-capacity' | 'store-unavailable';
+export type RejectReason = 'limited' | 'cost-exceeds-capacity' | 'blocked' | 'store-unavailable';
+
+/**
+ * A limiter's `block` option, normalized (see `LimiterOptions.block`): a key refused as
+ * `'limited'` is blocked for `durationMs`; blocked again within `maxDurationMs` of its last
+ * block's end, for `backoff` times the last block's length, at most `maxDurationMs`. Integers
+ * but `backoff` (a number >= 1).
+ */
+export interface BlockPolicy {
+  /** The first block's length, ms. */
+  readonly durationMs: number;
+  /** Each block again within `maxDurationMs` of the last one's end lasts this many times the last. */
+  readonly backoff: number;
+  /** The longest block, ms; also how long a key is remembered after its block ends. */
+  readonly maxDurationMs: number;
+}
 
 /**
  * The answer an algorithm or store gives for one request. Every number is a finite integer >= 0.
@@ -68,7 +85,11 @@ export interface Verdict {
   readonly retryAfterMs: number;
   /** Milliseconds the admitted request should be held before it proceeds (`leaky-bucket` without `nodelay`); else 0. */
   readonly delayMs: number;
-  /** Set on a rejection: `'limited'`, `'cost-exceeds-capacity'` (the cost exceeds `limit` and can never pass) or `'store-unavailable'`. */
+  /**
+   * Set on a rejection: `'limited'`, `'cost-exceeds-capacity'` (the cost exceeds `limit` and can
+   * never pass), `'blocked'` (the key serves a block: `retryAfterMs` is its remaining time) or
+   * `'store-unavailable'`.
+   */
   readonly reason?: RejectReason;
 }
 

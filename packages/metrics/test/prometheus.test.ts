@@ -233,3 +233,17 @@ describe('prometheus()', () => {
     }
   });
 });
+
+test('sluice_blocked_total counts the refusals of blocked keys, also counted as limited', async () => {
+  const registry = new Registry();
+  const metrics = prometheus({ registry });
+  const clock = fakeClock();
+  const logins = createLimiter({ name: 'logins', rate: '1/1h', block: { duration: '15m' }, metrics, clock });
+  await logins.consume('ip'); // admitted
+  await logins.consume('ip'); // limited: blocked from now
+  await logins.consume('ip'); // blocked
+  await logins.consume('ip'); // blocked
+  const text = await registry.metrics();
+  expect(text).toContain('sluice_blocked_total{limiter="logins"} 2');
+  expect(text).toContain('sluice_decisions_total{limiter="logins",outcome="limited"} 3');
+});

@@ -134,7 +134,7 @@ class AlgorithmVerdict implements Verdict {
   ) {}
 }
 
-function verdict(
+export function verdict(
   allowed: boolean,
   limit: number,
   remaining: number,

@@ -41,7 +41,8 @@ const CANCEL_OPTIONS = ['cost'] as const;
 export function createLimiter(options: LimiterOptions | LimiterRulesOptions): Limiter {
   const events = new LimiterEmitter();
   const resolved = resolveLimiterOptions(options, events);
-  const { policy, policies, store, prefix, now, defaultCost, timeoutMs, metrics, own, targetOf } = resolved;
+  const { policy, policies, store, prefix, now, defaultCost, timeoutMs, metrics, own, targetOf, block } =
+    resolved;
   const decisions = decisionMaker(events);
   // In-process stores answer synchronously and cannot be unavailable; remote ones are guarded.
   const remote = store.consumeSync === undefined ? remotePath({ ...resolved, events, decisions }) : undefined;
@@ -67,8 +68,9 @@ export function createLimiter(options: LimiterOptions | LimiterRulesOptions): Li
           policies: rules,
           nowMs: now(),
           scope,
+          block,
         })
-      : store.reset({ prefix, key, policy: rules[0] as Policy, nowMs: now(), scope });
+      : store.reset({ prefix, key, policy: rules[0] as Policy, nowMs: now(), scope, block });
 
   const cancel = cancelling({
     store,
@@ -137,7 +139,10 @@ export function createLimiter(options: LimiterOptions | LimiterRulesOptions): Li
       const units = cost === undefined ? defaultCost : checkCost('cost', cost);
       const target = targetOf(key, context);
       const { policies: rules, scope } = target;
-      return { part: { prefix, key, policies: rules, cost: units, nowMs: now(), scope, dryRun }, target };
+      return {
+        part: { prefix, key, policies: rules, cost: units, nowMs: now(), scope, dryRun, block },
+        target,
+      };
     },
     decision: (verdicts, target, { key, cost }, degraded) =>
       reported(metrics, partDecision(decisions, verdicts, target, key, degraded), cost),

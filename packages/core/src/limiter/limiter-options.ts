@@ -24,6 +24,7 @@ export const OPTION_NAMES = new Set([
   'lease',
   'name',
   'metrics',
+  'block',
 ]);
 
 /**

@@ -1,3 +1,4 @@
+import type { BlockOption } from '../policy/block';
 import type { RateInput } from '../policy/rate';
 import type { PolicyOptions } from '../policy/resolve-policy';
 import type { LimiterEventName, LimiterListener } from '../resilience/events';
@@ -92,6 +93,28 @@ export interface LimiterOptions extends Omit<PolicyOptions, 'rate'> {
    * @defaultValue none (nothing is counted)
    */
   metrics?: MetricsSink;
+  /**
+   * Blocks repeat offenders: a key refused as `'limited'` is blocked for `duration`, and while it
+   * is blocked every request of the key is refused (`reason: 'blocked'`, `retryAfterMs` the
+   * block's remaining time, `remaining` 0) without touching its limit. With `backoff: b`, a key
+   * blocked again within `maxDuration` of its last block's end is blocked `b` times as long as the
+   * last time, at most `maxDuration`; after `maxDuration` without a refusal it starts from
+   * `duration` again. The block lives in the store beside the key's state, decided in the same
+   * atomic step (Redis: `<prefix>:{<key>}:block@1`, in the same script call), so every instance
+   * sharing the store refuses a blocked key; the block cache serves it locally until its end;
+   * `reset(key)` lifts it. Durations in ms or as `'15m'`, `'1h'`, `'1d'`. Not with `lease`.
+   *
+   * @defaultValue none: a refused key may try again as soon as its limit allows
+   * @example
+   * ```ts
+   * // five failed logins per 15 minutes; then blocked 15 minutes, 30, 60, … at most a day
+   * const logins = createLimiter({
+   *   rate: '5/15m',
+   *   block: { duration: '15m', backoff: 2, maxDuration: '24h' },
+   * });
+   * ```
+   */
+  block?: BlockOption;
 }
 
 /**

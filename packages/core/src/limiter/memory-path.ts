@@ -1,5 +1,5 @@
 import type { Store } from '../stores/store';
-import type { Decision, Policy } from '../types';
+import type { BlockPolicy, Decision, Policy } from '../types';
 import type { DecisionMaker, Target } from './decisions';
 import { reported } from './metrics-sink';
 import type { ResolvedLimiterOptions } from './resolve-limiter-options';
@@ -7,7 +7,7 @@ import type { ResolvedLimiterOptions } from './resolve-limiter-options';
 /** What the in-process path needs of its limiter. */
 export type MemoryPathOptions = Pick<
   ResolvedLimiterOptions,
-  'store' | 'prefix' | 'policy' | 'policies' | 'now' | 'metrics' | 'overridden'
+  'store' | 'prefix' | 'policy' | 'policies' | 'now' | 'metrics' | 'overridden' | 'block'
 >;
 
 /**
@@ -35,7 +35,7 @@ export interface MemoryPath {
  * @param decisions - builds the limiter's decisions and tells its listeners
  */
 export function memoryPath(options: MemoryPathOptions, decisions: DecisionMaker): MemoryPath {
-  const { store, prefix, policy, policies, now, metrics } = options;
+  const { store, prefix, policy, policies, now, metrics, block } = options;
   const decisionOf = decisions.of;
   // The in-process path reuses one request object: consumeSync neither keeps it nor yields, so
   // a decision allocates nothing but the decision itself.
@@ -46,7 +46,8 @@ export function memoryPath(options: MemoryPathOptions, decisions: DecisionMaker)
     cost: number;
     nowMs: number | undefined;
     scope: string | undefined;
-  } = { prefix, key: '', policy, cost: 0, nowMs: undefined, scope: undefined };
+    block: BlockPolicy | undefined;
+  } = { prefix, key: '', policy, cost: 0, nowMs: undefined, scope: undefined, block };
   // One policy and no overrides: the target is always the limiter's own, and the scratch request
   // already holds its policy, so the hot in-process path does no more than it did before rules.
   const plain = !options.overridden && policies.length === 1;
@@ -64,7 +65,15 @@ export function memoryPath(options: MemoryPathOptions, decisions: DecisionMaker)
   };
   const decideSync = (key: string, cost: number, target: Target): Decision => {
     if (target.policies.length > 1) {
-      const request = { prefix, key, policies: target.policies, cost, nowMs: now(), scope: target.scope };
+      const request = {
+        prefix,
+        key,
+        policies: target.policies,
+        cost,
+        nowMs: now(),
+        scope: target.scope,
+        block,
+      };
       const verdicts = (store.consumeRulesSync as NonNullable<Store['consumeRulesSync']>)(request);
       return reported(metrics, decisions.ofRules(verdicts, target, key, undefined), cost);
     }

@@ -11,7 +11,16 @@ import type { ResolvedLimiterOptions } from './resolve-limiter-options';
 /** What the remote path needs of its limiter, its options resolved. */
 export interface RemotePathOptions extends Pick<
   ResolvedLimiterOptions,
-  'store' | 'prefix' | 'onStoreError' | 'timeoutMs' | 'clock' | 'now' | 'blockCacheKeys' | 'lease' | 'metrics'
+  | 'store'
+  | 'prefix'
+  | 'onStoreError'
+  | 'timeoutMs'
+  | 'clock'
+  | 'now'
+  | 'blockCacheKeys'
+  | 'lease'
+  | 'metrics'
+  | 'block'
 > {
   readonly events: LimiterEmitter;
   readonly decisions: DecisionMaker;
@@ -34,7 +43,7 @@ export interface RemotePath {
  * limited until T is refused locally until T (block cache); a hot key may lease units.
  */
 export function remotePath(options: RemotePathOptions): RemotePath {
-  const { store, prefix, now, decisions, metrics, timeoutMs } = options;
+  const { store, prefix, now, decisions, metrics, timeoutMs, block: blocking } = options;
   const guard = guardStore({
     store,
     onStoreError: options.onStoreError,
@@ -72,7 +81,7 @@ export function remotePath(options: RemotePathOptions): RemotePath {
         resetMs,
         retryAfterMs,
         delayMs: 0,
-        reason: 'limited',
+        reason: block.reason,
       },
       key,
       block.policy,
@@ -87,9 +96,19 @@ export function remotePath(options: RemotePathOptions): RemotePath {
     return reported(metrics, blockedDecision(block, key, at), cost);
   };
   // Only the store's own answer is remembered, from the time the request left: T is never overstated.
+  // With `block`, the store's refusal as limited has blocked the key for at least `durationMs`
+  // (its retry covers the whole block, whose length this instance does not know): refused
+  // whatever the cost for that long, then the store tells the rest.
   const remember: RemoteSide['remember'] = (key, cost, at, decision, target) => {
-    if (blocks !== undefined && decision.reason === 'limited' && decision.degraded === undefined)
-      blocks.remember(key, cost, at, decision, target.policies);
+    if (blocks === undefined || decision.degraded !== undefined) return;
+    if (decision.reason === 'blocked') blocks.remember(key, cost, at, decision, target.policies);
+    else if (decision.reason !== 'limited') return;
+    else if (blocking === undefined) blocks.remember(key, cost, at, decision, target.policies);
+    else {
+      const retryAfterMs = Math.min(decision.retryAfterMs, blocking.durationMs);
+      const rejection = { ...decision, retryAfterMs, reason: 'blocked' as const };
+      blocks.remember(key, cost, at, rejection, target.policies);
+    }
   };
 
   // Not a closure per request: the decision's own key.
@@ -105,14 +124,24 @@ export function remotePath(options: RemotePathOptions): RemotePath {
     const { scope } = target;
     if (target.policies.length > 1) {
       return guard
-        .consumeRules({ prefix, key, policies: target.policies, cost, nowMs: now(), scope, timeoutMs })
+        .consumeRules({
+          prefix,
+          key,
+          policies: target.policies,
+          cost,
+          nowMs: now(),
+          scope,
+          timeoutMs,
+          block: blocking,
+        })
         .then(({ verdicts, degraded }) =>
           remembered(decisions.ofRules(verdicts, target, key, degraded), cost, startedAt, target),
         );
     }
     const decidedBy = target.policies[0] as Policy;
-    return consumeOne({ prefix, key, policy: decidedBy, cost, nowMs: now(), scope, timeoutMs }).then(
-      (verdict) => remembered(decisions.of(verdict, key, decidedBy, undefined), cost, startedAt, target),
+    const request = { prefix, key, policy: decidedBy, cost, nowMs: now(), scope, timeoutMs, block: blocking };
+    return consumeOne(request).then((verdict) =>
+      remembered(decisions.of(verdict, key, decidedBy, undefined), cost, startedAt, target),
     );
   };
 

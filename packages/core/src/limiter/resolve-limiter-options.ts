@@ -1,3 +1,4 @@
+import { resolveBlock } from '../policy/block';
 import { SluiceConfigError } from '../policy/config-error';
 import { parseDuration } from '../policy/duration';
 import {
@@ -12,7 +13,7 @@ import { checkDivisible, resolveOnStoreError, type ResolvedOnStoreError } from '
 import { resolveLease } from '../resilience/token-lease';
 import { MemoryStore } from '../stores/memory-store';
 import type { Store } from '../stores/store';
-import type { Policy } from '../types';
+import type { BlockPolicy, Policy } from '../types';
 import type { Target } from './decisions';
 import { checkCost, OPTION_NAMES, resolveBlockCache, supportsRules } from './limiter-options';
 import type { LimiterOptions, LimiterRulesOptions } from './limiter-types';
@@ -40,6 +41,8 @@ export interface ResolvedLimiterOptions {
   readonly onStoreError: ResolvedOnStoreError;
   /** `maxKeys` of the block cache; 0 without one. */
   readonly blockCacheKeys: number;
+  /** The `block` option; `undefined` without one. */
+  readonly block: BlockPolicy | undefined;
   /** `lease` as `[size, maxStaleMs]`; only ever set with a remote store. */
   readonly lease: readonly [number, number] | undefined;
   /** What a key without an override is limited by. */
@@ -107,6 +110,14 @@ export function resolveLimiterOptions(
   const now = clockReader(clock);
 
   const lease = resolveLimiterLease(options as LimiterOptions, store, policies);
+  const block = resolveBlock(options.block);
+  if (block !== undefined && lease !== undefined) {
+    throw new SluiceConfigError(
+      'lease',
+      options.lease,
+      'cannot be combined with block: leased units are spent on this instance, which would not see the key blocked',
+    );
+  }
   // Last, once every option has passed: a limiter whose creation fails never reaches the sink.
   const metrics: LimiterMetrics | undefined = registerMetrics?.();
   return Object.freeze({
@@ -121,6 +132,7 @@ export function resolveLimiterOptions(
     metrics,
     onStoreError,
     blockCacheKeys,
+    block,
     lease,
     own,
     targetOf,

@@ -1,12 +1,14 @@
 import { heldKey, ownedKeyText } from '../stores/key-digest';
-import type { DecisionLimit, Policy } from '../types';
+import type { DecisionLimit, Policy, RejectReason } from '../types';
 
 /** What the block cache remembers of a rejection. */
 export interface Block {
   /** Local epoch ms until which the key cannot pass. */
   readonly until: number;
-  /** The smallest cost known not to pass until then. */
+  /** The smallest cost known not to pass until then (1 for a block: nothing passes). */
   readonly cost: number;
+  /** `'limited'`, or `'blocked'` while the key serves a block (the limiter's `block` option). */
+  readonly reason: RejectReason;
   readonly limit: number;
   /** Local epoch ms at which the key is back to full, as the store said. */
   readonly resetAt: number;
@@ -28,6 +30,8 @@ export interface Rejection {
   readonly resetMs: number;
   readonly policy: Policy;
   readonly limits?: readonly DecisionLimit[] | undefined;
+  /** `'blocked'`: every request that takes units is refused until then, whatever its cost. */
+  readonly reason?: RejectReason | undefined;
 }
 
 /**
@@ -66,7 +70,7 @@ export class BlockCache {
 
   /** Records the store's rejection of `cost` under `tag` at `now` (local time), for its `retryAfterMs`. */
   remember(given: string, cost: number, now: number, rejection: Rejection, tag: object): void {
-    const { limit, retryAfterMs, resetMs, policy, limits } = rejection;
+    const { limit, retryAfterMs, resetMs, policy, limits, reason = 'limited' } = rejection;
     if (retryAfterMs <= 0 || cost <= 0) return;
     const key = ownedKeyText(heldKey(given));
     if (this.#recent.size >= this.#generation) {
@@ -80,7 +84,8 @@ export class BlockCache {
     this.#older.delete(key);
     this.#recent.set(key, {
       until: now + retryAfterMs,
-      cost,
+      cost: reason === 'blocked' ? 1 : cost,
+      reason,
       limit,
       resetAt: now + resetMs,
       policy,

@@ -1,10 +1,19 @@
 import { runStep, type Step } from '../algorithms';
+import {
+  blockedVerdict,
+  nextBlock,
+  refusalOfBlock,
+  startsBlock,
+  type BlockRecord,
+} from '../algorithms/block';
 import { giveBackOf } from '../algorithms/give-back';
 import { Frame } from '../algorithms/step';
 import { SluiceConfigError } from '../policy/config-error';
+import { capacityOf } from '../policy/resolve-policy';
 import { checkOptionNames, isPlainObject } from '../policy/option-checks';
-import type { AlgorithmName, Policy, Receipt, Verdict } from '../types';
+import type { AlgorithmName, BlockPolicy, Policy, Receipt, Verdict } from '../types';
 import { heldKey } from './key-digest';
+import { BLOCKS, readBlock, writeBlock } from './memory/blocks';
 import { giveBackTaken, prepareJoint } from './memory/joint-steps';
 import { SlotTable } from './memory/slot-table';
 import { codecOf, decideOf, namespaceOf, type Decide } from './memory/state-columns';
@@ -99,7 +108,40 @@ export class MemoryStore implements Store {
   }
 
   /** The synchronous core of {@link MemoryStore.consume}. */
-  consumeSync({ prefix, key, policy, cost, nowMs, scope = '' }: StoreRequest): Verdict {
+  consumeSync(request: StoreRequest): Verdict {
+    if (request.block === undefined) return this.#consume(request);
+    const now = request.nowMs ?? Date.now();
+    return this.#blocking(request, request.block, now, [request.policy], () => [
+      this.#consume({ ...request, nowMs: now }),
+    ])[0] as Verdict;
+  }
+
+  /**
+   * A decision of a limiter with `block`: refused while the key is blocked, else `decide`d, and
+   * a refusal as `'limited'` blocks the key (longer each time within `maxDurationMs`, see
+   * `nextBlock`); one synchronous step, as the decision itself.
+   */
+  #blocking(
+    { prefix, key, cost }: Pick<StoreRequest, 'prefix' | 'key' | 'cost'>,
+    block: BlockPolicy,
+    now: number,
+    policies: readonly Policy[],
+    decide: () => Verdict[],
+  ): Verdict[] {
+    const index = this.#lookup(BLOCKS, prefix, '');
+    const held = heldKey(key);
+    const live = readBlock(this.#table, index, held, now, block);
+    if (live !== undefined && now < live.until) {
+      return policies.map((policy) => blockedVerdict(capacityOf(policy), live, now));
+    }
+    const verdicts = decide();
+    if (!verdicts.some((v) => startsBlock(v, cost))) return verdicts;
+    const next: BlockRecord = nextBlock(live, block, now);
+    writeBlock(this.#table, index, held, now, next, block);
+    return verdicts.map((v) => refusalOfBlock(v, next, now));
+  }
+
+  #consume({ prefix, key, policy, cost, nowMs, scope = '' }: StoreRequest): Verdict {
     const now = nowMs ?? Date.now();
     if (policy !== this.#lastPolicy || prefix !== this.#lastPrefix || scope !== this.#lastScope) {
       this.#lastIndex = this.#lookup(namespaceOf(policy), prefix, scope);
@@ -129,7 +171,15 @@ export class MemoryStore implements Store {
    * written: all or nothing, in one synchronous step (nothing can run in between). When a rule
    * rejects, the rules that would have admitted report their state as it stays (a peek).
    */
-  consumeRulesSync({ prefix, key: given, policies, cost, nowMs, scope = '' }: RulesRequest): Verdict[] {
+  consumeRulesSync(request: RulesRequest): Verdict[] {
+    if (request.block === undefined) return this.#consumeRules(request);
+    const now = request.nowMs ?? Date.now();
+    return this.#blocking(request, request.block, now, request.policies, () =>
+      this.#consumeRules({ ...request, nowMs: now }),
+    );
+  }
+
+  #consumeRules({ prefix, key: given, policies, cost, nowMs, scope = '' }: RulesRequest): Verdict[] {
     const now = nowMs ?? Date.now();
     const key = heldKey(given);
     const table = this.#table;
@@ -205,7 +255,7 @@ export class MemoryStore implements Store {
 
   /** Several limiters' parts of one request, checked without writing (see `Store.prepareAllSync`). */
   prepareAllSync(parts: readonly JointPart[]): PreparedJoint {
-    return prepareJoint(this.#table, parts, this.#partIndex);
+    return prepareJoint(this.#table, parts, this.#partIndex, this.#blockIndex);
   }
 
   /** Gives back exactly what a part took, with its receipts (see `Store.giveBackTaken`). */
@@ -221,16 +271,24 @@ export class MemoryStore implements Store {
     return this.#lookup(namespace, part.prefix, part.scope ?? '');
   };
 
+  /** Where a part's block record is kept: one per prefix and key. */
+  readonly #blockIndex = (part: RulesRequest): Map<string, number> => this.#lookup(BLOCKS, part.prefix, '');
+
+  /** Forgets the key's state, and its block (a reset lifts it). */
   reset({ prefix, key, policy, scope }: Omit<StoreRequest, 'cost'>): Promise<void> {
-    this.#table.release(this.#lookup(namespaceOf(policy), prefix, scope ?? ''), heldKey(key));
+    const held = heldKey(key);
+    this.#table.release(this.#lookup(namespaceOf(policy), prefix, scope ?? ''), held);
+    this.#table.release(this.#lookup(BLOCKS, prefix, ''), held);
     return Promise.resolve();
   }
 
+  /** Forgets every rule's state for the key, and its block. */
   resetRules({ prefix, key: given, policies, scope = '' }: Omit<RulesRequest, 'cost'>): Promise<void> {
     const key = heldKey(given);
     policies.forEach((policy, i) =>
       this.#table.release(this.#lookup(ruleNamespace(policy.algorithm, i), prefix, scope), key),
     );
+    this.#table.release(this.#lookup(BLOCKS, prefix, ''), key);
     return Promise.resolve();
   }
 

@@ -1,4 +1,4 @@
-import type { Policy, Receipt, Verdict } from '../types';
+import type { BlockPolicy, Policy, Receipt, Verdict } from '../types';
 import type { PermitStore } from './permit-store';
 
 /** One decision asked of a store. */
@@ -25,6 +25,13 @@ export interface StoreRequest {
    * Absent: the request waits as long as it takes.
    */
   readonly timeoutMs?: number;
+  /**
+   * The limiter's `block` option: a refusal as `'limited'` blocks the key, and while it is
+   * blocked every request is refused (`'blocked'`) without touching its state. The block lives
+   * beside the key's state, one per prefix and key (whatever the algorithm or scope; Redis:
+   * `<prefix>:{<key>}:block@1`), decided in the same atomic step. Absent: no block.
+   */
+  readonly block?: BlockPolicy | undefined;
 }
 
 /** One decision against several rules at once (a limiter with several limits). */
@@ -40,6 +47,8 @@ export interface RulesRequest {
   readonly scope?: string;
   /** As {@link StoreRequest.timeoutMs}. */
   readonly timeoutMs?: number;
+  /** As {@link StoreRequest.block}: one block for the key, whichever rule refuses. */
+  readonly block?: BlockPolicy | undefined;
 }
 
 /**

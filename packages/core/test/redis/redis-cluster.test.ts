@@ -106,6 +106,35 @@ test('queue, warm-up and cancel work on Cluster: every key of one decision in th
   expect(holding).toBeGreaterThan(1);
 });
 
+test('block on Cluster: the block record shares the user key slot; blocked keys are refused, with several rules and in batches', async () => {
+  const clock = fakeClock();
+  const limiter = createLimiter({
+    rate: ['1/1h', '100/1d'],
+    store,
+    prefix: 'cluster-block',
+    clock,
+    block: { duration: '10m', backoff: 2 },
+    timeoutMs: 10_000,
+    blockCache: false,
+  });
+  const keys = Array.from({ length: 12 }, (_, i) => `user:${i}`);
+  // At once: the same slot's requests share batch calls.
+  await Promise.all(keys.map((key) => limiter.consume(key)));
+  const refused = await Promise.all(keys.map((key) => limiter.consume(key)));
+  expect(refused.map((d) => d.reason)).toEqual(keys.map(() => 'limited'));
+  clock.advance(60_000);
+  const blocked = await Promise.all(keys.map((key) => limiter.consume(key)));
+  expect(blocked.map((d) => [d.reason, d.retryAfterMs])).toEqual(keys.map(() => ['blocked', 540_000]));
+  for (const key of keys) {
+    const blockKey = store.blockKeyOf({ prefix: 'cluster-block', key });
+    expect(calculateSlot(blockKey)).toBe(calculateSlot(escapeKeyText(key)));
+    expect(await cluster.exists(blockKey)).toBe(1);
+  }
+  let holding = 0;
+  for (const master of masters) if ((await master.keys('cluster-block:*:block@1')).length > 0) holding++;
+  expect(holding).toBeGreaterThan(1);
+});
+
 test('batches are made per slot: many keys at once, no CROSSSLOT, each key exact; a hot key batches', async () => {
   const batching = new RedisStore({ client: cluster });
   const policy = resolvePolicy({ algorithm: 'fixed-window', rate: '10/1h' });

@@ -1,6 +1,18 @@
 import type { ChainableCommander, default as Redis } from 'ioredis';
 import { ALGORITHMS, RedisStore, type AlgorithmName, type Policy, type PolicyOptions } from '../../src';
-import { resolvePolicy, runStep } from '../../src/adapter';
+import { capacityOf, resolvePolicy, runStep } from '../../src/adapter';
+import {
+  blockedVerdict,
+  blockTtlMs,
+  liveBlock,
+  nextBlock,
+  refusalOfBlock,
+  startsBlock,
+  type BlockRecord,
+} from '../../src/algorithms/block';
+import type { JointPart, JointVerdicts, RulesRequest } from '../../src/stores/store';
+import { jointCall } from '../../src/stores/redis/redis-joint';
+import type { BlockPolicy, Verdict } from '../../src/types';
 import {
   COMMAND_NAMES,
   policyCommandName,
@@ -8,7 +20,7 @@ import {
   scriptArgs,
   toVerdict,
 } from '../../src/stores/redis/redis-command';
-import { policyScript, stateKindOf } from '../../src/stores/redis/scripts';
+import { JOINT_SCRIPT, policyScript, stateKindOf } from '../../src/stores/redis/scripts';
 import { PACKED_LOG_MAX } from '../../src/stores/redis/scripts/packed-log.lua';
 import { FAKE_EPOCH } from '../contract/fake-clock';
 import { useRedisServer } from '../harness/redis-fixtures';
@@ -215,3 +227,142 @@ describe.each(ALGORITHMS.flatMap((algorithm) => SCRIPTS.map((script) => [algorit
     );
   },
 );
+
+/**
+ * The block (the limiter's `block` option) in Lua against its TypeScript reference
+ * (`algorithms/block.ts` around `runStep`, as MemoryStore runs it): seeded sequences whose time
+ * stays within blocks, passes their end, and passes `maxDurationMs` after it, for every
+ * algorithm, through the joint script as a limiter with a block sends it. Each step, in one
+ * MULTI: the script, the block record and its PTTL, then PERSIST of every key (fake time jumps
+ * while real time creeps, as above). Equal verdicts (the blocked refusals' waits included), equal
+ * records, and a record's TTL its block's end + maxDurationMs.
+ */
+describe('block: Lua = TypeScript', () => {
+  const BLOCK: BlockPolicy = { durationMs: 60_000, backoff: 2, maxDurationMs: 180_000 };
+  const JOINT = 'sluiceJointForTest';
+  beforeAll(() => {
+    client.defineCommand(JOINT, { lua: JOINT_SCRIPT });
+  });
+
+  test.each(ALGORITHMS)('%s', async (algorithm) => {
+    const policy = resolvePolicy(
+      algorithm === 'sliding-log' || algorithm.includes('window')
+        ? { algorithm, rate: '3/1m' }
+        : { algorithm, rate: '3/1m', burst: 2, ...(algorithm === 'leaky-bucket' ? { nodelay: true } : {}) },
+    );
+    const random = seededRandom(4242 + ALGORITHMS.indexOf(algorithm));
+    const prefix = `diff-block-${++sequence}`;
+    let now = FAKE_EPOCH;
+    const plan: Request[] = [];
+    for (let i = 0; i < 3000; i++) {
+      const roll = random();
+      // Bursts of requests, waits within a block, past its end, and past maxDuration after it.
+      if (roll < 0.6) now += random.int(0, 2000);
+      else if (roll < 0.8) now += random.int(0, 40_000);
+      else if (roll < 0.93) now += random.int(50_000, 200_000);
+      else if (roll < 0.98) now += random.int(200_000, 900_000);
+      else now -= random.int(1, 5000);
+      const c = random();
+      plan.push({ nowMs: now, key: random.pick(['a', '{b}']), cost: c < 0.1 ? 0 : c < 0.95 ? 1 : 4 });
+    }
+    const keysOf = (part: RulesRequest): string[] => [
+      store.keyOf({ ...part, policy }),
+      store.blockKeyOf(part),
+    ];
+    const multi = client.multi() as unknown as Record<string, (...args: unknown[]) => ChainableCommander> &
+      ChainableCommander;
+    const calls = plan.map(({ nowMs, key, cost }) => {
+      const part: JointPart = { prefix, key, policies: [policy], cost, nowMs, block: BLOCK };
+      const call = jointCall(undefined as never, [part], keysOf);
+      const { keys, own } = call;
+      (multi[JOINT] as (...args: unknown[]) => ChainableCommander).call(
+        multi,
+        keys.length,
+        ...keys,
+        String(nowMs),
+        ...(own.shared ?? []),
+      );
+      multi.getBuffer(keys[1] as string);
+      multi.pttl(keys[1] as string);
+      for (const k of keys) multi.persist(k);
+      return call;
+    });
+    const replies = (await multi.exec()) ?? [];
+
+    // The reference: MemoryStore's order of operations, on plain objects.
+    const states = new Map<string, unknown>();
+    const records = new Map<string, BlockRecord>();
+    const mismatches: object[] = [];
+    const seen = new Set<string>();
+    plan.forEach((request, i) => {
+      const at = 5 * i;
+      const [[error, reply], [, raw], [, pttl]] = replies.slice(at, at + 3) as [
+        [unknown, unknown],
+        [unknown, unknown],
+        [unknown, unknown],
+      ];
+      const { nowMs: t, key, cost } = request;
+      const last = records.get(key);
+      const live = liveBlock(last, BLOCK, t);
+      let verdict: Verdict;
+      let expectedTtl: number | undefined;
+      if (live !== undefined && t < live.until) {
+        verdict = blockedVerdict(capacityOf(policy), live, t);
+      } else {
+        const step = runStep(states.get(key), policy, t, cost);
+        if (step.state !== undefined) states.set(key, step.state);
+        verdict = step.verdict;
+        if (startsBlock(verdict, cost)) {
+          const next = nextBlock(live, BLOCK, t);
+          records.set(key, next);
+          expectedTtl = blockTtlMs(next, BLOCK, t);
+          verdict = refusalOfBlock(verdict, next, t);
+        }
+      }
+      const lua =
+        error === null ? (calls[i]?.own.readAlone?.(reply) as JointVerdicts).verdicts[0]?.[0] : error;
+      const record = records.get(key);
+      const stored =
+        raw instanceof Buffer && raw.length === 16
+          ? { until: raw.readDoubleLE(0), lengthMs: raw.readDoubleLE(8) }
+          : undefined;
+      // A record is written by a refusal only (its TTL then set); else it keeps its TTL, PERSISTed.
+      const ttlOk =
+        expectedTtl === undefined
+          ? record === undefined
+            ? pttl === -2
+            : pttl === -1
+          : pttl === expectedTtl || (pttl as number) >= expectedTtl - 1000;
+      if (
+        JSON.stringify(lua) !== JSON.stringify(verdict) ||
+        JSON.stringify(stored) !== JSON.stringify(record) ||
+        !ttlOk
+      ) {
+        mismatches.push({
+          i,
+          request,
+          lua: { verdict: lua, stored, pttl },
+          ts: { verdict, record, expectedTtl },
+        });
+      }
+      seen.add(verdict.reason ?? 'admitted');
+      if (record !== undefined && live !== undefined && expectedTtl !== undefined)
+        seen.add(`backoff ${record.lengthMs}`);
+      // A block after maxDuration of good behaviour following an earlier one: duration again.
+      if (last !== undefined && live === undefined && expectedTtl !== undefined) seen.add('afresh');
+    });
+    expect(mismatches.slice(0, 3)).toEqual([]);
+    // The sequences reach blocks, refusals within them, longer blocks up to the cap, and blocks
+    // started afresh after maxDuration of good behaviour.
+    expect([...seen]).toEqual(
+      expect.arrayContaining([
+        'admitted',
+        'limited',
+        'blocked',
+        'backoff 120000',
+        'backoff 180000',
+        'afresh',
+      ]),
+    );
+  });
+});

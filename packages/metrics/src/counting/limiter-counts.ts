@@ -32,6 +32,8 @@ export class LimiterCounts {
   /** Delays and refusals `dryRun` let through (also in `delayed` / `limited`). */
   dryRunDelayed = 0;
   dryRunLimited = 0;
+  /** Refusals of keys serving a block (the limiter's `block` option; also in `limited`). */
+  blocked = 0;
   insurance = 0;
   failOpen = 0;
   failClosed = 0;
@@ -133,6 +135,7 @@ export class LimiterRecorder implements LimiterMetrics {
       outcome = LIMITED;
       counts.limited++;
       if (this.#dryRun) counts.dryRunLimited++;
+      if ((decision as Decision).reason === 'blocked') counts.blocked++;
     } else if (delayed) {
       outcome = DELAYED;
       counts.delayed++;

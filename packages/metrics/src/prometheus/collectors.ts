@@ -46,6 +46,16 @@ export function registerCollectors(registry: Registry, limiters: Limiters): void
     },
   });
   new Counter({
+    name: 'sluice_blocked_total',
+    help: 'Refusals of keys serving a block (the block option), also counted as limited decisions.',
+    labelNames: ['limiter'],
+    registers,
+    collect() {
+      this.reset();
+      for (const c of limiters.values()) this.inc({ limiter: c.name }, c.blocked);
+    },
+  });
+  new Counter({
     name: 'sluice_degraded_decisions_total',
     help: 'Decisions made without the store (down, or slower than timeoutMs), by onStoreError mode.',
     labelNames: ['limiter', 'mode'],

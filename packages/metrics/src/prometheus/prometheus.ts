@@ -20,6 +20,8 @@ const OPTION_NAMES: ReadonlySet<string> = new Set(['registry', 'hotKeys', 'clock
  *
  * - `sluice_decisions_total{limiter, outcome}`: `admitted` | `delayed` | `limited`; what
  *   `dryRun` let through carries `dry_run="true"` as well;
+ * - `sluice_blocked_total{limiter}`: refusals of keys serving a block (`block` option), also
+ *   in `sluice_decisions_total` as `limited`;
  * - `sluice_degraded_decisions_total{limiter, mode}`: `insurance` | `fail-open` | `fail-closed`;
  * - `sluice_store_errors_total{limiter, kind}`: `timeout` | `error`;
  * - `sluice_store_duration_seconds{limiter, store}`: histogram of store calls;

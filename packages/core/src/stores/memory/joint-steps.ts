@@ -1,13 +1,19 @@
 import { runStep, type Step } from '../../algorithms';
+import { blockedVerdict, nextBlock, refusalOfBlock, startsBlock } from '../../algorithms/block';
+import { capacityOf } from '../../policy/resolve-policy';
 import { giveBackTakenOf, receiptOf } from '../../algorithms/give-back';
 import type { Policy, Receipt, Verdict } from '../../types';
 import type { JointPart, PreparedJoint, RulesRequest } from '../store';
 import type { SlotTable } from './slot-table';
 import { heldKey } from '../key-digest';
 import { codecOf } from './state-columns';
+import { readBlock, writeBlock } from './blocks';
 
 /** The index (key → slot) of rule `rule` of a part, as the memory store keeps it. */
 export type PartIndex = (part: RulesRequest, rule: number) => Map<string, number>;
+
+/** The index of a part's block record, as the memory store keeps it. */
+export type BlockIndex = (part: RulesRequest) => Map<string, number>;
 
 interface RuleStep {
   readonly policy: Policy;
@@ -31,18 +37,39 @@ interface PartSteps {
  * `Store.prepareAllSync`). Two parts on the same state (one limiter twice on a route with the
  * same key) are chained: the later one steps from the state the earlier one would write, so
  * together they take what two requests would.
+ *
+ * A part with `block` is refused whole while its key is blocked (its rules not stepped, so
+ * nothing is taken from the other parts either: the request is refused); a part refused as
+ * `'limited'` blocks its key at once, whatever the other parts say (a refusal is a fact of the
+ * request, not a write that waits for the others), unless it is a probe.
  */
 export function prepareJoint(
   table: SlotTable,
   parts: readonly JointPart[],
   indexOf: PartIndex,
+  blockIndexOf: BlockIndex,
 ): PreparedJoint {
   const pending = new Map<Map<string, number>, Map<string, unknown>>();
   const rows: PartSteps[] = parts.map((part) => {
     const now = part.nowMs ?? Date.now();
     // Held as the store holds keys: a long key by its digest (see heldKey).
     const key = heldKey(part.key);
-    const rules = part.policies.map((policy, i): RuleStep => {
+    const { block } = part;
+    const blockIndex = block === undefined ? undefined : blockIndexOf(part);
+    const live =
+      blockIndex === undefined
+        ? undefined
+        : readBlock(table, blockIndex, key, now, block as NonNullable<typeof block>);
+    if (live !== undefined && now < live.until) {
+      const blocked = part.policies.map((policy, i): RuleStep => ({
+        policy,
+        index: indexOf(part, i),
+        stored: undefined,
+        step: { verdict: blockedVerdict(capacityOf(policy), live, now), state: undefined, ttlMs: 0 },
+      }));
+      return { part, key, now, rules: blocked, admitted: false };
+    }
+    let rules = part.policies.map((policy, i): RuleStep => {
       const index = indexOf(part, i);
       const slot = table.find(index, key, now);
       const stored = slot === undefined ? undefined : codecOf(policy).decode(table.columns, slot);
@@ -51,6 +78,18 @@ export function prepareJoint(
       return { policy, index, stored, step: runStep(state, policy, now, part.cost) };
     });
     const admitted = rules.every(({ step }) => step.verdict.allowed);
+    if (
+      blockIndex !== undefined &&
+      part.probe !== true &&
+      rules.some(({ step }) => startsBlock(step.verdict, part.cost))
+    ) {
+      const next = nextBlock(live, block as NonNullable<typeof block>, now);
+      writeBlock(table, blockIndex, key, now, next, block as NonNullable<typeof block>);
+      rules = rules.map((rule) => ({
+        ...rule,
+        step: { ...rule.step, verdict: refusalOfBlock(rule.step.verdict, next, now) },
+      }));
+    }
     if (admitted) {
       for (const { index, step } of rules) {
         if (step.state === undefined) continue;

@@ -152,7 +152,12 @@ export function rulesArgs({
   return args;
 }
 
-const REASONS: readonly (RejectReason | undefined)[] = [undefined, 'limited', 'cost-exceeds-capacity'];
+const REASONS: readonly (RejectReason | undefined)[] = [
+  undefined,
+  'limited',
+  'cost-exceeds-capacity',
+  'blocked',
+];
 
 /** The error of a reply that is not what the script sends (a proxy or module answering in its place). */
 export function unexpectedReply(reply: unknown): Error {
@@ -161,7 +166,7 @@ export function unexpectedReply(reply: unknown): Error {
 
 /**
  * Reads four integers of a script's reply, from `at`: `code` (0 admitted, 1 limited, 2 cost
- * exceeds capacity), `remaining`, `resetMs`, and `waitMs` (the delay of an admission, the retry
+ * exceeds capacity, 3 blocked: only the joint decision's parts with a block), `remaining`, `resetMs`, and `waitMs` (the delay of an admission, the retry
  * time of a rejection). `limit` is the policy's capacity, which the script need not send.
  */
 export function verdictAt(reply: readonly unknown[], at: number, policy: Policy): Verdict {
@@ -182,7 +187,7 @@ export function verdictOf(
   waitMs: unknown,
 ): Verdict {
   if (
-    (code !== 0 && code !== 1 && code !== 2) ||
+    (code !== 0 && code !== 1 && code !== 2 && code !== 3) ||
     !isCount(remaining) ||
     !isCount(resetMs) ||
     !isCount(waitMs)

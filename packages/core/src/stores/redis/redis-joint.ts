@@ -1,6 +1,7 @@
 import calculateSlot from 'cluster-key-slot';
 import type { Policy, Receipt, Verdict } from '../../types';
-import type { JointPart, JointVerdicts, RulesRequest } from '../store';
+import type { Outcome } from '../outcome';
+import type { JointPart, JointVerdicts, RulesRequest, StoreRequest } from '../store';
 import type { OwnCall } from './batch-call';
 import { luaScript } from './client-adapters';
 import type { ScriptClient } from './redis-client';
@@ -25,7 +26,10 @@ const JOINT = luaScript('joint', JOINT_SCRIPT);
 const GIVE_BACK_TAKEN = luaScript('give-back-taken', GIVE_BACK_SCRIPT);
 const RECEIPT_FIELDS = 6;
 
-/** A part's keys, in rule order: the keys `consume` or `consumeRules` use for it. */
+/**
+ * A part's keys, in rule order: the keys `consume` or `consumeRules` use for it; for a joint
+ * decision, followed by its block record's key when it has a `block`.
+ */
 export type PartKeys = (part: RulesRequest) => string[];
 
 /**
@@ -62,7 +66,10 @@ export function jointCall(client: ScriptClient, parts: readonly JointPart[], key
   for (const part of parts) {
     const own = keysOf(part);
     keys.push(...own);
-    args.push(String(own.length), String(part.cost), timeArg(part.nowMs), flagsOf(part));
+    args.push(String(part.policies.length), String(part.cost), timeArg(part.nowMs), flagsOf(part));
+    const { block } = part;
+    if (block !== undefined)
+      args.push(String(block.durationMs), String(block.backoff), String(block.maxDurationMs));
     for (const policy of part.policies) args.push(...kindAndParams(policy));
   }
   const width = keys.length * RECEIPT_FIELDS;
@@ -78,6 +85,30 @@ export function jointCall(client: ScriptClient, parts: readonly JointPart[], key
       alone: (until) => client.command(JOINT)(keys, [timeArg(nowMs, until), ...args]),
       readAlone: (reply) => jointVerdicts(reply, parts),
       read: (reply, at) => [jointVerdicts(reply.slice(at, at + width), parts), width],
+    },
+  };
+}
+
+/**
+ * A decision of a limiter with `block` (one rule or several): the joint decision of one part, its
+ * rules' keys then its block record's (see `block.lua.ts`), so the record is read and written in
+ * the same script call as the states; `outcome` tells `to` the part's verdicts. The usual
+ * request, without a block, keeps its own scripts.
+ */
+export function blockingCall(
+  client: ScriptClient,
+  { prefix, key, cost, nowMs, scope, timeoutMs, block }: Omit<StoreRequest, 'policy'>,
+  policies: readonly Policy[],
+  keysOf: PartKeys,
+  to: Outcome<Verdict[]>,
+): JointCall & { readonly outcome: Outcome<unknown> } {
+  const part: JointPart = { prefix, key, policies, cost, nowMs, scope, timeoutMs, block };
+  return {
+    ...jointCall(client, [part], keysOf),
+    outcome: {
+      answered: (joint) => to.answered((joint as JointVerdicts).verdicts[0] as Verdict[]),
+      failed: (error) => to.failed(error),
+      startedAt: to.startedAt,
     },
   };
 }
@@ -112,9 +143,11 @@ export function giveBackJointCall(
 
 const NO_ARGS: readonly string[] = [];
 
-/** A part's flags as the joint script reads them: 1 for a dry run, plus 2 for a probe. */
+/** A part's flags as the joint script reads them: 1 for a dry run, plus 2 for a probe, plus 4 for a block. */
 function flagsOf(part: JointPart): string {
-  return String((part.dryRun === true ? 1 : 0) + (part.probe === true ? 2 : 0));
+  return String(
+    (part.dryRun === true ? 1 : 0) + (part.probe === true ? 2 : 0) + (part.block === undefined ? 0 : 4),
+  );
 }
 
 /** {@link kindAndParams} by policy: a policy's arguments are the same at every call. */

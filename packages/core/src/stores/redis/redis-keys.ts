@@ -1,7 +1,7 @@
 import calculateSlot from 'cluster-key-slot';
 import { keyDigest } from '../key-digest';
 import type { ScriptClient } from './redis-client';
-import { KEY_NAMES, type StateKind } from './scripts';
+import { BLOCK_KEY_NAME, KEY_NAMES, type StateKind } from './scripts';
 
 /**
  * Characters rewritten by {@link escapeKeyText}: `%` (the escape character itself), `{` and `}`
@@ -69,6 +69,15 @@ export function redisKey(
   return rule === undefined ? scoped : `${scoped}:${rule}`;
 }
 
+/**
+ * The Redis key of a user key's block record (see `BLOCK_KEY_NAME`):
+ * `[<store prefix>:]<limiter prefix>:{<key>}:block@1`, the same hash tag as its states' keys, so
+ * it is decided in the same script call on Redis Cluster too.
+ */
+export function blockKey(storePrefix: string | undefined, prefix: string, key: string): string {
+  return `${headOf(storePrefix, prefix)}${escapeKeyText(key)}}:${BLOCK_KEY_NAME}`;
+}
+
 /** Limiter prefixes of one store prefix whose key heads are kept: past it, heads are built each time. */
 const MAX_HEADS = 1024;
 
@@ -124,6 +133,11 @@ export class StateKeys {
     this.#kind = kind;
     this.#scope = scope;
     return (this.#last = redisKey(this.storePrefix, prefix, key, kind, scope));
+  }
+
+  /** The key of a user key's block record (see {@link blockKey}). */
+  blockOf(prefix: string, key: string): string {
+    return blockKey(this.storePrefix, prefix, key);
   }
 
   /** The key of each rule's state, in order (see {@link redisKey}'s `rule`). */

@@ -7,7 +7,7 @@ import { alone, AloneCalls, answerTo, readOwn } from './alone-calls';
 import { invalidTime } from './redis-command';
 import { CONSUME_TO, type Outcome } from '../consume-to';
 import type { ScriptClient } from './redis-client';
-import { canJoin, giveBackJointCall, jointCall, type JointCall } from './redis-joint';
+import { blockingCall, canJoin, giveBackJointCall, jointCall, type JointCall } from './redis-joint';
 import { storeErrorScope } from '../../resilience/store-errors';
 import { nodeReader, StateKeys } from './redis-keys';
 import { RedisPermits } from './redis-permits';
@@ -111,10 +111,17 @@ export class RedisStore implements Store {
         : new BatchQueue((batch, landed) => this.#send(batch, landed), maxSize);
   }
 
-  /** Runs the policy's script on the key: one round trip (or a place in one), atomic. */
+  /**
+   * Runs the policy's script on the key: one round trip (or a place in one), atomic. With a
+   * `block`, the joint decision of one part decides it, the key's block record read and written
+   * in the same script call (see `scripts/block.lua.ts`); the usual request, without, is not
+   * slowed by it.
+   */
   consume(request: StoreRequest): Promise<Verdict> {
     const invalid = invalidTime(request.nowMs);
     if (invalid !== undefined) return Promise.reject(invalid);
+    if (request.block !== undefined)
+      return this.#blocking(request, [request.policy]).then((verdicts) => verdicts[0] as Verdict);
     return this.#run(
       Op.consume,
       [this.keyOf(request)],
@@ -127,6 +134,13 @@ export class RedisStore implements Store {
   [CONSUME_TO](request: StoreRequest, to: Outcome<Verdict>): void {
     const invalid = invalidTime(request.nowMs);
     if (invalid !== undefined) return to.failed(invalid);
+    if (request.block !== undefined) {
+      return this.#blockingTo(request, [request.policy], {
+        answered: (verdicts) => to.answered(verdicts[0] as Verdict),
+        failed: (error) => to.failed(error),
+        startedAt: to.startedAt,
+      });
+    }
     this.#runTo(
       Op.consume,
       [this.keyOf(request)],
@@ -156,9 +170,35 @@ export class RedisStore implements Store {
   consumeRules(request: RulesRequest): Promise<Verdict[]> {
     const invalid = invalidTime(request.nowMs);
     if (invalid !== undefined) return Promise.reject(invalid);
+    if (request.block !== undefined) return this.#blocking(request, request.policies);
     return this.#run(Op.consume, this.rulesKeysOf(request), request.policies, request, true) as Promise<
       Verdict[]
     >;
+  }
+
+  /** A decision with a block (see `blockingCall`), its outcome as a promise. */
+  #blocking(request: Omit<StoreRequest, 'policy'>, policies: readonly Policy[]): Promise<Verdict[]> {
+    return new Promise((resolve, reject) => {
+      this.#blockingTo(request, policies, { answered: resolve, failed: reject });
+    });
+  }
+
+  /** A decision with a block: a one-part joint request of the batch (see `blockingCall`). */
+  #blockingTo(
+    request: Omit<StoreRequest, 'policy'>,
+    policies: readonly Policy[],
+    to: Outcome<Verdict[]>,
+  ): void {
+    const { keys, own, outcome } = blockingCall(this.#client, request, policies, this.#jointKeys, to);
+    this.#runTo(
+      Op.joint,
+      keys,
+      NO_POLICIES,
+      { cost: 0, nowMs: request.nowMs, timeoutMs: request.timeoutMs },
+      outcome,
+      false,
+      own,
+    );
   }
 
   /**
@@ -189,14 +229,14 @@ export class RedisStore implements Store {
     const timeoutMs = timeouts.length === 0 ? undefined : Math.min(...timeouts);
     return this.#runJoint(
       Op.joint,
-      jointCall(this.#client, parts, this.#partKeys),
+      jointCall(this.#client, parts, this.#jointKeys),
       timeoutMs,
     ) as Promise<JointVerdicts>;
   }
 
   /** Whether {@link RedisStore.consumeAll} can take these parts: one node (or Cluster slot), no key twice. */
   canJoin(parts: readonly JointPart[]): boolean {
-    return canJoin(this.#client, parts.flatMap(this.#partKeys));
+    return canJoin(this.#client, parts.flatMap(this.#jointKeys));
   }
 
   /** Gives back exactly what a part took (see `Store.giveBackTaken`): one script call. */
@@ -220,14 +260,40 @@ export class RedisStore implements Store {
       ? this.rulesKeysOf(part)
       : [this.#keys.of(part.prefix, part.key, stateKindOf(part.policies[0] as Policy), part.scope)];
 
-  /** Deletes the key's state for the policy's algorithm: its next request starts fresh. */
+  // A joint decision's part: its rules' keys, then its block record's when it has a block.
+  readonly #jointKeys = (part: RulesRequest): string[] => {
+    const keys = this.#partKeys(part);
+    if (part.block !== undefined) keys.push(this.#keys.blockOf(part.prefix, part.key));
+    return keys;
+  };
+
+  /**
+   * Deletes the key's state for the policy's algorithm, and with a `block` its block record (a
+   * reset lifts a block): its next request starts fresh.
+   */
   async reset(request: Omit<StoreRequest, 'cost'>): Promise<void> {
-    await this.#run(Op.reset, [this.keyOf(request)], [request.policy], RESET);
+    const { policy } = request;
+    const state = this.keyOf(request);
+    if (request.block === undefined) await this.#run(Op.reset, [state], [policy], RESET);
+    else await this.#run(Op.reset, [state, this.blockKeyOf(request)], [policy, policy], RESET);
   }
 
-  /** Deletes every rule's state for the key (one `DEL`: the keys share one slot). */
+  /** Deletes every rule's state for the key and, with a `block`, its block record (the keys share one slot). */
   async resetRules(request: Omit<RulesRequest, 'cost'>): Promise<void> {
-    await this.#run(Op.reset, this.rulesKeysOf(request), request.policies, RESET);
+    const { policies } = request;
+    const keys = this.rulesKeysOf(request);
+    if (request.block === undefined) return void (await this.#run(Op.reset, keys, policies, RESET));
+    keys.push(this.blockKeyOf(request));
+    await this.#run(Op.reset, keys, [...policies, policies[0] as Policy], RESET);
+  }
+
+  /**
+   * The Redis key of the user key's block record (the limiter's `block` option),
+   * `[<store prefix>:]<limiter prefix>:{<key>}:block@1`, for inspection and tests: two doubles,
+   * the block's end (epoch ms) and its length; it expires `maxDurationMs` after the block ends.
+   */
+  blockKeyOf({ prefix, key }: Pick<StoreRequest, 'prefix' | 'key'>): string {
+    return this.#keys.blockOf(prefix, key);
   }
 
   /** {@link RedisStore.#runTo}, its outcome as a promise. */

@@ -167,6 +167,14 @@ export const KEY_NAMES: Readonly<Record<StateKind, string>> = {
   'packed-log': 'sliding-log@2',
 };
 
+/**
+ * The name of a key's block record (the limiter's `block` option) in its Redis key,
+ * `<prefix>:{<key>}:block@1` (see `redis-keys.ts`): one per prefix and user key, whatever the
+ * algorithm or scope, with the version of its format (two doubles: see `block.lua.ts`) from the
+ * first, as the state formats' marks (`KEY_NAMES`).
+ */
+export const BLOCK_KEY_NAME = 'block@1';
+
 /** Most policy numbers any step takes (leaky bucket: limit, window, burst, nodelay, delay). */
 export const MAX_PARAMS = 5;
 

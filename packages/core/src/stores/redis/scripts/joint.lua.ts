@@ -1,3 +1,5 @@
+import { blockLua } from './block.lua';
+
 /**
  * The joint decision, the function `joint` (which the joint script and the batch script call):
  * several limiters' parts of one request (several limits on a route, say per address and per
@@ -8,12 +10,21 @@
  * stays (their step at cost 0), as the several-rules script does. A probe part is decided as any
  * (its refusal refuses) but never written: admitting, its keys report their state as it stays.
  *
+ * A part with a block (the limiter's `block` option) has one more key after its rules', its
+ * block record (see `block.lua.ts`): while the record's block lasts, the part is refused whole
+ * (code 3, `'blocked'`, on each of its keys; its rules not stepped, so nothing of any part is
+ * written), and a part refused as limited (code 1) that is no probe and takes units blocks its
+ * key at once, whatever the other parts say, its refusals' waits no shorter than the block. The
+ * TypeScript reference is `prepareJoint` with `algorithms/block.ts`.
+ *
  * Two parts must not share a key (the client checks): a step reads the state as stored, not as
  * an earlier part of the same call would leave it.
  *
  * KEYS: every part's keys, in order (on Cluster, all in one slot). ARGV: `now` ('' for the
  * server's TIME, read once), the number of parts, then per part `keys, cost, now ('' for the
- * first), flags (1: a dry run, 2: a probe, never written; or both)` followed per key by the
+ * first), flags (1: a dry run, 2: a probe, never written, 4: a block; or several)`, with a block
+ * its `durationMs, backoff, maxDurationMs`, followed per key (`keys`: its rules' keys, not
+ * counting the block's) by the
  * number of its kind of state (from 1, in
  * `STATE_KINDS` order) and the policy's numbers, padded to 5. Replies six integers per key:
  * `code, remaining, resetMs, waitMs` as the other scripts, then the admission's receipt
@@ -29,8 +40,12 @@ local function joint_parts(a)
   for p = 1, parts.count do
     local flags = tonumber(ARGV[a + 3])
     local part = { n = tonumber(ARGV[a]), cost = tonumber(ARGV[a + 1]), now = tonumber(ARGV[a + 2]),
-      dry = flags % 2 == 1, probe = flags >= 2 }
+      dry = flags % 2 == 1, probe = flags % 4 >= 2 }
     a = a + 4
+    if flags >= 4 then
+      part.block = { tonumber(ARGV[a]), tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2]) }
+      a = a + 3
+    end
     for i = 1, part.n do
       -- Per key: its kind, then its policy's five numbers, one after the other.
       part[i * 6 - 5] = tonumber(ARGV[a])
@@ -48,40 +63,51 @@ end
 -- kept across requests, where a table per request and key cost Redis, and its collector, more
 -- than the decision (callgrind, [perIp, perSku] in batches of 64: 118 k → 74 k per request).
 local J, j_admitted = {}, {}
+${blockLua}
 
 -- Decides the parts (see joint_parts) on the keys after KEYS[k], with now for the parts without
 -- a time of their own; writes six integers per key into reply after reply[r] and returns how
--- many it wrote. (The batch script calls it too.)
+-- many it wrote. (The batch script calls it too.) at counts the parts' rule keys (the reply's
+-- places), key the keys (a block's too).
 local function joint(parts, k, now, reply, r)
   local all = true
   -- A part with a time of its own is clocked (its writes get exact expiries: see expiry.lua.ts).
   local run_clocked = clocked
-  local at = 0
+  local at, key = 0, k
   for p = 1, parts.count do
     local part = parts[p]
     local part_now = part.now or now
     clocked = part.now ~= nil or run_clocked
     local admitted = true
-    for i = 1, part.n do
-      at = at + 1
-      local b = i * 6 - 5
-      local code, remaining, reset_ms, wait_ms, ttl_ms, value = STEPS[part[b]](KEYS[k + at], part_now,
-        part.cost, part[b + 1], part[b + 2], part[b + 3], part[b + 4], part[b + 5])
-      if code ~= 0 then admitted = false end
-      local o = at * 8 - 8
-      J[o + 1], J[o + 2], J[o + 3], J[o + 4], J[o + 5], J[o + 6], J[o + 7], J[o + 8] =
-        code, remaining, reset_ms, wait_ms, ttl_ms, value, 0, 0
+    local blocked = part.block and block_part(part, KEYS[key + part.n + 1], part_now, at)
+    if blocked then
+      admitted = false
+      at = at + part.n
+    else
+      for i = 1, part.n do
+        at = at + 1
+        local b = i * 6 - 5
+        local code, remaining, reset_ms, wait_ms, ttl_ms, value = STEPS[part[b]](KEYS[key + i], part_now,
+          part.cost, part[b + 1], part[b + 2], part[b + 3], part[b + 4], part[b + 5])
+        if code ~= 0 then admitted = false end
+        local o = at * 8 - 8
+        J[o + 1], J[o + 2], J[o + 3], J[o + 4], J[o + 5], J[o + 6], J[o + 7], J[o + 8] =
+          code, remaining, reset_ms, wait_ms, ttl_ms, value, 0, 0
+      end
+      if part.block and not admitted then block_refused(part, KEYS[key + part.n + 1], part_now, at) end
     end
+    key = key + part.n + (part.block and 1 or 0)
     j_admitted[p] = admitted
     if not admitted and not part.dry then all = false end
   end
   clocked = run_clocked
-  at = 0
+  at, key = 0, k
   for p = 1, parts.count do
     local part = parts[p]
     local part_now = part.now or now
     for i = 1, part.n do
       at = at + 1
+      key = key + 1
       local b = i * 6 - 5
       local kind = part[b]
       local o = at * 8 - 8
@@ -89,7 +115,7 @@ local function joint(parts, k, now, reply, r)
         local value = J[o + 6]
         if value then
           -- WRITES holds false for a string's kind in the batch script: there it is set_state.
-          local first = (WRITES[kind] or set_state)(KEYS[k + at], J[o + 5], value, part_now, part.cost)
+          local first = (WRITES[kind] or set_state)(KEYS[key], J[o + 5], value, part_now, part.cost)
           local receipt = RECEIPTS[kind]
           if receipt == 'start' then
             J[o + 7] = sunpack('<d', value)
@@ -103,10 +129,11 @@ local function joint(parts, k, now, reply, r)
         end
       elseif J[o + 1] == 0 and part.cost > 0 then
         -- Nothing of this part is written (or it is a probe): it reports its state as it stays.
-        J[o + 1], J[o + 2], J[o + 3], J[o + 4] = STEPS[kind](KEYS[k + at], part_now, 0,
+        J[o + 1], J[o + 2], J[o + 3], J[o + 4] = STEPS[kind](KEYS[key], part_now, 0,
           part[b + 1], part[b + 2], part[b + 3], part[b + 4], part[b + 5])
       end
     end
+    if part.block then key = key + 1 end
   end
   for i = 1, at do
     local o, q = r + (i - 1) * 6, i * 8 - 8
