@@ -13,14 +13,28 @@ import {
 import { errorOf } from '../contract/config-error-of';
 import { fakeClock, type FakeClock } from '../contract/fake-clock';
 import { useRedisServer } from '../harness/redis-fixtures';
+import { openClient, type OpenClient } from '../harness/store-clients';
 
 const redis = useRedisServer();
 const MINUTE = 60_000;
 
-const stores: Array<[string, () => Store]> = [
+const opened: OpenClient[] = [];
+afterAll(async () => {
+  for (const open of opened.splice(0)) await open.close();
+});
+
+const stores: Array<[string, () => Store | Promise<Store>]> = [
   ['memory', () => new MemoryStore()],
   ['Redis', () => new RedisStore({ client: redis.client() })],
   ['Redis, unbatched', () => new RedisStore({ client: redis.client(), batch: false })],
+  [
+    'Redis, node-redis 5',
+    async () => {
+      const open = await openClient('node-redis 5', redis.server());
+      opened.push(open);
+      return new RedisStore({ client: open.client });
+    },
+  ],
 ];
 
 /** A rate of two requests per hour in every algorithm: the third within the hour is refused. */
@@ -34,8 +48,8 @@ let serial = 0;
 
 describe.each(stores)('block on %s', (name, storeOf) => {
   let store: Store;
-  beforeAll(() => {
-    store = storeOf();
+  beforeAll(async () => {
+    store = await storeOf();
   });
   const make = (clock: FakeClock, options: Partial<LimiterOptions> = {}): Limiter =>
     createLimiter({
