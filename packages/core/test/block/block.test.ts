@@ -175,6 +175,22 @@ describe.each(stores)('block on %s', (name, storeOf) => {
     expect(dry[1]?.allowed).toBe(true);
   });
 
+  test('many keys at once (one batch call on Redis): each decided and blocked as alone', async () => {
+    const clock = fakeClock();
+    const limiter = make(clock, { rate: ['1/1h', '10/1d'], block: { duration: '10m', backoff: 2 } });
+    const single = make(clock, { rate: '1/1h', algorithm: 'sliding-log', block: { duration: '10m' } });
+    const keys = Array.from({ length: 40 }, (_, i) => `user:${i}`);
+    const all = (l: Limiter) => Promise.all(keys.map((key) => l.consume(key)));
+    for (const l of [limiter, single]) {
+      expect((await all(l)).map((d) => d.allowed)).toEqual(keys.map(() => true));
+      expect((await all(l)).map((d) => d.reason)).toEqual(keys.map(() => 'limited'));
+      clock.advance(MINUTE);
+      expect((await all(l)).map((d) => [d.reason, d.retryAfterMs])).toEqual(
+        keys.map(() => ['blocked', 9 * MINUTE]),
+      );
+    }
+  });
+
   test('a cost that can never pass blocks nothing', async () => {
     const clock = fakeClock();
     const limiter = make(clock, { rate: '2/1h', block: { duration: '10m' } });
