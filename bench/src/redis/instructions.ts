@@ -126,6 +126,33 @@ function batchCases(client: Redis, algorithm: AlgorithmName, size: number): Case
 }
 
 /**
+ * A limiter with `block` in batches of `size` (gcra, keys each holding a state of their own, as
+ * `gcra b<size> state`, admitted): what its one-part joint requests cost, each reading the key's
+ * block record beside the state. Named apart (`block …`), so the full run's `gcra b64` rows and
+ * `LONE_ONLY=gcra` leave it out: `LONE_ONLY='gcra peeks,block'` counts it (the peeks are taken off).
+ */
+function blockCase(client: Redis, size: number): Case {
+  const store = new RedisStore({ client, batch: { maxSize: size } });
+  const policy = resolvePolicy({ rate: { limit: 1000, window: 3_600_000 } });
+  const block = { durationMs: 60_000, backoff: 2, maxDurationMs: 3_600_000 };
+  const peekPolicy = resolvePolicy({ rate: '1/1h' });
+  const consume = (key: string, cost: number): Promise<boolean> =>
+    store.consume({ prefix: 'blk', key, policy, cost, block, timeoutMs: TIMEOUT_MS }).then((v) => v.allowed);
+  return {
+    name: `block gcra b${size} state`,
+    prepare: () => Promise.all(Array.from({ length: size }, (_, i) => consume(`s:${i}`, i))),
+    decide: async () => {
+      const ahead = Array.from({ length: PLACES }, () =>
+        store.consume({ prefix: 'peek', key: 'p', policy: peekPolicy, cost: 0 }),
+      );
+      const batch = Array.from({ length: size }, (_, i) => consume(`s:${i}`, 1));
+      await Promise.all(ahead);
+      return (await Promise.all(batch)).every(Boolean);
+    },
+  };
+}
+
+/**
  * Concurrency permits in batches of `size`: a "decision" is one permit taken and given back. Each
  * round sends `PLACES` peeks, `size` acquires (one batch), then the peeks again and the `size`
  * releases (another); the peeks, counted apart (`permit peeks`, twice a round), are taken off.
@@ -337,6 +364,7 @@ export async function countInstructions(
               ...ALGORITHMS.flatMap((algorithm) => batchCases(client, algorithm, BATCH)),
               ...permitCases(client, BATCH),
               jointCase(client, BATCH),
+              blockCase(client, BATCH),
             ]
     ).filter((c) => ONLY === undefined || ONLY.some((o) => c.name.startsWith(o)));
     const rows: InstructionRow[] = [];

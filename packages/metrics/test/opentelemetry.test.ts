@@ -67,6 +67,23 @@ describe('openTelemetry({ meter })', () => {
     await provider.shutdown();
   });
 
+  test('sluice.blocked: the refusals of blocked keys', async () => {
+    const reader = new TestReader();
+    const provider = new MeterProvider({ readers: [reader] });
+    const clock = fakeClock();
+    const metrics = openTelemetry({ meter: provider.getMeter('sluice'), clock });
+    const limiter = createLimiter({
+      name: 'logins',
+      rate: '1/1h',
+      block: { duration: '15m' },
+      metrics,
+      clock,
+    });
+    for (let i = 0; i < 4; i++) await limiter.consume('ip');
+    const all = await collected(reader);
+    expect(points(all.get('sluice.blocked'))).toEqual([[{ limiter: 'logins' }, 2]]);
+  });
+
   test('concurrency limiters: in flight and queued gauges', async () => {
     const reader = new TestReader();
     const provider = new MeterProvider({ readers: [reader] });

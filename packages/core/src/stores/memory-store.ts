@@ -107,12 +107,38 @@ export class MemoryStore implements Store {
     return Promise.resolve(this.consumeSync(request));
   }
 
-  /** The synchronous core of {@link MemoryStore.consume}. */
+  /**
+   * The synchronous core of {@link MemoryStore.consume}. A request with a `block` is decided
+   * around the same step (see {@link MemoryStore.#blocking}); without, one property check more.
+   */
   consumeSync(request: StoreRequest): Verdict {
-    if (request.block === undefined) return this.#consume(request);
+    if (request.block !== undefined) return this.#consumeBlocking(request, request.block);
+    const { prefix, key, policy, cost, nowMs, scope = '' } = request;
+    const now = nowMs ?? Date.now();
+    if (policy !== this.#lastPolicy || prefix !== this.#lastPrefix || scope !== this.#lastScope) {
+      this.#lastIndex = this.#lookup(namespaceOf(policy), prefix, scope);
+      this.#lastDecide = decideOf(policy);
+      this.#lastPolicy = policy;
+      this.#lastPrefix = prefix;
+      this.#lastScope = scope;
+    }
+    const decide = this.#lastDecide as Decide;
+    return decide(
+      this.#table,
+      this.#lastIndex as Map<string, number>,
+      heldKey(key),
+      policy,
+      now,
+      cost,
+      this.#frame,
+    );
+  }
+
+  /** {@link MemoryStore.consumeSync} of a limiter with `block`, around the same step. */
+  #consumeBlocking(request: StoreRequest, block: BlockPolicy): Verdict {
     const now = request.nowMs ?? Date.now();
-    return this.#blocking(request, request.block, now, [request.policy], () => [
-      this.#consume({ ...request, nowMs: now }),
+    return this.#blocking(request, block, now, [request.policy], () => [
+      this.consumeSync({ ...request, nowMs: now, block: undefined }),
     ])[0] as Verdict;
   }
 
@@ -141,27 +167,6 @@ export class MemoryStore implements Store {
     return verdicts.map((v) => refusalOfBlock(v, next, now));
   }
 
-  #consume({ prefix, key, policy, cost, nowMs, scope = '' }: StoreRequest): Verdict {
-    const now = nowMs ?? Date.now();
-    if (policy !== this.#lastPolicy || prefix !== this.#lastPrefix || scope !== this.#lastScope) {
-      this.#lastIndex = this.#lookup(namespaceOf(policy), prefix, scope);
-      this.#lastDecide = decideOf(policy);
-      this.#lastPolicy = policy;
-      this.#lastPrefix = prefix;
-      this.#lastScope = scope;
-    }
-    const decide = this.#lastDecide as Decide;
-    return decide(
-      this.#table,
-      this.#lastIndex as Map<string, number>,
-      heldKey(key),
-      policy,
-      now,
-      cost,
-      this.#frame,
-    );
-  }
-
   consumeRules(request: RulesRequest): Promise<Verdict[]> {
     return Promise.resolve(this.consumeRulesSync(request));
   }
@@ -172,14 +177,14 @@ export class MemoryStore implements Store {
    * rejects, the rules that would have admitted report their state as it stays (a peek).
    */
   consumeRulesSync(request: RulesRequest): Verdict[] {
-    if (request.block === undefined) return this.#consumeRules(request);
-    const now = request.nowMs ?? Date.now();
-    return this.#blocking(request, request.block, now, request.policies, () =>
-      this.#consumeRules({ ...request, nowMs: now }),
-    );
-  }
-
-  #consumeRules({ prefix, key: given, policies, cost, nowMs, scope = '' }: RulesRequest): Verdict[] {
+    const { block } = request;
+    if (block !== undefined) {
+      const now = request.nowMs ?? Date.now();
+      return this.#blocking(request, block, now, request.policies, () =>
+        this.consumeRulesSync({ ...request, nowMs: now, block: undefined }),
+      );
+    }
+    const { prefix, key: given, policies, cost, nowMs, scope = '' } = request;
     const now = nowMs ?? Date.now();
     const key = heldKey(given);
     const table = this.#table;

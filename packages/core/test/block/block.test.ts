@@ -13,14 +13,28 @@ import {
 import { errorOf } from '../contract/config-error-of';
 import { fakeClock, type FakeClock } from '../contract/fake-clock';
 import { useRedisServer } from '../harness/redis-fixtures';
+import { openClient, type OpenClient } from '../harness/store-clients';
 
 const redis = useRedisServer();
 const MINUTE = 60_000;
 
-const stores: Array<[string, () => Store]> = [
+const opened: OpenClient[] = [];
+afterAll(async () => {
+  for (const open of opened.splice(0)) await open.close();
+});
+
+const stores: Array<[string, () => Store | Promise<Store>]> = [
   ['memory', () => new MemoryStore()],
   ['Redis', () => new RedisStore({ client: redis.client() })],
   ['Redis, unbatched', () => new RedisStore({ client: redis.client(), batch: false })],
+  [
+    'Redis, node-redis 5',
+    async () => {
+      const open = await openClient('node-redis 5', redis.server());
+      opened.push(open);
+      return new RedisStore({ client: open.client });
+    },
+  ],
 ];
 
 /** A rate of two requests per hour in every algorithm: the third within the hour is refused. */
@@ -34,8 +48,8 @@ let serial = 0;
 
 describe.each(stores)('block on %s', (name, storeOf) => {
   let store: Store;
-  beforeAll(() => {
-    store = storeOf();
+  beforeAll(async () => {
+    store = await storeOf();
   });
   const make = (clock: FakeClock, options: Partial<LimiterOptions> = {}): Limiter =>
     createLimiter({
@@ -159,6 +173,22 @@ describe.each(stores)('block on %s', (name, storeOf) => {
     ]);
     expect(dry[0]).toMatchObject({ allowed: false, reason: 'blocked' });
     expect(dry[1]?.allowed).toBe(true);
+  });
+
+  test('many keys at once (one batch call on Redis): each decided and blocked as alone', async () => {
+    const clock = fakeClock();
+    const limiter = make(clock, { rate: ['1/1h', '10/1d'], block: { duration: '10m', backoff: 2 } });
+    const single = make(clock, { rate: '1/1h', algorithm: 'sliding-log', block: { duration: '10m' } });
+    const keys = Array.from({ length: 40 }, (_, i) => `user:${i}`);
+    const all = (l: Limiter) => Promise.all(keys.map((key) => l.consume(key)));
+    for (const l of [limiter, single]) {
+      expect((await all(l)).map((d) => d.allowed)).toEqual(keys.map(() => true));
+      expect((await all(l)).map((d) => d.reason)).toEqual(keys.map(() => 'limited'));
+      clock.advance(MINUTE);
+      expect((await all(l)).map((d) => [d.reason, d.retryAfterMs])).toEqual(
+        keys.map(() => ['blocked', 9 * MINUTE]),
+      );
+    }
   });
 
   test('a cost that can never pass blocks nothing', async () => {

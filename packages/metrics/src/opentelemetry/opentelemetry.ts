@@ -45,7 +45,7 @@ const OPTION_NAMES: ReadonlySet<string> = new Set(['meter', 'hotKeys', 'clock'])
  * and a gauge read in one batch callback when the SDK collects, and a histogram of store calls
  * recorded as they end (the API has no observable histogram). Names follow OTel's conventions
  * and become the Prometheus names through OTel's Prometheus exporter: `sluice.decisions`
- * (`sluice_decisions_total`), `sluice.degraded_decisions`, `sluice.store.errors`,
+ * (`sluice_decisions_total`), `sluice.blocked`, `sluice.degraded_decisions`, `sluice.store.errors`,
  * `sluice.store.duration` (seconds), `sluice.store.up`, `sluice.block_cache.hits`,
  * `sluice.lease.calls`, and for concurrency limiters the gauges `sluice.in_flight` and
  * `sluice.queued`, with the same attributes (`limiter`, `outcome`, `dry_run`, `mode`,
@@ -107,6 +107,11 @@ export function openTelemetry(options: OpenTelemetryOptions): SluiceMetrics {
   );
   const errors = counter('sluice.store.errors', 'Failed store calls: timeout or error.', '{call}');
   const hits = counter('sluice.block_cache.hits', 'Requests refused by the block cache.', '{request}');
+  const blocked = counter(
+    'sluice.blocked',
+    'Refusals of keys serving a block (the block option), also counted as limited decisions.',
+    '{decision}',
+  );
   const leases = counter('sluice.lease.calls', 'Store calls made by lease.', '{call}');
   const refunded = counter(
     'sluice.refunded',
@@ -140,6 +145,7 @@ export function openTelemetry(options: OpenTelemetryOptions): SluiceMetrics {
           result.observe(decisions, c.dryRunDelayed, { limiter, outcome: 'delayed', dry_run: 'true' });
           result.observe(decisions, c.dryRunLimited, { limiter, outcome: 'limited', dry_run: 'true' });
         }
+        result.observe(blocked, c.blocked, { limiter });
         if (c.refunded > 0) result.observe(refunded, c.refunded, { limiter });
         if (!c.remote) continue;
         result.observe(degraded, c.insurance, { limiter, mode: 'insurance' });
@@ -152,7 +158,7 @@ export function openTelemetry(options: OpenTelemetryOptions): SluiceMetrics {
         result.observe(up, c.up, { limiter });
       }
     },
-    [decisions, degraded, errors, hits, leases, refunded, up, inFlight, queued],
+    [decisions, blocked, degraded, errors, hits, leases, refunded, up, inFlight, queued],
   );
   return metrics;
 }

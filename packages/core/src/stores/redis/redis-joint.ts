@@ -72,7 +72,8 @@ export function jointCall(client: ScriptClient, parts: readonly JointPart[], key
       args.push(String(block.durationMs), String(block.backoff), String(block.maxDurationMs));
     for (const policy of part.policies) args.push(...kindAndParams(policy));
   }
-  const width = keys.length * RECEIPT_FIELDS;
+  // Six values a rule key; a block's key has none of its own.
+  const width = parts.reduce((n, part) => n + part.policies.length, 0) * RECEIPT_FIELDS;
   return {
     keys,
     nowMs,
