@@ -185,6 +185,14 @@ export interface AdaptiveLimiter {
    * @param options - a `signal` to stop waiting
    */
   acquire(partition?: string, options?: AdaptiveAcquireOptions): AdaptiveDecision | Promise<AdaptiveDecision>;
+  /**
+   * The same when the answer is immediate (a free permit, or a refusal); `undefined` when the
+   * request would wait in the queue (nothing was taken): call `acquire`.
+   */
+  acquireSync(
+    partition?: string,
+    options?: Omit<AdaptiveAcquireOptions, 'signal'>,
+  ): AdaptiveDecision | undefined;
   /** The limit now (requests in flight, all partitions). */
   limit(): number;
   /** Requests in flight now, all partitions. */

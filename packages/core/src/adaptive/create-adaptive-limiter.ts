@@ -147,7 +147,7 @@ export function createAdaptiveLimiter(options: AdaptiveLimiterOptions = {}): Ada
     drain(now);
   }
 
-  const wait = (
+  const enqueue = (
     partition: Partition,
     now: number,
     signal: AbortSignal | undefined,
@@ -180,11 +180,13 @@ export function createAdaptiveLimiter(options: AdaptiveLimiterOptions = {}): Ada
       signal?.addEventListener('abort', onAbort, { once: true });
     });
 
+  /** The decision, a wait in the queue, or (`wait` false) `undefined` where it would wait. */
   const decideNow = (
     partition: Partition,
     now: number,
     options: AdaptiveAcquireOptions | undefined,
-  ): AdaptiveDecision | Promise<AdaptiveDecision> => {
+    wait: boolean,
+  ): AdaptiveDecision | Promise<AdaptiveDecision> | undefined => {
     if (closed) return refusal(partition, 'cancelled', 0);
     shedStanding(now);
     if (partitions.mayAdmit(partition, limit, now)) return admit(partition, now, 0);
@@ -202,7 +204,7 @@ export function createAdaptiveLimiter(options: AdaptiveLimiterOptions = {}): Ada
     if (options?.signal?.aborted === true) return refusal(partition, 'cancelled', 0);
     if (waiters.overloaded(now)) return refusal(partition, 'overloaded', 0);
     if (waiters.size >= queue.maxSize) return refusal(partition, 'queue-full', 0);
-    return wait(partition, now, options?.signal);
+    return wait ? enqueue(partition, now, options?.signal) : undefined;
   };
 
   const stopMonitor = resolved.eventLoop?.monitor((delayMs) => {
@@ -215,9 +217,15 @@ export function createAdaptiveLimiter(options: AdaptiveLimiterOptions = {}): Ada
   const limiter: AdaptiveLimiter = {
     name: resolved.name,
     acquire(name, options) {
-      const partition = partitions.of(name);
-      const decision = decideNow(partition, clock(), options);
+      const decision = decideNow(partitions.of(name), clock(), options, true) as
+        AdaptiveDecision | Promise<AdaptiveDecision>;
       if (!(decision instanceof Promise)) metrics?.adaptiveDecided?.(decision);
+      return decision;
+    },
+    acquireSync(name, options) {
+      const decision = decideNow(partitions.of(name), clock(), options, false) as
+        AdaptiveDecision | undefined;
+      if (decision !== undefined) metrics?.adaptiveDecided?.(decision);
       return decision;
     },
     limit: () => limit,
