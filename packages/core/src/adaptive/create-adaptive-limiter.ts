@@ -202,7 +202,10 @@ export function createAdaptiveLimiter(options: AdaptiveLimiterOptions = {}): Ada
     }
     if (queue === undefined) return refusal(partition, 'limited', 0);
     if (options?.signal?.aborted === true) return refusal(partition, 'cancelled', 0);
-    if (waiters.overloaded(now)) return refusal(partition, 'overloaded', 0);
+    if (waiters.overloaded(now)) {
+      waiters.prolong(now);
+      return refusal(partition, 'overloaded', 0);
+    }
     if (waiters.size >= queue.maxSize) return refusal(partition, 'queue-full', 0);
     return wait ? enqueue(partition, now, options?.signal) : undefined;
   };

@@ -33,6 +33,15 @@ export class Waiters {
     return now < this.#overloadedUntil;
   }
 
+  /**
+   * An arrival was refused for overload: the overload lasts another `20 × targetMs` from now.
+   * Under sustained overload the queue then never forms again, and every refusal is immediate;
+   * it ends once arrivals have found free permits for that long.
+   */
+  prolong(now: number): void {
+    this.#overloadedUntil = now + 20 * this.targetMs;
+  }
+
   push(waiter: Waiter): void {
     this.#list.push(waiter);
     waiter.partition.queued++;

@@ -235,6 +235,26 @@ describe('createAdaptiveLimiter', () => {
       void newer;
     });
 
+    test('overload lasts while arrivals are refused for it: the queue does not form again until 20 x targetMs pass without one', async () => {
+      jest.useFakeTimers();
+      const clock = fakeClock(0);
+      const limiter = limiterOf({ initial: 1, queue: { maxWaitMs: 1000, targetMs: 5 } }, clock);
+      now(limiter.acquire());
+      const old = limiter.acquire();
+      clock.advance(6);
+      expect(now(limiter.acquire()).reason).toBe('overloaded');
+      expect(await old).toMatchObject({ reason: 'overloaded' });
+      for (let i = 0; i < 10; i++) {
+        clock.advance(90); // each refusal keeps the overload another 100 ms
+        expect(now(limiter.acquire()).reason).toBe('overloaded');
+      }
+      clock.advance(100);
+      const queued = limiter.acquire();
+      expect(queued).toBeInstanceOf(Promise);
+      limiter.close();
+      expect(await queued).toMatchObject({ reason: 'cancelled' });
+    });
+
     test('a full queue refuses at once; an aborted waiter leaves it', async () => {
       const limiter = limiterOf({ initial: 1, queue: { maxSize: 1, maxWaitMs: 1000, targetMs: 1000 } });
       now(limiter.acquire());
