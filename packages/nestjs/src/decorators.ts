@@ -100,6 +100,7 @@ export function ConcurrencyLimit<TRequest = NestHttpRequest, TResponse = unknown
 
 /** What `@AdaptiveLimit` stores: a fresh object per use, each with its own limiter. */
 export interface AdaptiveLimitMetadata {
+  /** The decorator's options. */
   readonly limit: AdaptiveLimitOptions<never, never>;
 }
 
