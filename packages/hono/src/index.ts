@@ -109,6 +109,7 @@ export type { ConcurrencyDecision, Decision } from '@sluice/core';
 export type {
   CallbackErrorEvent,
   CountWhen,
+  FetchAdaptiveLimitOptions,
   FetchHandler,
   FetchRateLimitOptions,
   HeaderMode,
@@ -118,3 +119,5 @@ export type {
   StaticFallback,
   TrustProxy,
 } from '@sluice/core/adapter';
+export { adaptiveLimit, withAdaptiveLimit } from './adaptive-limit';
+export type { AdaptiveLimitOptions, HonoAdaptiveFallback } from './adaptive-limit';
