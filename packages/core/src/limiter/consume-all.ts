@@ -159,7 +159,8 @@ const BUCKET_RECEIPTS: readonly Receipt[] = Array.from({ length: 16 }, () => ({ 
 function takeOneSync({ limiter, key, cost, context, dryRun = false }: TakeRequest): TakenAll | undefined {
   const side = sideOf(limiter);
   const store = side?.store;
-  if (side === undefined || side.remote !== undefined || store?.prepareAllSync === undefined) return undefined;
+  if (side === undefined || side.remote !== undefined || store?.prepareAllSync === undefined)
+    return undefined;
   const { part, target } = side.part(key, cost, context, dryRun);
   const giveBack = store.giveBackTaken;
   if (giveBack !== undefined && target.policies.every((policy) => giveBackOf(policy) !== undefined)) {
@@ -168,7 +169,7 @@ function takeOneSync({ limiter, key, cost, context, dryRun = false }: TakeReques
     const taken = decision.allowed && decision.degraded === undefined && part.cost > 0;
     return {
       decisions: [decision],
-      refunds: taken ? [() => giveBack.call(store, part, BUCKET_RECEIPTS)] : NO_REFUNDS,
+      refunds: taken ? [() => giveBack.call(store, retimed(part, side), BUCKET_RECEIPTS)] : NO_REFUNDS,
     };
   }
   const prepared = store.prepareAllSync([part]);
@@ -176,7 +177,15 @@ function takeOneSync({ limiter, key, cost, context, dryRun = false }: TakeReques
   const verdicts = taken === undefined ? prepared.unchanged(0) : (prepared.verdicts[0] as Verdict[]);
   const decision = side.decision(verdicts, target, part, undefined);
   if (taken === undefined || giveBack === undefined) return { decisions: [decision], refunds: NO_REFUNDS };
-  return { decisions: [decision], refunds: [() => giveBack.call(store, part, taken)] };
+  return { decisions: [decision], refunds: [() => giveBack.call(store, retimed(part, side), taken)] };
+}
+
+/**
+ * A part as given back now, on the limiter's clock: a token bucket written since the admission
+ * (its refill counted from then) must not count that time again from the admission's.
+ */
+function retimed(part: JointPart, side: LimiterSide): JointPart {
+  return { ...part, nowMs: side.now() };
 }
 
 /** Whether every side decides in process, in one synchronous step with the others. */
@@ -252,7 +261,11 @@ function inProcess({ sides, parts, targets }: Joint): TakenAll {
         const taken = receipts[place];
         if (taken !== undefined && store.giveBackTaken !== undefined) {
           const part = parts[i] as JointPart;
-          refunds[i] = () => (store.giveBackTaken as NonNullable<Store['giveBackTaken']>)(part, taken);
+          refunds[i] = () =>
+            (store.giveBackTaken as NonNullable<Store['giveBackTaken']>)(
+              retimed(part, sides[i] as LimiterSide),
+              taken,
+            );
         }
       });
     }

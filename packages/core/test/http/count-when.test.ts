@@ -84,6 +84,18 @@ describe('countWhen: options', () => {
   });
 });
 
+test('in memory, a give-back is timed when it happens: a token bucket written since is not refilled twice', async () => {
+  // 10 per minute, a token each 6 s, 10 at once.
+  const limiter = createLimiter({ algorithm: 'token-bucket', rate: '10/1m', clock });
+  const limit = createHttpLimiter<Req, never, FakeResponse>({ limiter, key: 'login', countWhen: 'failed' });
+  const first = await admit(limit);
+  clock.advance(3000);
+  (await admit(limit)).response.send(401);
+  first.response.send(200);
+  // Half a token came back in the 3 s, one was given back: 9 left, not 10.
+  expect((await limiter.peek('login')).remaining).toBe(9);
+});
+
 describe.each([
   ['memory', (): Store => new MemoryStore()],
   ['redis', (): Store => new RedisStore({ client: redis.client() })],
