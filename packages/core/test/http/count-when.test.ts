@@ -226,6 +226,29 @@ describe.each([
     expect(await peekExcess()).toBe(before);
   });
 
+  test('a held (delayed) admission that is served gives back after its response when it does not count', async () => {
+    const limiter = limiterOf({ algorithm: 'leaky-bucket', rate: '10r/m', burst: 5 });
+    const limit = createHttpLimiter<Req, never, FakeResponse>({ limiter, key: 'login', countWhen: 'failed' });
+    const peekLeft = async () => (await limiter.peek('login')).remaining;
+    (await admit(limit)).response.send(401);
+    const before = await peekLeft();
+    const held = await admit(limit);
+    if (held.outcome.kind !== 'delay') throw new Error('not held');
+    jest.useFakeTimers({
+      doNotFake: ['nextTick', 'setImmediate', 'queueMicrotask', 'Date', 'hrtime', 'performance'],
+    });
+    try {
+      const passed = held.outcome.hold(held.response as never);
+      jest.advanceTimersByTime(held.outcome.delayMs);
+      expect(await passed).toBe(true);
+    } finally {
+      jest.useRealTimers();
+    }
+    expect(await peekLeft()).toBe(before - 1);
+    held.response.send(200);
+    await eventually(peekLeft, before);
+  });
+
   test('several limits with countWhen on one: only that one gives back', async () => {
     const perClient = limiterOf({ rate: '10/1m' });
     const login = limiterOf({ rate: '5/15m' });
