@@ -129,8 +129,10 @@ export async function takeAll(requests: readonly TakeRequest[], exact = false): 
     store.canJoin?.(parts) === true;
   if (together) return inOneCall(joint, store);
   // One timeout in all for the turns (the shortest of the remote limiters'), counted from now.
+  // One part alone (`exact`) has its own: its store call is bounded by its `timeoutMs` as `consume` is.
   const timeouts = sides.flatMap(({ remote }) => (remote === undefined ? [] : [remote.timeoutMs]));
-  const budget = timeouts.length === 0 ? undefined : new TurnBudget(Math.min(...timeouts));
+  const budget =
+    timeouts.length === 0 || parts.length === 1 ? undefined : new TurnBudget(Math.min(...timeouts));
   return inTurn(joint, (i) => takeOne(joint, i, budget), budget);
 }
 
