@@ -2,7 +2,8 @@
 // alone, the HTTP layer's decision, and each adapter's middleware on its framework's own request
 // objects (Koa's context; for Fastify the plugin's own hook, on a stand-in reply with the header
 // API, as Fastify's request and reply cannot be built without a server). For work on the
-// adapters; noisy machines make the HTTP section's ratios swing more than these.
+// adapters; noisy machines make the HTTP section's ratios swing more than these. Also
+// `countWhen: 'failed'` beside the same limit without it (OVERHEAD_ONLY=countWhen for those).
 //   cd bench && npx tsx src/http/overhead.ts
 import { IncomingMessage, ServerResponse } from 'node:http';
 import { Socket } from 'node:net';
@@ -200,7 +201,69 @@ function concurrencyCases(): Array<[string, () => void]> {
   ];
 }
 
+/**
+ * `countWhen: 'failed'` on the admitted path, every response a 200: each request takes its unit,
+ * then gives it back when its response closes (emitted here), beside the same limit without it.
+ */
+async function countWhenCases(): Promise<Array<[string, () => void]>> {
+  const address = process.env.OVERHEAD_ADDRESS ?? '127.0.0.1';
+  const socket = socketFrom(address);
+  const req = Object.assign(incoming(socket), { originalUrl: '/' });
+  const fresh = (): ServerResponse => {
+    const res = new ServerResponse(req);
+    res.assignSocket(socket);
+    return res;
+  };
+  const closed = (res: ServerResponse): void => {
+    res.emit('close');
+    res.detachSocket(socket);
+  };
+  const neutral = { remoteAddress: address, url: '/', headers: req.headers };
+  const next = (): void => undefined;
+  const koaNext = (): Promise<void> => Promise.resolve();
+  const koa = new Koa();
+  const cases: Array<[string, () => void]> = [];
+  for (const countWhen of [undefined, 'failed'] as const) {
+    const tag = countWhen === undefined ? 'without countWhen' : "countWhen: 'failed'";
+    const options = { limiter: limiterFor('admitted'), ...(countWhen === undefined ? {} : { countWhen }) };
+    const http = createHttpLimiter(options);
+    const express = expressRateLimit({ ...options, limiter: limiterFor('admitted') });
+    const koaMiddleware = koaRateLimit({ ...options, limiter: limiterFor('admitted') });
+    cases.push(
+      [
+        `createHttpLimiter.decideSync + close, ${tag}`,
+        () => {
+          const res = fresh();
+          http.decideSync(req, neutral, res);
+          closed(res);
+        },
+      ],
+      [
+        `express middleware + close, ${tag}`,
+        () => {
+          const res = fresh();
+          express(req as never, res as never, next);
+          closed(res);
+        },
+      ],
+      [
+        `koa middleware + close, ${tag}`,
+        () => {
+          const res = fresh();
+          void koaMiddleware(koa.createContext(req, res), koaNext);
+          closed(res);
+        },
+      ],
+    );
+  }
+  return cases;
+}
+
 async function main(): Promise<void> {
+  for (const [name, fn] of await countWhenCases()) {
+    if (only !== undefined && !name.includes(only)) continue;
+    process.stdout.write(`${name.padEnd(52)} ${measure(fn).toFixed(0).padStart(6)} ns\n`);
+  }
   for (const [name, fn] of concurrencyCases()) {
     if (only !== undefined && !name.includes(only)) continue;
     process.stdout.write(`${name.padEnd(52)} ${measure(fn).toFixed(0).padStart(6)} ns\n`);

@@ -58,35 +58,41 @@ export function describeCountWhen(driver: AdapterDriver, stores: readonly StoreU
     describe.each(stores)('$name store', (under) => {
       const withStore = storeOptions(under, 'count-when');
       const limiterOf = (options: ContractOptions): Limiter => createLimiter(withStore(options) as never);
-      const serve = async (options: ContractOptions | ContractOptions[]): Promise<TestApp> => {
-        const app = await driver.serveOutcomes(options);
+      const serve = async (
+        options: ContractOptions | ContractOptions[],
+        on: 'app' | 'route' = 'app',
+      ): Promise<TestApp> => {
+        const app = await driver.serveOutcomes(options, on);
         apps.push(app);
         return app;
       };
       const left = (limiter: Limiter) => async () => (await limiter.peek('login')).remaining;
 
-      test("'failed': four failures then a success leave one unit, not none", async () => {
-        const refunded: string[] = [];
-        const ignore = () => undefined;
-        const sink: LimiterMetrics = {
-          decided: ignore,
-          storeCall: ignore,
-          storeError: ignore,
-          storeUp: ignore,
-          blockCacheHit: ignore,
-          leaseCall: ignore,
-          refunded: () => refunded.push('login'),
-        };
-        const limiter = limiterOf({ rate: '5/15m', clock, metrics: { limiter: () => sink } });
-        const app = await serve({ limiter, key: 'login', countWhen: 'failed' });
-        for (let i = 0; i < 4; i++) expect(await ask(app, 'fail')).toBe(401);
-        expect(await ask(app, 'ok')).toBe(200);
-        await eventually(left(limiter), 1);
-        expect(refunded).toEqual(['login']);
-        expect(await ask(app, 'fail')).toBe(401);
-        expect(await ask(app, 'fail')).toBe(429);
-        expect(app.handled).toBe(6);
-      });
+      test.each(['app', 'route'] as const)(
+        "'failed', limits on the %s: four failures then a success leave one unit, not none",
+        async (on) => {
+          const refunded: string[] = [];
+          const ignore = () => undefined;
+          const sink: LimiterMetrics = {
+            decided: ignore,
+            storeCall: ignore,
+            storeError: ignore,
+            storeUp: ignore,
+            blockCacheHit: ignore,
+            leaseCall: ignore,
+            refunded: () => refunded.push('login'),
+          };
+          const limiter = limiterOf({ rate: '5/15m', clock, metrics: { limiter: () => sink } });
+          const app = await serve({ limiter, key: 'login', countWhen: 'failed' }, on);
+          for (let i = 0; i < 4; i++) expect(await ask(app, 'fail')).toBe(401);
+          expect(await ask(app, 'ok')).toBe(200);
+          await eventually(left(limiter), 1);
+          expect(refunded).toEqual(['login']);
+          expect(await ask(app, 'fail')).toBe(401);
+          expect(await ask(app, 'fail')).toBe(429);
+          expect(app.handled).toBe(6);
+        },
+      );
 
       test("'failed': a handler that throws and a client that leaves count", async () => {
         const limiter = limiterOf({ rate: '5/15m', clock });

@@ -90,9 +90,11 @@ export interface AdapterDriver {
    * Serves every path behind the limits (as `serve`'s middleware), its handler answering as the
    * query argument `outcome` says: `ok` 200 `{"ok":true}`, `fail` 401 (Nest: an
    * `UnauthorizedException`), `throw` throws (the framework's 500), `hang` answers nothing until
-   * the client leaves. `handled` counts the requests that reached it.
+   * the client leaves. `handled` counts the requests that reached it. `route`: the limits on
+   * the route itself instead (Express and Koa route middleware, Fastify `config.rateLimit`, Nest
+   * `@RateLimit`, Hono route middleware; a Fetch handler has one way).
    */
-  serveOutcomes(options: ContractOptions | ContractOptions[]): Promise<TestApp>;
+  serveOutcomes(options: ContractOptions | ContractOptions[], on?: 'app' | 'route'): Promise<TestApp>;
   /** A `countWhen` function in the framework's terms: counts the responses of status `status`, read from its response. */
   countStatus(status: number): unknown;
   /** A fallback in the framework's own terms: replies `status` with `{ handled: true, remaining }`. */
@@ -241,11 +243,12 @@ function expressDriver(name: string, express: typeof express5): AdapterDriver {
         });
       return listen(createServer(app), state);
     },
-    async serveOutcomes(options) {
+    async serveOutcomes(options, on = 'app') {
       const app = express();
       const state = { handled: 0 };
-      app.use(rateLimit(options as unknown as Options | Options[]));
-      app.use((req: Request, res: Response) => {
+      const limit = rateLimit(options as unknown as Options | Options[]);
+      if (on === 'app') app.use(limit);
+      app.all(/.*/, ...(on === 'route' ? [limit] : []), (req: Request, res: Response) => {
         state.handled++;
         const outcome = outcomeOf(req.url);
         if (outcome === 'throw') throw new Error(HANDLER_ERROR);
@@ -337,20 +340,27 @@ function koaDriver(name: string, Koa: typeof Koa3): AdapterDriver {
         });
       return listen(createServer(app.callback()), state);
     },
-    async serveOutcomes(options) {
+    async serveOutcomes(options, on = 'app') {
       const app = new Koa();
       app.silent = true;
       const state = { handled: 0 };
-      app.use(rateLimit(options as unknown as Options | Options[]));
-      app.use(async (ctx) => {
+      const limit = rateLimit(options as unknown as Options | Options[]);
+      const handle = async (ctx: Context): Promise<void> => {
         state.handled++;
         const outcome = outcomeOf(ctx.url);
         if (outcome === 'throw') throw new Error(HANDLER_ERROR);
         if (outcome === 'hang') return closed(ctx.res);
         ctx.status = outcome === 'fail' ? 401 : 200;
         ctx.body = outcome === 'fail' ? { ok: false } : OK;
-        return undefined;
-      });
+      };
+      if (on === 'app') {
+        app.use(limit);
+        app.use(handle);
+      } else {
+        const router = new Router();
+        router.get('/', limit, handle);
+        app.use(router.routes());
+      }
       return listen(createServer(app.callback()), state);
     },
     countStatus: (status) => (ctx: Context, response: Context) => ctx === response && ctx.status === status,
@@ -444,7 +454,7 @@ function fastifyDriver(name: string, fastify: typeof fastify5): AdapterDriver {
       await app.listen({ port: 0, host: '::' });
       return listen(app.server, state, () => app.close());
     },
-    async serveOutcomes(options) {
+    async serveOutcomes(options, on = 'app') {
       const app: FastifyInstance = fastify();
       const state = { handled: 0 };
       const handler = async (request: FastifyRequest, reply: FastifyReply): Promise<unknown> => {
@@ -458,7 +468,7 @@ function fastifyDriver(name: string, fastify: typeof fastify5): AdapterDriver {
         if (outcome === 'fail') return reply.code(401).send({ ok: false });
         return OK;
       };
-      if (Array.isArray(options)) {
+      if (Array.isArray(options) || on === 'route') {
         await app.register(sluiceFastify);
         app.all('*', { config: { rateLimit: options as never } }, handler);
       } else {

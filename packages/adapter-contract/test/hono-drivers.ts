@@ -84,17 +84,19 @@ export function honoDriver(): AdapterDriver {
         });
       return listen(serveFetch(app.fetch), state);
     },
-    async serveOutcomes(options) {
+    async serveOutcomes(options, on = 'app') {
       const app = honoApp();
       const state = { handled: 0 };
-      app.use(rateLimit(options as unknown as Options | Options[]));
-      app.all('*', async (c: Context<Env>) => {
+      const limit = rateLimit(options as unknown as Options | Options[]);
+      const handle = async (c: Context<Env>) => {
         state.handled++;
         const outcome = outcomeOf(c.req.url);
         if (outcome === 'throw') throw new Error(HANDLER_ERROR);
         if (outcome === 'hang') await closed(c.env.outgoing);
         return outcome === 'fail' ? c.json({ ok: false }, 401) : c.json(OK);
-      });
+      };
+      if (on === 'app') app.use(limit).all('*', handle);
+      else app.all('*', limit, handle);
       return listen(serveFetch(app.fetch), state);
     },
     countStatus: (status) => (c: Context, response: Context) => c === response && c.res.status === status,

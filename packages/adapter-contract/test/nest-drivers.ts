@@ -74,6 +74,7 @@ function outcomesModule(
   platform: 'express' | 'fastify',
   limits: unknown,
   state: { handled: number },
+  on: 'app' | 'route',
 ): unknown {
   class EveryPath {
     async handle(request: { url: string; raw?: { url?: string } }): Promise<unknown> {
@@ -94,11 +95,11 @@ function outcomesModule(
   All(platform === 'express' ? '{*path}' : '*')(prototype, 'handle', handle);
   HttpCode(200)(prototype, 'handle', handle);
   Req()(prototype, 'handle', 0);
+  if (on === 'route') RateLimit(limits as never)(prototype, 'handle', handle);
   Controller()(EveryPath);
   class AppModule {}
-  Module({ imports: [SluiceModule.forRoot(limits as SluiceModuleOptions)], controllers: [EveryPath] })(
-    AppModule,
-  );
+  const options = (on === 'app' ? limits : {}) as SluiceModuleOptions;
+  Module({ imports: [SluiceModule.forRoot(options)], controllers: [EveryPath] })(AppModule);
   return AppModule;
 }
 
@@ -210,9 +211,9 @@ function nestDriver(platform: 'express' | 'fastify'): AdapterDriver {
       const state = { handled: 0 };
       return start(siteModule(platform, options, customNotFound, state), state, {});
     },
-    serveOutcomes(options) {
+    serveOutcomes(options, on = 'app') {
       const state = { handled: 0 };
-      return start(outcomesModule(platform, options, state), state, {});
+      return start(outcomesModule(platform, options, state, on), state, {});
     },
     countStatus: (status) =>
       express

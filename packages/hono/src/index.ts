@@ -31,10 +31,8 @@ export interface ClientAddressOption {
 
 /**
  * Options of {@link rateLimit}: the shared sluice options with Hono's `c` in callbacks
- * (`overrides: (key, c) => …` too), and `clientAddress`. A `countWhen` function gets `(c, c)`:
- * the context, whose `c.res` is the response once the handler has run (`c.res.status`); on
- * `@hono/node-server` the status counted by `'failed'` / `'succeeded'` is the one Node sent, and a
- * client that left before the response was sent counts as failed.
+ * (`overrides: (key, c) => …` too), and `clientAddress`. A `countWhen` function gets `(c, c)`
+ * once the handler has run: `c.res` is its response.
  *
  * @example
  * ```ts

@@ -1,4 +1,4 @@
-import { concurrencyLimit, rateLimit, type RateLimitOptions } from '@sluice/hono';
+import { concurrencyLimit, rateLimit, withRateLimit, type RateLimitOptions } from '@sluice/hono';
 import { createLimiter, SluiceConfigError } from '@sluice/core';
 import { Hono, type Context } from 'hono';
 
@@ -157,5 +157,67 @@ describe('Hono without Node bindings', () => {
       for (const open of gates.splice(0)) open();
       expect([(await abandoned).status, (await after).status]).toEqual([200, 200]);
     });
+  });
+});
+
+describe('countWhen without Node bindings: the handler’s Response decides', () => {
+  test("Hono: 'failed' counts a 401 and a throw, gives a 200 back; the function gets (c, c)", async () => {
+    const limiter = createLimiter({ rate: '5/15m', clock: still });
+    const seen: number[] = [];
+    const app = new Hono<{ Bindings: BunLikeServer }>();
+    app.onError((_error, c) => c.text('error', 500));
+    app.use(rateLimit({ limiter, key: 'login', clientAddress: fromServer, countWhen: 'failed' }));
+    app.get(
+      '/fn',
+      rateLimit({
+        rate: '5/15m',
+        clock: still,
+        key: 'fn',
+        countWhen: (c, res) => {
+          seen.push(res.res.status);
+          return c.res.status === 401;
+        },
+      }),
+      (c) => c.json({ ok: true }),
+    );
+    app.get('*', (c) => {
+      const outcome = c.req.query('outcome');
+      if (outcome === 'throw') throw new Error('handler failed');
+      return c.json({ ok: outcome !== 'fail' }, outcome === 'fail' ? 401 : 200);
+    });
+    const env = serverAt('203.0.113.1');
+    const left = async () => (await limiter.peek('login')).remaining;
+    expect((await get(app, env, {}, '/?outcome=ok')).status).toBe(200);
+    expect(await left()).toBe(5);
+    expect((await get(app, env, {}, '/?outcome=fail')).status).toBe(401);
+    expect((await get(app, env, {}, '/?outcome=throw')).status).toBe(500);
+    expect(await left()).toBe(3);
+    expect((await get(app, env, {}, '/fn')).status).toBe(200);
+    expect(seen).toEqual([200]);
+  });
+
+  test("withRateLimit: the function gets the handler's Response, undefined when it threw", async () => {
+    const seen: Array<number | undefined> = [];
+    const handler = withRateLimit(
+      {
+        rate: '5/15m',
+        clock: still,
+        key: 'login',
+        countWhen: (_request, response) => {
+          seen.push(response?.status);
+          return response?.status !== 200;
+        },
+      },
+      async (request: Request) => {
+        const outcome = new URL(request.url).searchParams.get('outcome');
+        if (outcome === 'throw') throw new Error('handler failed');
+        return Response.json({ ok: outcome !== 'fail' }, { status: outcome === 'fail' ? 401 : 200 });
+      },
+    );
+    const call = (outcome: string) => handler(new Request(`http://shop.test/?outcome=${outcome}`));
+    expect((await call('ok')).status).toBe(200);
+    expect((await call('fail')).status).toBe(401);
+    await expect(call('throw')).rejects.toThrow('handler failed');
+    expect(seen).toEqual([200, 401, undefined]);
   });
 });

@@ -41,11 +41,7 @@ export type NestFallback<TRequest = NestHttpRequest, TResponse = unknown> = (
  *
  * @example
  * ```ts
- * class AuthController {
- *   @Post('login')
- *   @RateLimit({ key: '$remote_addr', rate: '5/15m', countWhen: 'failed' })
- *   login() {}
- * }
+ * @Post('login') @RateLimit({ key: '$remote_addr', rate: '5/15m', countWhen: 'failed' }) login() {}
  * ```
  */
 export type RateLimitOptions<TRequest = NestHttpRequest, TResponse = unknown> = PartialRateLimitOptions<

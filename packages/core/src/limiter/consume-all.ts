@@ -1,7 +1,8 @@
 import { SluiceConfigError } from '../policy/config-error';
 import type { JointPart, PreparedJoint, Store } from '../stores/store';
 import { takeAlone } from '../stores/take-part';
-import type { Decision, Verdict } from '../types';
+import { giveBackOf } from '../algorithms/give-back';
+import type { Decision, Receipt, Verdict } from '../types';
 import type { Target } from './decisions';
 import { sideOf, type LimiterSide, type RemoteSide, type TakenDecision } from './limiter-side';
 import type { Limiter } from './limiter-types';
@@ -128,8 +129,10 @@ export async function takeAll(requests: readonly TakeRequest[], exact = false): 
     store.canJoin?.(parts) === true;
   if (together) return inOneCall(joint, store);
   // One timeout in all for the turns (the shortest of the remote limiters'), counted from now.
+  // One part alone (`exact`) has its own: its store call is bounded by its `timeoutMs` as `consume` is.
   const timeouts = sides.flatMap(({ remote }) => (remote === undefined ? [] : [remote.timeoutMs]));
-  const budget = timeouts.length === 0 ? undefined : new TurnBudget(Math.min(...timeouts));
+  const budget =
+    timeouts.length === 0 || parts.length === 1 ? undefined : new TurnBudget(Math.min(...timeouts));
   return inTurn(joint, (i) => takeOne(joint, i, budget), budget);
 }
 
@@ -139,10 +142,52 @@ export async function takeAll(requests: readonly TakeRequest[], exact = false): 
  * path for a limit whose units may be given back after the response (`countWhen`).
  */
 export function takeAllSync(requests: readonly TakeRequest[]): TakenAll | undefined {
+  if (requests.length === 1) return takeOneSync(requests[0] as TakeRequest);
   const sides = requests.map(({ limiter }) => sideOf(limiter));
   if (!sides.every((side): side is LimiterSide => side !== undefined) || !inProcessSides(sides))
     return undefined;
   return inProcess(jointOf(requests, sides));
+}
+
+const WRITE = [true];
+/** The receipts of an admission by the bucket algorithms, which give back without one (one per rule, at most 16). */
+const BUCKET_RECEIPTS: readonly Receipt[] = Array.from({ length: 16 }, () => ({ at: 0, member: 0 }));
+
+/**
+ * One in-process limit alone, with its refund: the bucket algorithms (and warm-up) by the
+ * limiter's own `consumeSync`, as any decision, since they give back without a receipt; the
+ * windows and the sliding log by the store's joint step, which returns their receipts.
+ */
+function takeOneSync({ limiter, key, cost, context, dryRun = false }: TakeRequest): TakenAll | undefined {
+  const side = sideOf(limiter);
+  const store = side?.store;
+  if (side === undefined || side.remote !== undefined || store?.prepareAllSync === undefined)
+    return undefined;
+  const { part, target } = side.part(key, cost, context, dryRun);
+  const giveBack = store.giveBackTaken;
+  if (giveBack !== undefined && target.policies.every((policy) => giveBackOf(policy) !== undefined)) {
+    const decision = limiter.consumeSync(key, { cost: part.cost, context });
+    if (decision === undefined) return undefined;
+    const taken = decision.allowed && decision.degraded === undefined && part.cost > 0;
+    return {
+      decisions: [decision],
+      refunds: taken ? [() => giveBack.call(store, retimed(part, side), BUCKET_RECEIPTS)] : NO_REFUNDS,
+    };
+  }
+  const prepared = store.prepareAllSync([part]);
+  const taken = prepared.commit(WRITE)[0];
+  const verdicts = taken === undefined ? prepared.unchanged(0) : (prepared.verdicts[0] as Verdict[]);
+  const decision = side.decision(verdicts, target, part, undefined);
+  if (taken === undefined || giveBack === undefined) return { decisions: [decision], refunds: NO_REFUNDS };
+  return { decisions: [decision], refunds: [() => giveBack.call(store, retimed(part, side), taken)] };
+}
+
+/**
+ * A part as given back now, on the limiter's clock: a token bucket written since the admission
+ * (its refill counted from then) must not count that time again from the admission's.
+ */
+function retimed(part: JointPart, side: LimiterSide): JointPart {
+  return { ...part, nowMs: side.now() };
 }
 
 /** Whether every side decides in process, in one synchronous step with the others. */
@@ -218,7 +263,11 @@ function inProcess({ sides, parts, targets }: Joint): TakenAll {
         const taken = receipts[place];
         if (taken !== undefined && store.giveBackTaken !== undefined) {
           const part = parts[i] as JointPart;
-          refunds[i] = () => (store.giveBackTaken as NonNullable<Store['giveBackTaken']>)(part, taken);
+          refunds[i] = () =>
+            (store.giveBackTaken as NonNullable<Store['giveBackTaken']>)(
+              retimed(part, sides[i] as LimiterSide),
+              taken,
+            );
         }
       });
     }

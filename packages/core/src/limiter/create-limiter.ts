@@ -148,6 +148,7 @@ export function createLimiter(options: LimiterOptions | LimiterRulesOptions): Li
       reported(metrics, partDecision(decisions, verdicts, target, key, degraded), cost),
     remote: remote?.side,
     metrics,
+    now,
   });
   return limiter;
 }

@@ -51,6 +51,8 @@ export interface LimiterSide {
   readonly remote: RemoteSide | undefined;
   /** The limiter's `metrics`, for what the HTTP layer reports of it (a give-back by `countWhen`). */
   readonly metrics: LimiterMetrics | undefined;
+  /** The limiter's clock (`undefined` without one: the store reads its own), to time a give-back when it happens. */
+  readonly now: () => number | undefined;
 }
 
 const sides = new WeakMap<Limiter, LimiterSide>();

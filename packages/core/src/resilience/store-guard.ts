@@ -249,10 +249,13 @@ export function guardStore(options: StoreGuardOptions): StoreGuard {
     const { receipts } = taken;
     if (receipts === undefined || target.giveBackTaken === undefined) return undefined;
     const giveBack = target.giveBackTaken.bind(target);
-    if (target !== store) return () => giveBack(part, receipts);
+    // Timed when it is sent, on the limiter's clock when the part was timed by it: a token
+    // bucket written since the admission must not count that time again from the admission's.
+    const timed = (): JointPart => (part.nowMs === undefined ? part : { ...part, nowMs: now() });
+    if (target !== store) return () => giveBack(timed(), receipts);
     return () =>
       circuits.allow(part.key)
-        ? deadlines.bound(giveBack(part, receipts)).then(
+        ? deadlines.bound(giveBack(timed(), receipts)).then(
             () => record(part.key),
             (error: unknown) => record(part.key, error),
           )

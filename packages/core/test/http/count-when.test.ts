@@ -120,6 +120,20 @@ describe.each([
     await eventually(left(limiter), 4);
   });
 
+  test('a give-back is timed when it happens: a token bucket written since is not refilled twice', async () => {
+    // 10 per minute, a token each 6 s, 10 at once.
+    const limiter = limiterOf({ algorithm: 'token-bucket', rate: '10/1m' });
+    const limit = createHttpLimiter<Req, never, FakeResponse>({ limiter, key: 'login', countWhen: 'failed' });
+    const first = await admit(limit);
+    clock.advance(3000);
+    (await admit(limit)).response.send(401);
+    first.response.send(200);
+    // Half a token came back in the 3 s, one was given back: 9 left, not 10.
+    await eventually(left(limiter), 9);
+    for (let i = 0; i < 20; i++) await new Promise((done) => setImmediate(done));
+    expect(await left(limiter)()).toBe(9);
+  });
+
   test('a response that errors and closes twice gives back once, and is reported once', async () => {
     const refunded: number[] = [];
     const ignore = () => undefined;
@@ -212,6 +226,29 @@ describe.each([
     await eventually(peekExcess, before);
     for (let i = 0; i < 20; i++) await new Promise((done) => setImmediate(done));
     expect(await peekExcess()).toBe(before);
+  });
+
+  test('a held (delayed) admission that is served gives back after its response when it does not count', async () => {
+    const limiter = limiterOf({ algorithm: 'leaky-bucket', rate: '10r/m', burst: 5 });
+    const limit = createHttpLimiter<Req, never, FakeResponse>({ limiter, key: 'login', countWhen: 'failed' });
+    const peekLeft = async () => (await limiter.peek('login')).remaining;
+    (await admit(limit)).response.send(401);
+    const before = await peekLeft();
+    const held = await admit(limit);
+    if (held.outcome.kind !== 'delay') throw new Error('not held');
+    jest.useFakeTimers({
+      doNotFake: ['nextTick', 'setImmediate', 'queueMicrotask', 'Date', 'hrtime', 'performance'],
+    });
+    try {
+      const passed = held.outcome.hold(held.response as never);
+      jest.advanceTimersByTime(held.outcome.delayMs);
+      expect(await passed).toBe(true);
+    } finally {
+      jest.useRealTimers();
+    }
+    expect(await peekLeft()).toBe(before - 1);
+    held.response.send(200);
+    await eventually(peekLeft, before);
   });
 
   test('several limits with countWhen on one: only that one gives back', async () => {
