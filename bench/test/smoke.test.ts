@@ -11,6 +11,8 @@ import { FULL, type Settings } from '../src/settings';
 // workspace packages built (`pnpm test` builds first): the bench's child processes use them.
 const TINY: Settings = {
   ...FULL,
+  // The overload section has a smoke test of its own (overload-smoke.test.ts).
+  sections: FULL.sections.filter((section) => section !== 'overload'),
   microRounds: 1,
   microMs: 5,
   microKeys: 1000,

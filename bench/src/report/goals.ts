@@ -4,6 +4,8 @@ import { median } from '../measure';
 import type { MemoryResult } from '../memory/memory';
 import type { MetricsResult } from '../metrics/metrics';
 import type { MicroResult } from '../micro/micro';
+import type { OverloadResult } from '../overload/overload';
+import { overloadGoals } from '../overload/overload-goals';
 import type { RedisResult } from '../redis/redis';
 import type { ReplayResult } from '../replay/replay-bench';
 import { replayGoals } from '../replay/replay-goals';
@@ -17,6 +19,7 @@ type Sections = {
   redis?: RedisResult;
   replay?: ReplayResult;
   metrics?: MetricsResult;
+  overload?: OverloadResult;
 };
 
 const NOT_MEASURED = { measured: 'not measured (section not run)', met: null } as const;
@@ -234,6 +237,7 @@ export function judgeGoals(sections: Sections): Goal[] {
     ...batchingGoals(sections.redis, sections.http),
     ...replayGoals(sections.replay),
     ...metricsGoals(sections.metrics),
+    ...overloadGoals(sections.overload),
   ];
 }
 

@@ -1,0 +1,261 @@
+import { spawnTsChild } from '../child';
+import { median, round } from '../measure';
+import { progress } from '../progress';
+import type { Settings } from '../settings';
+import { priorities, settleRuns, type PriorityRow, type SettleRun } from './changes';
+import { measure, one, SAMPLE_MS, start, total, type Children, type Run } from './measure-run';
+import {
+  BACKEND_CAPACITY,
+  CLIENT_TIMEOUT_MS,
+  LOADS,
+  OBJECTIVE_MS,
+  SERVICE_MS,
+  SLOTS,
+  UNDER_PRESSURE_OPTIONS,
+  BURN_MS,
+  WORKLOADS,
+  CANDIDATE_NAMES,
+  CANDIDATES,
+  type CandidateId,
+  type CandidateSpec,
+  type Workload,
+} from './scenario';
+import { SETTLE_BAND } from './settle';
+
+/** One candidate at one offered load (medians over the rounds). */
+export interface OverloadRow {
+  readonly workload: Workload;
+  readonly candidate: CandidateId;
+  readonly name: string;
+  readonly load: number;
+  /** Requests/s the generator really sent. */
+  readonly offered: number;
+  /** 200s within the objective per second. */
+  readonly goodput: number;
+  /** 200s per second, whatever their latency. */
+  readonly served: number;
+  /** ms, of the 200s; NaN when none. */
+  readonly admittedP50: number;
+  readonly admittedP99: number;
+  /** ms, of the 429s and 503s; NaN when none. */
+  readonly refusedP99: number;
+  /** Refusals (429 or 503) over the rounds. */
+  readonly shed: number;
+  /** Requests given up by their client, over the rounds. */
+  readonly timedOut: number;
+  readonly errors: number;
+  /** The generator's busiest round, share of a core. */
+  readonly loadCpu: number;
+  /** The adaptive limit over the first round, [ms, limit]. */
+  readonly samples?: ReadonlyArray<readonly [number, number]>;
+}
+
+export interface OverloadResult {
+  readonly rounds: number;
+  readonly seconds: number;
+  readonly timeoutMs: number;
+  /** Requests/s each workload can serve within the objective. */
+  readonly capacity: Readonly<Record<Workload, number>>;
+  /** `max` of the concurrency candidates, per workload, and the sweep that chose the best. */
+  readonly max: Readonly<Record<Workload, { best: number; high: number; low: number }>>;
+  readonly sweep: ReadonlyArray<{ workload: Workload; max: number; goodput: number; admittedP99: number }>;
+  readonly rows: readonly OverloadRow[];
+  /** Absent when this build has no `adaptiveLimit`. */
+  readonly settle?: readonly SettleRun[];
+  readonly priorities: readonly PriorityRow[];
+  readonly adaptive: boolean;
+  readonly notes: readonly string[];
+}
+
+/** The `max` values the sweep tries, per workload. */
+const SWEEP: Record<Workload, readonly number[]> = {
+  backend: [5, 10, 15, 20, 30, 40, 60, 80],
+  cpu: [1, 2, 3, 4, 6, 8, 12, 16],
+};
+
+/** Calibrates the cpu workload: 1000 ms ÷ the server's CPU per request at a light load. */
+async function cpuCapacity(children: Children, settings: Settings, timeoutMs: number): Promise<number> {
+  const port = (await start(children, 'cpu', { kind: 'none' })) as number;
+  const rate = 100;
+  const run = await measure(children, port, one(rate, 2000 * settings.overloadSeconds), { timeoutMs });
+  const msPerRequest = run.serverCpuMs / Math.max(1, total(run).sent);
+  return Math.round(1000 / msPerRequest / 10) * 10;
+}
+
+function rowOf(workload: Workload, candidate: CandidateId, load: number, runs: readonly Run[]): OverloadRow {
+  const figures = runs.map(total);
+  const med = (f: (run: Run, i: number) => number) => median(runs.map(f));
+  const sum = (f: (i: number) => number) => figures.reduce((s, _, i) => s + f(i), 0);
+  return {
+    workload,
+    candidate,
+    name: CANDIDATE_NAMES[candidate],
+    load,
+    offered: Math.round(med((run, i) => (figures[i]?.sent ?? 0) / run.seconds)),
+    goodput: Math.round(med((run, i) => (figures[i]?.good ?? 0) / run.seconds)),
+    served: Math.round(med((run, i) => ((figures[i]?.good ?? 0) + (figures[i]?.late ?? 0)) / run.seconds)),
+    admittedP50: round(
+      med((_, i) => figures[i]?.admittedP50 ?? Number.NaN),
+      1,
+    ),
+    admittedP99: round(
+      med((_, i) => figures[i]?.admittedP99 ?? Number.NaN),
+      1,
+    ),
+    refusedP99: round(median(figures.map((f) => f.refusedP99).filter((v) => !Number.isNaN(v))), 2),
+    shed: sum((i) => figures[i]?.refused ?? 0),
+    timedOut: sum((i) => figures[i]?.timedOut ?? 0),
+    errors: sum((i) => figures[i]?.errors ?? 0),
+    loadCpu: round(Math.max(...runs.map((run) => run.loadCpu)), 2),
+    ...(candidate === 'adaptive' ? { samples: runs[0]?.samples ?? [] } : {}),
+  };
+}
+
+/** The best `max` by goodput at 3 × capacity; within 2 % of it, the lowest p99. */
+async function sweepMax(
+  children: Children,
+  workload: Workload,
+  capacity: number,
+  settings: Settings,
+  timeoutMs: number,
+): Promise<{ best: number; sweep: OverloadResult['sweep'] }> {
+  const sweep: Array<OverloadResult['sweep'][number]> = [];
+  for (const max of SWEEP[workload]) {
+    const port = (await start(children, workload, { kind: 'concurrency', max })) as number;
+    const ms = 1000 * settings.overloadSeconds;
+    await measure(children, port, one(capacity * 0.5, ms / 2), { timeoutMs });
+    const run = total(await measure(children, port, one(capacity * 3, ms), { timeoutMs }));
+    sweep.push({
+      workload,
+      max,
+      goodput: Math.round(run.good / settings.overloadSeconds),
+      admittedP99: round(run.admittedP99, 1),
+    });
+  }
+  const top = Math.max(...sweep.map((s) => s.goodput));
+  const near = sweep.filter((s) => s.goodput >= 0.98 * top);
+  const best = near.reduce((a, b) => (b.admittedP99 < a.admittedP99 ? b : a));
+  progress(
+    'overload',
+    workload,
+    `sweep: best max ${best.max} (${best.goodput} good/s, p99 ${best.admittedP99} ms)`,
+  );
+  return { best: best.max, sweep };
+}
+
+/**
+ * The overload section: two workloads (a backend of fixed capacity, the event loop itself), each
+ * candidate at 0.5, 1, 3 and 10 × capacity from an open-loop generator, interleaved rounds; then
+ * how fast the adaptive limit settles after a change, and priorities under a flood.
+ */
+export async function runOverload(settings: Settings, pinned: boolean): Promise<OverloadResult> {
+  const timeoutMs = Math.min(CLIENT_TIMEOUT_MS, Math.max(100, 2000 * settings.overloadSeconds));
+  const children: Children = {
+    server: spawnTsChild('overload/server-child.ts', pinned ? { cpu: 0 } : {}),
+    loadgen: spawnTsChild('overload/loadgen-child.ts', pinned ? { cpu: 1 } : {}),
+  };
+  try {
+    await children.server.first('ready');
+    await children.loadgen.first('ready');
+    const capacity: Record<Workload, number> = {
+      backend: BACKEND_CAPACITY,
+      cpu: await cpuCapacity(children, settings, timeoutMs),
+    };
+    progress('overload', `capacity: backend ${capacity.backend} req/s, cpu ${capacity.cpu} req/s`);
+    const sweep: Array<OverloadResult['sweep'][number]> = [];
+    const max = {} as Record<Workload, { best: number; high: number; low: number }>;
+    const ports = new Map<string, number>();
+    let adaptive = true;
+    for (const workload of WORKLOADS) {
+      const swept = await sweepMax(children, workload, capacity[workload], settings, timeoutMs);
+      sweep.push(...swept.sweep);
+      const best = swept.best;
+      max[workload] = { best, high: best * 4, low: Math.max(1, Math.round(best / 4)) };
+      const specs: Record<CandidateId, CandidateSpec> = {
+        none: { kind: 'none' },
+        'concurrency-best': { kind: 'concurrency', max: best },
+        'concurrency-high': { kind: 'concurrency', max: max[workload].high },
+        'concurrency-low': { kind: 'concurrency', max: max[workload].low },
+        'under-pressure': { kind: 'under-pressure' },
+        adaptive: { kind: 'adaptive' },
+      };
+      for (const id of CANDIDATES) {
+        const port = await start(children, workload, specs[id]);
+        if (port === undefined) adaptive = false;
+        else ports.set(`${workload}:${id}`, port);
+      }
+    }
+    const candidates = CANDIDATES.filter((id) => id !== 'adaptive' || adaptive);
+    const ms = 1000 * settings.overloadSeconds;
+    for (const workload of WORKLOADS) {
+      progress('overload', workload, `warm-up, ${candidates.length} apps`);
+      for (const id of candidates)
+        await measure(
+          children,
+          ports.get(`${workload}:${id}`) as number,
+          one(capacity[workload] * 0.5, ms / 2),
+          { timeoutMs },
+        );
+    }
+    const runs = new Map<string, Run[]>();
+    for (let r = 0; r < settings.overloadRounds; r++) {
+      progress(
+        'overload',
+        `round ${r + 1}/${settings.overloadRounds}`,
+        `${WORKLOADS.length * LOADS.length * candidates.length} runs × ${settings.overloadSeconds} s`,
+      );
+      for (const workload of WORKLOADS) {
+        for (const load of LOADS) {
+          const shift = (r + LOADS.indexOf(load)) % candidates.length;
+          for (const id of [...candidates.slice(shift), ...candidates.slice(0, shift)]) {
+            const run = await measure(
+              children,
+              ports.get(`${workload}:${id}`) as number,
+              one(capacity[workload] * load, ms),
+              {
+                timeoutMs,
+                sample: id === 'adaptive',
+              },
+            );
+            const key = `${workload}:${id}:${load}`;
+            runs.set(key, [...(runs.get(key) ?? []), run]);
+          }
+        }
+      }
+    }
+    const rows = WORKLOADS.flatMap((workload) =>
+      candidates.flatMap((id) =>
+        LOADS.map((load) => rowOf(workload, id, load, runs.get(`${workload}:${id}:${load}`) ?? [])),
+      ),
+    );
+    const settle = adaptive ? await settleRuns(children, settings, timeoutMs) : undefined;
+    progress('overload', 'priorities');
+    const priorityRows = await priorities(children, max.backend.best, settings, timeoutMs, adaptive);
+    return {
+      rounds: settings.overloadRounds,
+      seconds: settings.overloadSeconds,
+      timeoutMs,
+      capacity,
+      max,
+      sweep,
+      rows,
+      ...(settle === undefined ? {} : { settle }),
+      priorities: priorityRows,
+      adaptive,
+      notes: [
+        `backend: the handler waits for one of ${SLOTS} slots held ${SERVICE_MS} ms each (FIFO), ${BACKEND_CAPACITY} requests/s; cpu: the handler burns ${BURN_MS} ms of CPU in two halves with a turn of the event loop between, its capacity 1000 ms ÷ the server's CPU per request at 100 requests/s`,
+        `open loop: requests leave at a fixed rate on keep-alive connections (a new one when none is idle), each client gives up after ${timeoutMs} ms; goodput is the 200s within ${OBJECTIVE_MS} ms per second; ${settings.overloadSeconds} s per run, ${settings.overloadRounds} rounds in rotating order after a warm-up, medians`,
+        pinned
+          ? 'server pinned to cpu 0, the load generator to cpu 1 (taskset); the machine is shared: other processes run on both cores'
+          : 'not pinned (taskset missing or fewer than 2 cores): server and load generator share the cores',
+        `concurrencyLimit: one count for the instance, no queue, 503; best max by a sweep at 3 × capacity (${SWEEP.backend.join(', ')} on backend; ${SWEEP.cpu.join(', ')} on cpu): the highest goodput, and within 2 % of it the lowest p99`,
+        `@fastify/under-pressure: sampleInterval ${UNDER_PRESSURE_OPTIONS.sampleInterval} ms, maxEventLoopDelay ${UNDER_PRESSURE_OPTIONS.maxEventLoopDelay} ms, maxEventLoopUtilization ${UNDER_PRESSURE_OPTIONS.maxEventLoopUtilization}`,
+        `settling: the first time after the change from which every sample of the limit (each ${SAMPLE_MS} ms) stays within ±${SETTLE_BAND * 100} % of its median over the last 3 s after it`,
+        ...(adaptive ? [] : ['adaptiveLimit: not in this build, not measured']),
+      ],
+    };
+  } finally {
+    await children.server.stop();
+    await children.loadgen.stop();
+  }
+}
