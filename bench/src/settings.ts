@@ -2,7 +2,7 @@
 export const SECTIONS = ['micro', 'memory', 'http', 'redis', 'replay', 'metrics', 'overload'] as const;
 export type SectionName = (typeof SECTIONS)[number];
 
-/** Every knob of a run. The full run's values keep `pnpm bench` under 10 minutes on 2 cores. */
+/** Every knob of a run. The full run's values keep `pnpm bench` to about 15 minutes on 2 cores (the overload section 4). */
 export interface Settings {
   /** Sections to run (`BENCH_SECTIONS=micro,redis`). */
   readonly sections: readonly SectionName[];

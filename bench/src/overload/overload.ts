@@ -94,14 +94,8 @@ function rowOf(workload: Workload, candidate: CandidateId, load: number, runs: r
     offered: Math.round(med((run, i) => (figures[i]?.sent ?? 0) / run.seconds)),
     goodput: Math.round(med((run, i) => (figures[i]?.good ?? 0) / run.seconds)),
     served: Math.round(med((run, i) => ((figures[i]?.good ?? 0) + (figures[i]?.late ?? 0)) / run.seconds)),
-    admittedP50: round(
-      med((_, i) => figures[i]?.admittedP50 ?? Number.NaN),
-      1,
-    ),
-    admittedP99: round(
-      med((_, i) => figures[i]?.admittedP99 ?? Number.NaN),
-      1,
-    ),
+    admittedP50: round(median(figures.map((f) => f.admittedP50).filter((v) => !Number.isNaN(v))), 1),
+    admittedP99: round(median(figures.map((f) => f.admittedP99).filter((v) => !Number.isNaN(v))), 1),
     refusedP99: round(median(figures.map((f) => f.refusedP99).filter((v) => !Number.isNaN(v))), 2),
     shed: sum((i) => figures[i]?.refused ?? 0),
     timedOut: sum((i) => figures[i]?.timedOut ?? 0),
