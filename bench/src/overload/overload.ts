@@ -64,6 +64,8 @@ export interface OverloadResult {
   readonly settle?: readonly SettleRun[];
   readonly priorities: readonly PriorityRow[];
   readonly adaptive: boolean;
+  /** What the generator could offer: the lowest offered ÷ asked of any row, its busiest run (share of a core). */
+  readonly generator: { readonly offeredOfAsked: number; readonly maxCpu: number };
   readonly notes: readonly string[];
 }
 
@@ -117,7 +119,6 @@ async function sweepMax(
   for (const max of SWEEP[workload]) {
     const port = (await start(children, workload, { kind: 'concurrency', max })) as number;
     const ms = 1000 * settings.overloadSeconds;
-    await measure(children, port, one(capacity * 0.5, ms / 2), { timeoutMs });
     const run = total(await measure(children, port, one(capacity * 3, ms), { timeoutMs }));
     sweep.push({
       workload,
@@ -222,6 +223,10 @@ export async function runOverload(settings: Settings, pinned: boolean): Promise<
         LOADS.map((load) => rowOf(workload, id, load, runs.get(`${workload}:${id}:${load}`) ?? [])),
       ),
     );
+    const generator = {
+      offeredOfAsked: round(Math.min(...rows.map((r) => r.offered / (r.load * capacity[r.workload]))), 3),
+      maxCpu: round(Math.max(...rows.map((r) => r.loadCpu)), 2),
+    };
     const settle = adaptive ? await settleRuns(children, settings, timeoutMs) : undefined;
     progress('overload', 'priorities');
     const priorityRows = await priorities(children, max.backend.best, settings, timeoutMs, adaptive);
@@ -236,7 +241,9 @@ export async function runOverload(settings: Settings, pinned: boolean): Promise<
       ...(settle === undefined ? {} : { settle }),
       priorities: priorityRows,
       adaptive,
+      generator,
       notes: [
+        `the generator offered at least ${(generator.offeredOfAsked * 100).toFixed(1)} % of the rate asked in every row (the offered column), and used at most ${generator.maxCpu.toFixed(2)} of its core`,
         `backend: the handler waits for one of ${SLOTS} slots held ${SERVICE_MS} ms each (FIFO), ${BACKEND_CAPACITY} requests/s; cpu: the handler burns ${BURN_MS} ms of CPU in two halves with a turn of the event loop between, its capacity 1000 ms ÷ the server's CPU per request at 100 requests/s`,
         `open loop: requests leave at a fixed rate on keep-alive connections (a new one when none is idle), each client gives up after ${timeoutMs} ms; goodput is the 200s within ${OBJECTIVE_MS} ms per second; ${settings.overloadSeconds} s per run, ${settings.overloadRounds} rounds in rotating order after a warm-up, medians`,
         pinned
