@@ -82,7 +82,7 @@ export async function runBench(
   if (wants('metrics')) sections.metrics = await runMetrics(settings, machine.pinning);
   if (wants('overload')) {
     const started = performance.now();
-    const overload = await runOverload(settings, machine.pinning);
+    const overload = await runOverload(settings);
     sections.overload = overload;
     // Not from a test's own directory (the smoke test's tiny sizes are never full anyway).
     const ownDir = resultsDir === RESULTS_DIR || resultsDir === PARTIAL_RESULTS_DIR;

@@ -21,7 +21,7 @@ export interface SettleRun {
   readonly seconds: number;
   readonly finalLimit: number;
   readonly samples: ReadonlyArray<readonly [number, number]>;
-  /** 200s within the objective per second, by 100 ms of send time. */
+  /** 200s within the objective per second, by 100 ms of answer time. */
   readonly goodput: readonly number[];
 }
 
@@ -73,7 +73,7 @@ export async function settleRuns(
       seconds: round(settled.seconds, 2),
       finalLimit: round(settled.final, 1),
       samples: run.samples,
-      goodput: run.buckets.good.map((count) => count * 10),
+      goodput: run.buckets.goodDone.map((count) => count * 10),
     });
   }
   return runs;

@@ -1,5 +1,5 @@
 import type { TsChild } from '../child';
-import type { Buckets, Phase } from './open-loop';
+import { BUCKET_MS, type Buckets, type Phase } from './open-loop';
 import { OBJECTIVE_MS, type CandidateSpec, type Workload } from './scenario';
 
 /** What one open-loop run of one path measured. */
@@ -32,6 +32,25 @@ export interface Run {
 }
 
 export const SAMPLE_MS = 100;
+
+/** The share of a run left out at its start when throughput is counted (the limit finding its level). */
+export const SKIP_SHARE = 0.2;
+
+/**
+ * Answers per second by the time they were answered, over the run after its first
+ * {@link SKIP_SHARE} and before its end: the steady rate, without the backlog a run leaves to
+ * drain after it (which counting by send time would add) nor the start's transient. Runs shorter
+ * than a few buckets count everything answered over the whole run.
+ */
+export function steadyRate(run: Run, series: 'goodDone' | 'servedDone'): number {
+  const buckets = run.buckets[series];
+  const end = Math.floor((run.seconds * 1000) / BUCKET_MS);
+  const from = Math.ceil(end * SKIP_SHARE);
+  if (end - from < 2) return buckets.reduce((sum, n) => sum + n, 0) / run.seconds;
+  let sum = 0;
+  for (let i = from; i < end; i++) sum += buckets[i] ?? 0;
+  return sum / (((end - from) * BUCKET_MS) / 1000);
+}
 
 /** The bench's two children: the servers and the load generator. */
 export interface Children {

@@ -29,11 +29,16 @@ export interface PathTally {
   readonly refusedMs: number[];
 }
 
-/** Per bucket of {@link BUCKET_MS} (by send time), summed over paths: sent, good, refused. */
+/**
+ * Per bucket of {@link BUCKET_MS}, summed over paths: sent, good and refused by send time; good
+ * and served (every 200) by the time they were answered, which is what throughput counts.
+ */
 export interface Buckets {
   readonly sent: number[];
   readonly good: number[];
   readonly refused: number[];
+  readonly goodDone: number[];
+  readonly servedDone: number[];
 }
 
 export const BUCKET_MS = 100;
@@ -66,7 +71,7 @@ export async function openLoop(
   { objectiveMs, timeoutMs }: { objectiveMs: number; timeoutMs: number },
 ): Promise<{ tallies: Record<string, PathTally>; buckets: Buckets; seconds: number; lateTicksMs: number }> {
   const tallies: Record<string, PathTally> = {};
-  const buckets: Buckets = { sent: [], good: [], refused: [] };
+  const buckets: Buckets = { sent: [], good: [], refused: [], goodDone: [], servedDone: [] };
   const tally = (path: string): PathTally =>
     (tallies[path] ??= {
       sent: 0,
@@ -91,13 +96,16 @@ export async function openLoop(
   const finish = (request: Pending, status: number) => {
     if (request.done) return;
     request.done = true;
-    const ms = performance.now() - request.sentAt;
+    const now = performance.now();
+    const ms = now - request.sentAt;
     const t = tally(request.path);
     if (status === 200) {
       t.admittedMs.push(ms);
+      bump(buckets.servedDone, now);
       if (ms <= objectiveMs) {
         t.good++;
         bump(buckets.good, request.sentAt);
+        bump(buckets.goodDone, now);
       } else t.late++;
     } else if (status === 429 || status === 503) {
       t.refused++;

@@ -3,7 +3,7 @@ import { median, round } from '../measure';
 import { progress } from '../progress';
 import type { Settings } from '../settings';
 import { priorities, settleRuns, type PriorityRow, type SettleRun } from './changes';
-import { measure, one, SAMPLE_MS, start, total, type Children, type Run } from './measure-run';
+import { measure, one, SAMPLE_MS, start, steadyRate, total, type Children, type Run } from './measure-run';
 import {
   BACKEND_CAPACITY,
   CLIENT_TIMEOUT_MS,
@@ -94,8 +94,8 @@ function rowOf(workload: Workload, candidate: CandidateId, load: number, runs: r
     name: CANDIDATE_NAMES[candidate],
     load,
     offered: Math.round(med((run, i) => (figures[i]?.sent ?? 0) / run.seconds)),
-    goodput: Math.round(med((run, i) => (figures[i]?.good ?? 0) / run.seconds)),
-    served: Math.round(med((run, i) => ((figures[i]?.good ?? 0) + (figures[i]?.late ?? 0)) / run.seconds)),
+    goodput: Math.round(med((run) => steadyRate(run, 'goodDone'))),
+    served: Math.round(med((run) => steadyRate(run, 'servedDone'))),
     admittedP50: round(median(figures.map((f) => f.admittedP50).filter((v) => !Number.isNaN(v))), 1),
     admittedP99: round(median(figures.map((f) => f.admittedP99).filter((v) => !Number.isNaN(v))), 1),
     refusedP99: round(median(figures.map((f) => f.refusedP99).filter((v) => !Number.isNaN(v))), 2),
@@ -119,12 +119,12 @@ async function sweepMax(
   for (const max of SWEEP[workload]) {
     const port = (await start(children, workload, { kind: 'concurrency', max })) as number;
     const ms = 1000 * settings.overloadSeconds;
-    const run = total(await measure(children, port, one(capacity * 3, ms), { timeoutMs }));
+    const run = await measure(children, port, one(capacity * 3, ms), { timeoutMs });
     sweep.push({
       workload,
       max,
-      goodput: Math.round(run.good / settings.overloadSeconds),
-      admittedP99: round(run.admittedP99, 1),
+      goodput: Math.round(steadyRate(run, 'goodDone')),
+      admittedP99: round(total(run).admittedP99, 1),
     });
   }
   const top = Math.max(...sweep.map((s) => s.goodput));
@@ -143,11 +143,13 @@ async function sweepMax(
  * candidate at 0.5, 1, 3 and 10 × capacity from an open-loop generator, interleaved rounds; then
  * how fast the adaptive limit settles after a change, and priorities under a flood.
  */
-export async function runOverload(settings: Settings, pinned: boolean): Promise<OverloadResult> {
+export async function runOverload(settings: Settings): Promise<OverloadResult> {
   const timeoutMs = Math.min(CLIENT_TIMEOUT_MS, Math.max(100, 2000 * settings.overloadSeconds));
   const children: Children = {
-    server: spawnTsChild('overload/server-child.ts', pinned ? { cpu: 0 } : {}),
-    loadgen: spawnTsChild('overload/loadgen-child.ts', pinned ? { cpu: 1 } : {}),
+    // Not pinned: on a machine shared with other work, a server pinned to one core cannot leave it
+    // when another process keeps it busy, and the generator needs a fifth of a core at most.
+    server: spawnTsChild('overload/server-child.ts'),
+    loadgen: spawnTsChild('overload/loadgen-child.ts'),
   };
   try {
     await children.server.first('ready');
@@ -246,9 +248,7 @@ export async function runOverload(settings: Settings, pinned: boolean): Promise<
         `the generator offered at least ${(generator.offeredOfAsked * 100).toFixed(1)} % of the rate asked in every row (the offered column), and used at most ${generator.maxCpu.toFixed(2)} of its core`,
         `backend: the handler waits for one of ${SLOTS} slots held ${SERVICE_MS} ms each (FIFO), ${BACKEND_CAPACITY} requests/s; cpu: the handler burns ${BURN_MS} ms of CPU in two halves with a turn of the event loop between, its capacity 1000 ms ÷ the server's CPU per request at 100 requests/s`,
         `open loop: requests leave at a fixed rate on keep-alive connections (a new one when none is idle), each client gives up after ${timeoutMs} ms; goodput is the 200s within ${OBJECTIVE_MS} ms per second; ${settings.overloadSeconds} s per run, ${settings.overloadRounds} rounds in rotating order after a warm-up, medians`,
-        pinned
-          ? 'server pinned to cpu 0, the load generator to cpu 1 (taskset); the machine is shared: other processes run on both cores'
-          : 'not pinned (taskset missing or fewer than 2 cores): server and load generator share the cores',
+        'server and generator in two processes, not pinned to cores: the machine is shared with other work, and a server pinned to a core another process keeps busy could not leave it',
         `concurrencyLimit: one count for the instance, no queue, 503; best max by a sweep at 3 × capacity (${SWEEP.backend.join(', ')} on backend; ${SWEEP.cpu.join(', ')} on cpu): the highest goodput, and within 2 % of it the lowest p99`,
         `@fastify/under-pressure: sampleInterval ${UNDER_PRESSURE_OPTIONS.sampleInterval} ms, maxEventLoopDelay ${UNDER_PRESSURE_OPTIONS.maxEventLoopDelay} ms, maxEventLoopUtilization ${UNDER_PRESSURE_OPTIONS.maxEventLoopUtilization}`,
         `settling: the first time after the change from which every sample of the limit (each ${SAMPLE_MS} ms) stays within ±${SETTLE_BAND * 100} % of its median over the last 3 s after it`,

@@ -5,11 +5,12 @@ export const WORKLOADS = ['backend', 'cpu'] as const;
 export type Workload = (typeof WORKLOADS)[number];
 
 /**
- * The backend's slots and the time each request holds one: 20 × 1000 / 40 = 500 requests/s, so
- * that 10 × capacity (5000 requests/s, refusals mostly) fits on one shared core beside the rest.
+ * The backend's slots and the time each request holds one: 20 × 1000 / 80 = 250 requests/s, so
+ * that 10 × capacity (2500 requests/s, refusals mostly) leaves the server most of a core shared
+ * with other work (at 1000 requests/s, 10 × could not be refused in time on a busy machine).
  */
 export const SLOTS = 20;
-export const SERVICE_MS = 40;
+export const SERVICE_MS = 80;
 export const BACKEND_CAPACITY = (SLOTS * 1000) / SERVICE_MS;
 
 /**
