@@ -22,6 +22,8 @@ export interface OverloadApp {
   readonly limit?: () => number;
   /** Requests the handler has not answered yet. */
   readonly inHandler: () => number;
+  /** Connections open to this app. */
+  readonly connections: () => Promise<number>;
   close(): Promise<void>;
 }
 
@@ -82,6 +84,8 @@ export async function startOverloadApp(workload: Workload, spec: CandidateSpec):
     backend,
     ...(limit === undefined ? {} : { limit }),
     inHandler: () => inHandler,
+    connections: () =>
+      new Promise((resolve) => app.server.getConnections((error, count) => resolve(error ? 0 : count))),
     close: () => app.close(),
   };
 }

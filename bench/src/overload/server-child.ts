@@ -4,6 +4,8 @@ import { serveRequests } from '../child';
 import { startOverloadApp, type OverloadApp } from './apps';
 import type { CandidateSpec, Workload } from './scenario';
 
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
 const apps = new Map<number, OverloadApp>();
 const sampling = new Map<number, { timer: NodeJS.Timeout; samples: Array<[number, number]> }>();
 
@@ -42,12 +44,18 @@ serveRequests(async (message) => {
       return { type: 'resized' };
     }
     case 'idle': {
-      // Until the handler and the backend hold no request (a run's backlog must not load the next).
+      // Until the app holds no request and no connection, and the event loop answers at once: a
+      // run's backlog (requests the kernel still held, sockets to close) must not load the next.
       const app = appAt(message.port);
       const until = performance.now() + Number(message.maxMs);
-      while ((app.inHandler() > 0 || app.backend.load > 0) && performance.now() < until)
-        await new Promise((resolve) => setTimeout(resolve, 10));
-      return { type: 'idle', left: app.inHandler() + app.backend.load };
+      const busy = async () => app.inHandler() > 0 || app.backend.load > 0 || (await app.connections()) > 0;
+      while ((await busy()) && performance.now() < until) await sleep(10);
+      for (let calm = 0; calm < 3 && performance.now() < until;) {
+        const asked = performance.now();
+        await sleep(1);
+        calm = performance.now() - asked < 5 ? calm + 1 : 0;
+      }
+      return { type: 'idle', left: app.inHandler() + app.backend.load + (await app.connections()) };
     }
     case 'cpu': {
       const cpu = process.cpuUsage();
