@@ -181,7 +181,7 @@ export async function openLoop(
 
   // A few warm sockets, so the first requests do not all pay for a connection.
   for (let i = 0; i < 32; i++) idle.push(open());
-  await new Promise((resolve) => setTimeout(resolve, 20));
+  await new Promise((resolve) => setTimeout(resolve, 5));
   started = performance.now();
 
   let lateTicksMs = 0;

@@ -144,7 +144,7 @@ async function sweepMax(
  * how fast the adaptive limit settles after a change, and priorities under a flood.
  */
 export async function runOverload(settings: Settings): Promise<OverloadResult> {
-  const timeoutMs = Math.min(CLIENT_TIMEOUT_MS, Math.max(100, 2000 * settings.overloadSeconds));
+  const timeoutMs = Math.min(CLIENT_TIMEOUT_MS, Math.max(50, 1000 * settings.overloadSeconds));
   const children: Children = {
     // Not pinned: on a machine shared with other work, a server pinned to one core cannot leave it
     // when another process keeps it busy, and the generator needs a fifth of a core at most.
