@@ -29,19 +29,19 @@ export interface ConcurrencyContractOptions {
 }
 
 /** A reply, or `undefined` for a request whose client left. */
-interface Reply {
+export interface Reply {
   readonly status: number;
   readonly headers: IncomingHttpHeaders;
   readonly body: string;
 }
 
 /** One request: its reply, and a way to leave (the client closes its connection). */
-interface Sent {
+export interface Sent {
   readonly reply: Promise<Reply | undefined>;
   leave(): void;
 }
 
-function send(app: TestApp, path: string, headers: Record<string, string> = {}, agent?: Agent): Sent {
+export function send(app: TestApp, path: string, headers: Record<string, string> = {}, agent?: Agent): Sent {
   const req = httpRequest(`${app.url}${path}`, { headers, agent: agent ?? false });
   const reply = new Promise<Reply | undefined>((resolve) => {
     req.on('response', (res) => {
@@ -58,7 +58,7 @@ function send(app: TestApp, path: string, headers: Record<string, string> = {}, 
 }
 
 /** Runs the loop until `condition` holds: bounded by wall time, never a timed sleep. */
-async function until(condition: () => boolean | Promise<boolean>, what: string): Promise<void> {
+export async function until(condition: () => boolean | Promise<boolean>, what: string): Promise<void> {
   const deadline = Date.now() + 10_000;
   while (!(await condition())) {
     if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
@@ -74,7 +74,7 @@ const bodies = new Map<number, string>();
  * takes a millisecond, `/big/<bytes>` answers a body of that many bytes at once, anything else
  * answers at once. `started` lists the paths in the order their handlers began.
  */
-class Handlers {
+export class Handlers {
   readonly started: string[] = [];
   readonly #waiting = new Map<string, () => void>();
 

@@ -18,9 +18,13 @@ import type { ContractOptions, TestApp } from './drivers';
  */
 export type Work = (path: string) => void | string | Promise<void | string>;
 
-/** The limits in front of the route: a concurrency limit, and optionally a rate limit before it. */
+/**
+ * The limits in front of the route: a concurrency limit (or, when `adaptive` is given, an
+ * adaptive limit instead), and optionally a rate limit before it.
+ */
 export interface ConcurrencyLimits {
-  readonly concurrency: ContractOptions;
+  readonly concurrency?: ContractOptions;
+  readonly adaptive?: ContractOptions;
   readonly rate?: ContractOptions;
 }
 
@@ -51,16 +55,18 @@ async function listening(
 }
 
 function expressDriver(name: string, express: typeof express5): ConcurrencyDriver {
-  const { concurrencyLimit, rateLimit } = sluiceExpress;
+  const { adaptiveLimit, concurrencyLimit, rateLimit } = sluiceExpress;
   return {
     name,
-    async serve({ concurrency, rate }, work) {
+    async serve({ concurrency, adaptive, rate }, work) {
       const app = express();
       app.set('env', 'test'); // the default error handler answers 500 without printing the stack
       const state = { handled: 0 };
       const route: Array<(req: Request, res: Response, next: NextFunction) => void> = [];
       if (rate !== undefined) route.push(rateLimit(rate as never));
-      route.push(concurrencyLimit(concurrency as never));
+      route.push(
+        adaptive === undefined ? concurrencyLimit(concurrency as never) : adaptiveLimit(adaptive as never),
+      );
       app.use(...route, (req: Request, res: Response, next: NextFunction) => {
         Promise.resolve()
           .then(() => work(req.path))
@@ -78,15 +84,17 @@ function expressDriver(name: string, express: typeof express5): ConcurrencyDrive
 }
 
 function koaDriver(name: string, Koa: typeof Koa3): ConcurrencyDriver {
-  const { concurrencyLimit, rateLimit } = sluiceKoa;
+  const { adaptiveLimit, concurrencyLimit, rateLimit } = sluiceKoa;
   return {
     name,
-    async serve({ concurrency, rate }, work) {
+    async serve({ concurrency, adaptive, rate }, work) {
       const app = new Koa();
       app.silent = true; // the throwing handler's 500 is expected
       const state = { handled: 0 };
       if (rate !== undefined) app.use(rateLimit(rate as never));
-      app.use(concurrencyLimit(concurrency as never));
+      app.use(
+        adaptive === undefined ? concurrencyLimit(concurrency as never) : adaptiveLimit(adaptive as never),
+      );
       app.use(async (ctx) => {
         const body = await work(ctx.path);
         state.handled++;
@@ -102,16 +110,18 @@ function koaDriver(name: string, Koa: typeof Koa3): ConcurrencyDriver {
 }
 
 function fastifyDriver(name: string, fastify: typeof fastify5): ConcurrencyDriver {
-  const { concurrencyLimit } = sluiceFastifyNamed;
+  const { adaptiveLimit, concurrencyLimit } = sluiceFastifyNamed;
   return {
     name,
-    async serve({ concurrency, rate }, work) {
+    async serve({ concurrency, adaptive, rate }, work) {
       const app: FastifyInstance = fastify();
       const state = { handled: 0 };
       // The plugin limits in `onRequest`; the concurrency hook in `preHandler` runs after it, so a
       // request the rate limit refuses never takes a permit.
       if (rate !== undefined) await app.register(sluiceFastify, rate as never);
-      app.all('*', { preHandler: concurrencyLimit(concurrency as never) }, async (request) => {
+      const preHandler =
+        adaptive === undefined ? concurrencyLimit(concurrency as never) : adaptiveLimit(adaptive as never);
+      app.all('*', { preHandler }, async (request) => {
         const body = await work(new URL(request.url, 'http://x').pathname);
         state.handled++;
         return body ?? OK;

@@ -11,6 +11,7 @@
 export * from './keys';
 export * from './http';
 export { CONCURRENCY_OPTION_NAMES, DEFAULT_LEASE_MS, MIN_LEASE_MS } from './concurrency';
+export { ADAPTIVE_OPTION_NAMES } from './adaptive';
 export { checkOptionNames } from './policy/option-checks';
 export { capacityOf, resolvePolicy } from './policy/resolve-policy';
 export { algorithms, runStep } from './algorithms';

@@ -73,3 +73,19 @@ export type {
   PermitRenewRequest,
   PermitStore,
 } from './stores/permit-store';
+export { createAdaptiveLimiter } from './adaptive';
+export type {
+  AdaptiveAcquireOptions,
+  AdaptiveAlgorithmName,
+  AdaptiveDecision,
+  AdaptiveEventLoopOptions,
+  AdaptiveLimiter,
+  AdaptiveLimiterOptions,
+  AdaptivePartitionStats,
+  AdaptivePermit,
+  AdaptiveQueueOptions,
+  AdaptiveRefusal,
+  AdaptiveReleaseOptions,
+  AdaptiveStats,
+  EventLoopMonitor,
+} from './adaptive';

@@ -104,3 +104,5 @@ export type {
 export { concurrencyLimit } from './concurrency-limit';
 export type { ConcurrencyLimitOptions, ExpressConcurrencyFallback } from './concurrency-limit';
 export type { ExpressHandlerMethod };
+export { adaptiveLimit } from './adaptive-limit';
+export type { AdaptiveLimitOptions, ExpressAdaptiveFallback } from './adaptive-limit';

@@ -203,3 +203,5 @@ export type {
 export { concurrencyLimit } from './concurrency-limit';
 export type { ConcurrencyLimitOptions, FastifyConcurrencyFallback } from './concurrency-limit';
 export type { Options as RateLimitOptions };
+export { adaptiveLimit } from './adaptive-limit';
+export type { AdaptiveLimitOptions, FastifyAdaptiveFallback } from './adaptive-limit';

@@ -92,3 +92,5 @@ export type {
 export { concurrencyLimit } from './concurrency-limit';
 export type { ConcurrencyLimitOptions, KoaConcurrencyFallback } from './concurrency-limit';
 export type { KoaHandlerMethod };
+export { adaptiveLimit } from './adaptive-limit';
+export type { AdaptiveLimitOptions, KoaAdaptiveFallback } from './adaptive-limit';

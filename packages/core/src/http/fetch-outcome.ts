@@ -1,3 +1,4 @@
+import type { AdaptiveHandlerOutcome } from './adaptive-options';
 import type { ConcurrencyHandlerOutcome } from './concurrency-options';
 import type { HeaderList, HttpHandlerOutcome, HttpReply, MaybePromise } from './http-options';
 
@@ -30,7 +31,8 @@ export const CLIENT_CLOSED_STATUS = 499;
 export async function callFetchFallback<TRequest>(
   outcome:
     | HttpHandlerOutcome<(request: TRequest, decision: never) => unknown>
-    | ConcurrencyHandlerOutcome<(request: TRequest, decision: never) => unknown>,
+    | ConcurrencyHandlerOutcome<(request: TRequest, decision: never) => unknown>
+    | AdaptiveHandlerOutcome<(request: TRequest, decision: never) => unknown>,
   request: TRequest,
   refuse: (rejection: HttpReply) => Response,
   written: boolean,

@@ -69,7 +69,7 @@ export interface LimitEvent<TRequest> {
 }
 
 /** Which option's function failed: see {@link CallbackErrorEvent}. */
-export type CallbackSource = 'key' | 'cost' | 'skip' | 'overrides' | 'fallback';
+export type CallbackSource = 'key' | 'cost' | 'skip' | 'overrides' | 'fallback' | 'priority';
 
 /**
  * What {@link HttpLimitOptions.onCallbackError} receives when one of your functions throws,
@@ -81,7 +81,8 @@ export type CallbackSource = 'key' | 'cost' | 'skip' | 'overrides' | 'fallback';
  * - `skip`: the request is not skipped (it is limited);
  * - `overrides`: the key is limited by the limit's own rate;
  * - `fallback`: the client gets the default rejection (`status`, `Retry-After`, a short body), or,
- *   when the handler had already begun its reply, the response is ended.
+ *   when the handler had already begun its reply, the response is ended;
+ * - `priority` (`adaptiveLimit`): the request is counted in the partition `'*'`.
  */
 export interface CallbackErrorEvent<TRequest> {
   /** The framework's request (Express `req`, Koa `ctx`, Fastify `request`). */

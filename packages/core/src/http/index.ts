@@ -46,6 +46,16 @@ export type {
   ConcurrencyLimitOptions,
   ConcurrencyOutcome,
 } from './concurrency-options';
+export { createHttpAdaptiveLimiter } from './adaptive-limit';
+export type { HttpAdaptiveLimiter } from './adaptive-limit';
+export { ADAPTIVE_HTTP_OPTION_NAMES } from './adaptive-options';
+export type {
+  AdaptiveHandlerOutcome,
+  AdaptiveHttpOptions,
+  AdaptiveLimitEvent,
+  AdaptiveLimitOptions,
+  AdaptiveOutcome,
+} from './adaptive-options';
 export { onResponseClose } from './response-close';
 export type { ListenableResponse } from './response-close';
 export type { ResolvedFallback } from './resolve-fallback';

@@ -15,6 +15,7 @@ const INSTEAD: Record<CallbackSource, string> = {
   skip: 'the request is not skipped',
   overrides: "the key is limited by the limit's own rate",
   fallback: 'the default rejection is sent instead (or the response ended, if the handler had begun it)',
+  priority: "the request is counted in the partition '*'",
 };
 
 /** What a function must return, where sluice checks it (`skip` is read as true or false). */

@@ -1,12 +1,14 @@
 import type { HttpRequest } from '../keys/http-request';
 import { callFallback, type RawResponse } from './call-fallback';
+import type { AdaptiveOutcome } from './adaptive-options';
 import type { ConcurrencyOutcome } from './concurrency-options';
 import type { ClosableResponse } from './hold-request';
 import type { HeaderList, HttpOutcome } from './http-options';
 import type { ListenableResponse } from './response-close';
 
-/** What a rate limit (`createHttpLimiter`) or a concurrency limit decided for a request. */
-export type AnyHttpOutcome<THandler> = HttpOutcome<THandler> | ConcurrencyOutcome<THandler>;
+/** What a rate limit (`createHttpLimiter`), a concurrency limit or an adaptive limit decided for a request. */
+export type AnyHttpOutcome<THandler> =
+  HttpOutcome<THandler> | ConcurrencyOutcome<THandler> | AdaptiveOutcome<THandler>;
 
 /**
  * What an adapter does next with a request: `true` pass it on, `false` stop (the reply is sent,

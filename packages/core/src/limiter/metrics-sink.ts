@@ -5,6 +5,7 @@ import { RedisStore } from '../stores/redis/redis-store';
 import type { Store } from '../stores/store';
 import type { Decision } from '../types';
 import type { ConcurrencyDecision, ConcurrencyStats } from '../concurrency/concurrency-decision';
+import type { AdaptiveDecision, AdaptiveStats } from '../adaptive/adaptive-types';
 
 /** What a limiter tells its metrics about itself, once, when it is created. */
 export interface LimiterInfo {
@@ -54,6 +55,16 @@ export interface LimiterMetrics {
    * weakly (`WeakRef`), so that reporting does not keep a dropped limiter alive. Optional.
    */
   watch?(limiter: { stats(): ConcurrencyStats }): void;
+  /**
+   * Adaptive limiters: each answer of `acquire` (admitted, or refused: `shed`). Optional.
+   */
+  adaptiveDecided?(decision: AdaptiveDecision): void;
+  /**
+   * Adaptive limiters: called once, at creation, with the limiter, whose `stats()` (the limit,
+   * and in flight, queued and shed by partition) a sink reads when scraped; held weakly, as
+   * {@link LimiterMetrics.watch}. Optional.
+   */
+  watchAdaptive?(limiter: { stats(): AdaptiveStats }): void;
 }
 
 /**

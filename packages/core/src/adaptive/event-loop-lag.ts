@@ -1,0 +1,35 @@
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+
+/**
+ * A source of event-loop delays: called once with a listener of each sample's delay (ms);
+ * returns what stops it.
+ */
+export type EventLoopMonitor = (onSample: (delayMs: number) => void) => () => void;
+
+/** Resolution of Node's histogram (ms): finer costs a timer tick more often. */
+const RESOLUTION_MS = 10;
+
+/**
+ * The default monitor: Node's `monitorEventLoopDelay`, its p99 read and reset every `sampleMs`
+ * by an unref'd timer (it never keeps a process alive). The histogram's own timer fires every
+ * 10 ms, so the delay it sees includes that resolution's jitter, not less.
+ *
+ * @param sampleMs - how often a sample is read
+ */
+export function eventLoopDelayMonitor(sampleMs: number): EventLoopMonitor {
+  return (onSample) => {
+    const histogram = monitorEventLoopDelay({ resolution: RESOLUTION_MS });
+    histogram.enable();
+    const timer = setInterval(() => {
+      // Nanoseconds; the histogram measures how late its timer fired, past its resolution.
+      const delayMs = histogram.count > 0 ? histogram.percentile(99) / 1e6 : 0;
+      histogram.reset();
+      onSample(delayMs);
+    }, sampleMs);
+    timer.unref();
+    return () => {
+      clearInterval(timer);
+      histogram.disable();
+    };
+  };
+}

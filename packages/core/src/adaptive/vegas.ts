@@ -1,0 +1,60 @@
+import { clampLimit, type LimitAlgorithm, type LimitState } from './limit-algorithm';
+
+/** TCP Vegas as a concurrency limit: the queue it estimates from the latency above the fastest seen. */
+export interface VegasState extends LimitState {
+  /** The lowest window latency seen since the last probe (ms), the latency without a queue; `Infinity` before any. */
+  readonly noLoadRttMs: number;
+  /** Windows until the next probe of the no-load latency. */
+  readonly untilProbe: number;
+  /** While probing: the limit to come back to, and the windows of the probe left (2: draining, 1: measuring). */
+  readonly probe?: { readonly limit: number; readonly windows: number };
+}
+
+/** How often the no-load latency is measured afresh, in windows per square root of the limit (Netflix's `probeMultiplier`: 30). */
+const PROBE_MULTIPLIER = 30;
+
+/**
+ * Vegas (Netflix concurrency-limits `VegasLimit`), as a pure step: the requests queued at the
+ * backend are estimated as `limit × (1 − noLoadRtt / rtt)`; at most `log10(limit)` the limit
+ * grows by `6·log10(limit)`, below `α = 3·log10(limit)` by `log10(limit)`; above
+ * `β = 6·log10(limit)` it shrinks; a drop shrinks it by `log10(limit)`. A window with fewer than
+ * half the limit in flight leaves it alone (the app, not the backend, was the bound).
+ *
+ * Two changes from Netflix. Above β, Netflix shrinks by `log10(limit)` a window: from 500 in
+ * flight, a backend that got four times slower waited ten seconds (at 100 ms windows) for the
+ * limit to halve. Here it shrinks by half the estimated queue past β (at least `log10(limit)`),
+ * so the limit heads for the queue it wants within a few windows. And its probe forgets the no-load latency and takes the next window's,
+ * which under sustained overload is a queued latency — the limit then climbs at each probe. Here
+ * a probe halves the limit for two windows (one drains the backend's queue, one measures), as
+ * BBR's ProbeRTT does, then comes back: a twentieth of a second's capacity every ~20 s at the
+ * default window.
+ */
+export const vegas: LimitAlgorithm<VegasState> = {
+  init: (limit) => ({ limit, noLoadRttMs: Number.POSITIVE_INFINITY, untilProbe: probeAfter(limit) }),
+  update(state, { rttMs, inFlight, dropped }, bounds) {
+    const { limit, probe } = state;
+    if (probe !== undefined) {
+      if (probe.windows > 1) return { ...state, probe: { limit: probe.limit, windows: probe.windows - 1 } };
+      return { limit: probe.limit, noLoadRttMs: rttMs, untilProbe: probeAfter(probe.limit) };
+    }
+    if (state.untilProbe <= 1) {
+      return { ...state, limit: clampLimit(limit / 2, bounds), untilProbe: 0, probe: { limit, windows: 2 } };
+    }
+    const noLoadRttMs = Math.min(state.noLoadRttMs, rttMs);
+    const untilProbe = state.untilProbe - 1;
+    const log = Math.max(1, Math.log10(Math.max(1, limit)));
+    let next = limit;
+    if (dropped) next = limit - log;
+    else if (inFlight * 2 >= limit) {
+      const queued = Math.ceil(limit * (1 - noLoadRttMs / rttMs));
+      if (queued <= log) next = limit + 6 * log;
+      else if (queued < 3 * log) next = limit + log;
+      else if (queued > 6 * log) next = limit - Math.max(log, (queued - 6 * log) / 2);
+    }
+    return { limit: clampLimit(next, bounds), noLoadRttMs, untilProbe };
+  },
+};
+
+function probeAfter(limit: number): number {
+  return Math.max(10, Math.round(PROBE_MULTIPLIER * Math.sqrt(Math.max(1, limit))));
+}

@@ -1,0 +1,106 @@
+import { aimd } from '../../src/adaptive/aimd';
+import { gradient2 } from '../../src/adaptive/gradient2';
+import type { LimitAlgorithm, LimitSample, LimitState } from '../../src/adaptive/limit-algorithm';
+import { vegas } from '../../src/adaptive/vegas';
+
+const BOUNDS = { min: 1, max: 1000 };
+
+/** Runs `algorithm` over scripted windows from `limit`; the limit after each. */
+function run<S extends LimitState>(
+  algorithm: LimitAlgorithm<S>,
+  limit: number,
+  windows: ReadonlyArray<Partial<LimitSample> & { rttMs: number }>,
+): number[] {
+  let state = algorithm.init(limit);
+  return windows.map((window) => {
+    // Busy by default: as many in flight as the limit (the backend, not the app, is the bound).
+    state = algorithm.update(state, { inFlight: Math.ceil(state.limit), dropped: false, ...window }, BOUNDS);
+    return state.limit;
+  });
+}
+
+const repeat = <T>(n: number, item: T): T[] => Array.from({ length: n }, () => item);
+
+describe.each([
+  ['gradient2', gradient2],
+  ['vegas', vegas],
+] as const)('%s: the limit follows latency', (_, algorithm) => {
+  test('grows while latency stays at its low', () => {
+    const limits = run(algorithm as LimitAlgorithm<LimitState>, 20, repeat(30, { rttMs: 10 }));
+    expect(limits.at(-1)).toBeGreaterThan(30);
+  });
+
+  test('shrinks when latency rises and stays high', () => {
+    const limits = run(algorithm as LimitAlgorithm<LimitState>, 100, [
+      ...repeat(10, { rttMs: 10 }),
+      ...repeat(100, { rttMs: 40 }),
+    ]);
+    const peak = limits[9] as number;
+    expect(limits.at(-1)).toBeLessThan(peak * 0.6);
+  });
+
+  test('an app-limited window (less than half in flight) leaves the limit', () => {
+    const limits = run(algorithm as LimitAlgorithm<LimitState>, 50, repeat(20, { rttMs: 10, inFlight: 5 }));
+    expect(new Set(limits)).toEqual(new Set([50]));
+  });
+
+  test('stays within min and max', () => {
+    let state = (algorithm as LimitAlgorithm<LimitState>).init(5);
+    for (let i = 0; i < 200; i++) {
+      const rttMs = i % 50 < 25 ? 10 : 500;
+      state = (algorithm as LimitAlgorithm<LimitState>).update(
+        state,
+        { rttMs, inFlight: 100, dropped: false },
+        { min: 3, max: 40 },
+      );
+      expect(state.limit).toBeGreaterThanOrEqual(3);
+      expect(state.limit).toBeLessThanOrEqual(40);
+    }
+  });
+});
+
+describe('vegas', () => {
+  test('no queue grows the limit by 6·log10(limit); a drop shrinks it by log10(limit)', () => {
+    expect(run(vegas, 100, [{ rttMs: 10 }, { rttMs: 10, dropped: true }])).toEqual([
+      112,
+      112 - Math.log10(112),
+    ]);
+  });
+
+  test('a probe halves the limit for two windows, then comes back measuring the no-load latency afresh', () => {
+    // The first no-load latency (10 ms) is forgotten: the backend has got slower for good (20 ms).
+    let state = vegas.init(40);
+    state = vegas.update(state, { rttMs: 10, inFlight: 40, dropped: false }, BOUNDS);
+    const before = state.limit;
+    for (let i = 0; i < 1000 && state.probe === undefined; i++)
+      state = vegas.update(state, { rttMs: 20, inFlight: 1, dropped: false }, BOUNDS); // app-limited: the limit stays
+    expect(state).toMatchObject({ limit: before / 2, probe: { limit: before, windows: 2 } });
+    state = vegas.update(state, { rttMs: 30, inFlight: 20, dropped: false }, BOUNDS); // draining
+    state = vegas.update(state, { rttMs: 20, inFlight: 20, dropped: false }, BOUNDS); // measuring
+    expect(state).toMatchObject({ limit: before, noLoadRttMs: 20 });
+    expect(state.probe).toBeUndefined();
+  });
+});
+
+describe('gradient2', () => {
+  test('the long-run latency falls fast when latency drops to half', () => {
+    let state = gradient2.init(50);
+    for (let i = 0; i < 20; i++)
+      state = gradient2.update(state, { rttMs: 100, inFlight: 50, dropped: false }, BOUNDS);
+    const long = state.longRttMs;
+    state = gradient2.update(state, { rttMs: 10, inFlight: 50, dropped: false }, BOUNDS);
+    expect(state.longRttMs).toBeLessThan(long * 0.96);
+  });
+});
+
+describe('aimd', () => {
+  test('adds one per busy window, multiplies by 0.9 on a drop or a latency past 5 s', () => {
+    expect(
+      run(aimd, 10, [{ rttMs: 10 }, { rttMs: 10 }, { rttMs: 10, dropped: true }, { rttMs: 6000 }]),
+    ).toEqual([11, 12, 12 * 0.9, 12 * 0.81]);
+  });
+
+  test('ignores latency below its timeout: it never sees a queue', () => {
+    expect(run(aimd, 10, repeat(5, { rttMs: 4000 })).at(-1)).toBe(15);
+  });
+});
