@@ -26,8 +26,7 @@ describe('bench smoke: overload (tiny sizes, no thresholds)', () => {
 
   it('runs every candidate at every load on both workloads', () => {
     const overload = results.overload;
-    const candidates = overload?.adaptive ? CANDIDATES : CANDIDATES.filter((id) => id !== 'adaptive');
-    expect(overload?.rows.length).toBe(WORKLOADS.length * LOADS.length * candidates.length);
+    expect(overload?.rows.length).toBe(WORKLOADS.length * LOADS.length * CANDIDATES.length);
     for (const row of overload?.rows ?? []) expect(row.offered).toBeGreaterThan(0);
     expect(overload?.capacity.cpu).toBeGreaterThan(0);
     expect(overload?.max.backend.high).toBe((overload?.max.backend.best ?? 0) * 4);
@@ -37,7 +36,19 @@ describe('bench smoke: overload (tiny sizes, no thresholds)', () => {
   it('judges every overload goal', () => {
     const goals = results.goals.filter((goal) => goal.id.startsWith('overload-'));
     expect(goals).toHaveLength(15);
-    // Every goal judges the adaptive limit: not measured only where this build has none.
-    for (const goal of goals) expect(goal.met === null).toBe(results.overload?.adaptive !== true);
+    for (const goal of goals) expect(typeof goal.met).toBe('boolean');
+  });
+
+  it('samples the adaptive limit, and measures its settling and the priorities', () => {
+    const overload = results.overload;
+    const adaptive = overload?.rows.filter((row) => row.candidate === 'adaptive') ?? [];
+    expect(adaptive).toHaveLength(WORKLOADS.length * LOADS.length);
+    for (const row of adaptive) expect(Array.isArray(row.samples)).toBe(true);
+    expect(overload?.settle).toHaveLength(2);
+    for (const run of overload?.settle ?? []) expect(run.samples.length).toBeGreaterThan(0);
+    expect(overload?.priorities.map((row) => row.checkoutSent)).toEqual([
+      expect.any(Number),
+      expect.any(Number),
+    ]);
   });
 });

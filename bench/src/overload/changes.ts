@@ -47,7 +47,7 @@ export async function settleRuns(
     'offered load 0.5 → 3 × capacity',
     'backend capacity halved at 3 × capacity',
   ] as const) {
-    const port = (await start(children, 'backend', { kind: 'adaptive' })) as number;
+    const port = await start(children, 'backend', { kind: 'adaptive' });
     const halving = what.startsWith('backend');
     progress('overload', 'settle', what);
     const phases = halving
@@ -84,22 +84,14 @@ export async function priorities(
   best: number,
   settings: Settings,
   timeoutMs: number,
-  adaptive: boolean,
 ): Promise<PriorityRow[]> {
   const rows: PriorityRow[] = [];
   const specs: Array<[string, CandidateSpec]> = [
-    ...(adaptive
-      ? [
-          [`${CANDIDATE_NAMES.adaptive}, shares checkout ${CHECKOUT_SHARE}`, { kind: 'adaptive-shares' }] as [
-            string,
-            CandidateSpec,
-          ],
-        ]
-      : []),
+    [`${CANDIDATE_NAMES.adaptive}, shares checkout ${CHECKOUT_SHARE}`, { kind: 'adaptive-shares' }],
     [`${CANDIDATE_NAMES['concurrency-best']} (${best}, no priorities)`, { kind: 'concurrency', max: best }],
   ];
   for (const [candidate, spec] of specs) {
-    const port = (await start(children, 'backend', spec)) as number;
+    const port = await start(children, 'backend', spec);
     const seconds = 2 * settings.overloadSeconds;
     const run = await measure(
       children,

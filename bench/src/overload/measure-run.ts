@@ -110,16 +110,7 @@ export function total(run: Run): PathFigures {
 
 export const one = (rate: number, ms: number) => [{ ms, rates: { '/browse': rate } }];
 
-/** Starts an app; `undefined` when the candidate is not in this build. */
-export async function start(
-  children: Children,
-  workload: Workload,
-  spec: CandidateSpec,
-): Promise<number | undefined> {
-  try {
-    return Number((await children.server.request({ type: 'start', workload, spec })).port);
-  } catch (error) {
-    if (String(error).includes('not available in this build')) return undefined;
-    throw error;
-  }
+/** Starts an app for a candidate in the server; its port. */
+export async function start(children: Children, workload: Workload, spec: CandidateSpec): Promise<number> {
+  return Number((await children.server.request({ type: 'start', workload, spec })).port);
 }

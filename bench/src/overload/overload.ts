@@ -60,10 +60,8 @@ export interface OverloadResult {
   readonly max: Readonly<Record<Workload, { best: number; high: number; low: number }>>;
   readonly sweep: ReadonlyArray<{ workload: Workload; max: number; goodput: number; admittedP99: number }>;
   readonly rows: readonly OverloadRow[];
-  /** Absent when this build has no `adaptiveLimit`. */
-  readonly settle?: readonly SettleRun[];
+  readonly settle: readonly SettleRun[];
   readonly priorities: readonly PriorityRow[];
-  readonly adaptive: boolean;
   /** What the generator could offer: the lowest offered ÷ asked of any row, its busiest run (share of a core). */
   readonly generator: { readonly offeredOfAsked: number; readonly maxCpu: number };
   readonly notes: readonly string[];
@@ -162,7 +160,6 @@ export async function runOverload(settings: Settings): Promise<OverloadResult> {
     const sweep: Array<OverloadResult['sweep'][number]> = [];
     const max = {} as Record<Workload, { best: number; high: number; low: number }>;
     const ports = new Map<string, number>();
-    let adaptive = true;
     for (const workload of WORKLOADS) {
       const swept = await sweepMax(children, workload, capacity[workload], settings, timeoutMs);
       sweep.push(...swept.sweep);
@@ -178,11 +175,10 @@ export async function runOverload(settings: Settings): Promise<OverloadResult> {
       };
       for (const id of CANDIDATES) {
         const port = await start(children, workload, specs[id]);
-        if (port === undefined) adaptive = false;
-        else ports.set(`${workload}:${id}`, port);
+        ports.set(`${workload}:${id}`, port);
       }
     }
-    const candidates = CANDIDATES.filter((id) => id !== 'adaptive' || adaptive);
+    const candidates = CANDIDATES;
     const ms = 1000 * settings.overloadSeconds;
     for (const workload of WORKLOADS) {
       progress('overload', workload, `warm-up, ${candidates.length} apps`);
@@ -229,9 +225,9 @@ export async function runOverload(settings: Settings): Promise<OverloadResult> {
       offeredOfAsked: round(Math.min(...rows.map((r) => r.offered / (r.load * capacity[r.workload]))), 3),
       maxCpu: round(Math.max(...rows.map((r) => r.loadCpu)), 2),
     };
-    const settle = adaptive ? await settleRuns(children, settings, timeoutMs) : undefined;
+    const settle = await settleRuns(children, settings, timeoutMs);
     progress('overload', 'priorities');
-    const priorityRows = await priorities(children, max.backend.best, settings, timeoutMs, adaptive);
+    const priorityRows = await priorities(children, max.backend.best, settings, timeoutMs);
     return {
       rounds: settings.overloadRounds,
       seconds: settings.overloadSeconds,
@@ -240,9 +236,8 @@ export async function runOverload(settings: Settings): Promise<OverloadResult> {
       max,
       sweep,
       rows,
-      ...(settle === undefined ? {} : { settle }),
+      settle,
       priorities: priorityRows,
-      adaptive,
       generator,
       notes: [
         `the generator offered at least ${(generator.offeredOfAsked * 100).toFixed(1)} % of the rate asked in every row (the offered column), and used at most ${generator.maxCpu.toFixed(2)} of its core`,
@@ -252,7 +247,6 @@ export async function runOverload(settings: Settings): Promise<OverloadResult> {
         `concurrencyLimit: one count for the instance, no queue, 503; best max by a sweep at 3 × capacity (${SWEEP.backend.join(', ')} on backend; ${SWEEP.cpu.join(', ')} on cpu): the highest goodput, and within 2 % of it the lowest p99`,
         `@fastify/under-pressure: sampleInterval ${UNDER_PRESSURE_OPTIONS.sampleInterval} ms, maxEventLoopDelay ${UNDER_PRESSURE_OPTIONS.maxEventLoopDelay} ms, maxEventLoopUtilization ${UNDER_PRESSURE_OPTIONS.maxEventLoopUtilization}`,
         `settling: the first time after the change from which every sample of the limit (each ${SAMPLE_MS} ms) stays within ±${SETTLE_BAND * 100} % of its median over the last 3 s after it`,
-        ...(adaptive ? [] : ['adaptiveLimit: not in this build, not measured']),
       ],
     };
   } finally {

@@ -17,7 +17,7 @@ const COLOURS: Record<CandidateId, string> = {
 /** The adaptive limit over the two settling runs, with the backend's slots for reference. */
 function limitChart(overload: OverloadResult): string | undefined {
   const settle = overload.settle;
-  if (settle === undefined || settle.length === 0) return undefined;
+  if (settle.length === 0) return undefined;
   const [step, halving] = settle;
   const seconds = (samples: ReadonlyArray<readonly [number, number]>) =>
     samples.map(([ms, limit]) => [ms / 1000, limit] as const);
