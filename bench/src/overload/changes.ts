@@ -59,7 +59,7 @@ export async function settleRuns(
       onStart: halving
         ? () => {
             const timer = setTimeout(
-              () => void children.server.request({ type: 'resize', port, slots: SLOTS / 2 }),
+              () => void children.byPort.get(port)?.request({ type: 'resize', port, slots: SLOTS / 2 }),
               before,
             );
             timer.unref();

@@ -16,6 +16,7 @@ serveRequests(async (message) => {
   const run = await openLoop(Number(message.port), message.phases as Phase[], {
     objectiveMs: Number(message.objectiveMs),
     timeoutMs: Number(message.timeoutMs),
+    measureFromMs: Number(message.measureFromMs ?? 0),
   });
   const cpu = process.cpuUsage(cpuBefore);
   const paths = Object.fromEntries(

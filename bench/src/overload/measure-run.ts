@@ -1,4 +1,4 @@
-import type { TsChild } from '../child';
+import { spawnTsChild, type TsChild } from '../child';
 import { BUCKET_MS, type Buckets, type Phase } from './open-loop';
 import { OBJECTIVE_MS, type CandidateSpec, type Workload } from './scenario';
 
@@ -52,10 +52,33 @@ export function steadyRate(run: Run, series: 'goodDone' | 'servedDone'): number 
   return sum / (((end - from) * BUCKET_MS) / 1000);
 }
 
-/** The bench's two children: the servers and the load generator. */
+/** The bench's children: the load generator, the shared server process, one per adaptive limit. */
 export interface Children {
-  readonly server: TsChild;
   readonly loadgen: TsChild;
+  readonly shared: TsChild;
+  /** Every server process started, the shared one included (stopped by PID at the end). */
+  readonly servers: TsChild[];
+  /** The server process of each app, by its port. */
+  readonly byPort: Map<number, TsChild>;
+}
+
+/** Starts the load generator and the shared server process. */
+export async function startChildren(): Promise<Children> {
+  const loadgen = spawnTsChild('overload/loadgen-child.ts');
+  const shared = spawnTsChild('overload/server-child.ts');
+  const children: Children = { loadgen, shared, servers: [shared], byPort: new Map() };
+  try {
+    await Promise.all([loadgen.first('ready'), shared.first('ready')]);
+  } catch (error) {
+    await stopChildren(children);
+    throw error;
+  }
+  return children;
+}
+
+/** Stops every child by its PID. */
+export async function stopChildren(children: Children): Promise<void> {
+  await Promise.all([children.loadgen.stop(), ...children.servers.map((server) => server.stop())]);
 }
 
 /**
@@ -64,21 +87,33 @@ export interface Children {
  * the app holds no request.
  */
 export async function measure(
-  { server, loadgen }: Children,
+  children: Children,
   port: number,
   phases: readonly Phase[],
   { timeoutMs, sample = false, onStart }: { timeoutMs: number; sample?: boolean; onStart?: () => void },
 ): Promise<Run> {
+  const { loadgen } = children;
+  const server = children.byPort.get(port);
+  if (server === undefined) throw new Error(`no server process for port ${port}`);
   const cpuBefore = Number((await server.request({ type: 'cpu' })).micros);
   if (sample) await server.request({ type: 'sample', port, everyMs: SAMPLE_MS });
-  const running = loadgen.request({ type: 'run', port, phases, objectiveMs: OBJECTIVE_MS, timeoutMs });
+  const running = loadgen.request({
+    type: 'run',
+    port,
+    phases,
+    objectiveMs: OBJECTIVE_MS,
+    timeoutMs,
+    measureFromMs: SKIP_SHARE * phases.reduce((sum, phase) => sum + phase.ms, 0),
+  });
   onStart?.();
   const result = await running;
   const samples = sample
     ? ((await server.request({ type: 'samples', port })).samples as Array<[number, number]>)
     : [];
   const cpuAfter = Number((await server.request({ type: 'cpu' })).micros);
-  await server.request({ type: 'idle', port, maxMs: 5000 });
+  // Quiet over 50 ms (10 ms for the smoke test's tiny runs).
+  const runMs = phases.reduce((sum, phase) => sum + phase.ms, 0);
+  await server.request({ type: 'idle', port, maxMs: 5000, quietMs: Math.max(10, Math.min(50, runMs / 5)) });
   return {
     paths: result.paths as Record<string, PathFigures>,
     buckets: result.buckets as Buckets,
@@ -110,7 +145,20 @@ export function total(run: Run): PathFigures {
 
 export const one = (rate: number, ms: number) => [{ ms, rates: { '/browse': rate } }];
 
-/** Starts an app for a candidate in the server; its port. */
+/**
+ * Starts an app for a candidate, its port: an adaptive limit in a server process of its own (it
+ * watches its process's event loop, and keeps what it learnt: another candidate's load there
+ * would lower it), every other candidate in the shared process (a limit without memory, or none;
+ * each run starts once the process is quiet).
+ */
 export async function start(children: Children, workload: Workload, spec: CandidateSpec): Promise<number> {
-  return Number((await children.server.request({ type: 'start', workload, spec })).port);
+  let server = children.shared;
+  if (spec.kind === 'adaptive' || spec.kind === 'adaptive-shares') {
+    server = spawnTsChild('overload/server-child.ts');
+    children.servers.push(server);
+    await server.first('ready');
+  }
+  const port = Number((await server.request({ type: 'start', workload, spec })).port);
+  children.byPort.set(port, server);
+  return port;
 }

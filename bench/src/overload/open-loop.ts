@@ -23,9 +23,9 @@ export interface PathTally {
   timedOut: number;
   /** Connection errors and other statuses. */
   errors: number;
-  /** Latency of each 200, ms. */
+  /** Latency of each 200 sent after `measureFromMs`, ms. */
   readonly admittedMs: number[];
-  /** Latency of each refusal, ms. */
+  /** Latency of each refusal sent after `measureFromMs`, ms. */
   readonly refusedMs: number[];
 }
 
@@ -64,11 +64,16 @@ const HEADER_END = Buffer.from('\r\n\r\n');
  *
  * @param objectiveMs - a 200 within this counts as good
  * @param timeoutMs - each client gives up (closes its socket) after this
+ * @param measureFromMs - latencies are kept of the requests sent from then on (the steady part)
  */
 export async function openLoop(
   port: number,
   phases: readonly Phase[],
-  { objectiveMs, timeoutMs }: { objectiveMs: number; timeoutMs: number },
+  {
+    objectiveMs,
+    timeoutMs,
+    measureFromMs = 0,
+  }: { objectiveMs: number; timeoutMs: number; measureFromMs?: number },
 ): Promise<{ tallies: Record<string, PathTally>; buckets: Buckets; seconds: number; lateTicksMs: number }> {
   const tallies: Record<string, PathTally> = {};
   const buckets: Buckets = { sent: [], good: [], refused: [], goodDone: [], servedDone: [] };
@@ -99,8 +104,9 @@ export async function openLoop(
     const now = performance.now();
     const ms = now - request.sentAt;
     const t = tally(request.path);
+    const steady = request.sentAt - started >= measureFromMs;
     if (status === 200) {
-      t.admittedMs.push(ms);
+      if (steady) t.admittedMs.push(ms);
       bump(buckets.servedDone, now);
       if (ms <= objectiveMs) {
         t.good++;
@@ -109,7 +115,7 @@ export async function openLoop(
       } else t.late++;
     } else if (status === 429 || status === 503) {
       t.refused++;
-      t.refusedMs.push(ms);
+      if (steady) t.refusedMs.push(ms);
       bump(buckets.refused, request.sentAt);
     } else t.errors++;
   };

@@ -1,9 +1,20 @@
-import { spawnTsChild } from '../child';
 import { median, round } from '../measure';
 import { progress } from '../progress';
 import type { Settings } from '../settings';
 import { priorities, settleRuns, type PriorityRow, type SettleRun } from './changes';
-import { measure, one, SAMPLE_MS, start, steadyRate, total, type Children, type Run } from './measure-run';
+import {
+  measure,
+  one,
+  SAMPLE_MS,
+  SKIP_SHARE,
+  start,
+  startChildren,
+  steadyRate,
+  stopChildren,
+  total,
+  type Children,
+  type Run,
+} from './measure-run';
 import {
   BACKEND_CAPACITY,
   CLIENT_TIMEOUT_MS,
@@ -73,13 +84,26 @@ const SWEEP: Record<Workload, readonly number[]> = {
   cpu: [1, 2, 3, 4, 6, 8, 12, 16],
 };
 
-/** Calibrates the cpu workload: 1000 ms ÷ the server's CPU per request at a light load. */
+/**
+ * The cpu workload's capacity: 1000 ms ÷ the server's CPU per request at a light load (what one
+ * core would serve), or what the server really serves saturated (concurrencyLimit max 2 offered
+ * twice that) when it is less: on a shared machine the server does not get a whole core.
+ */
 async function cpuCapacity(children: Children, settings: Settings, timeoutMs: number): Promise<number> {
-  const port = (await start(children, 'cpu', { kind: 'none' })) as number;
-  const rate = 100;
-  const run = await measure(children, port, one(rate, 2000 * settings.overloadSeconds), { timeoutMs });
-  const msPerRequest = run.serverCpuMs / Math.max(1, total(run).sent);
-  return Math.round(1000 / msPerRequest / 10) * 10;
+  const ms = 1000 * settings.overloadSeconds;
+  const light = await start(children, 'cpu', { kind: 'none' });
+  const run = await measure(children, light, one(100, 2 * ms), { timeoutMs });
+  const ofCore = 1000 / (run.serverCpuMs / Math.max(1, total(run).sent));
+  const saturated = await start(children, 'cpu', { kind: 'concurrency', max: 2 });
+  const served = steadyRate(
+    await measure(children, saturated, one(2 * ofCore, ms), { timeoutMs }),
+    'servedDone',
+  );
+  progress(
+    'overload',
+    `cpu: ${Math.round(ofCore)} req/s of a core, ${Math.round(served)} req/s served saturated`,
+  );
+  return Math.max(10, Math.round(Math.min(ofCore, served) / 10) * 10);
 }
 
 function rowOf(workload: Workload, candidate: CandidateId, load: number, runs: readonly Run[]): OverloadRow {
@@ -115,7 +139,7 @@ async function sweepMax(
 ): Promise<{ best: number; sweep: OverloadResult['sweep'] }> {
   const sweep: Array<OverloadResult['sweep'][number]> = [];
   for (const max of SWEEP[workload]) {
-    const port = (await start(children, workload, { kind: 'concurrency', max })) as number;
+    const port = await start(children, workload, { kind: 'concurrency', max });
     const ms = 1000 * settings.overloadSeconds;
     const run = await measure(children, port, one(capacity * 3, ms), { timeoutMs });
     sweep.push({
@@ -143,15 +167,10 @@ async function sweepMax(
  */
 export async function runOverload(settings: Settings): Promise<OverloadResult> {
   const timeoutMs = Math.min(CLIENT_TIMEOUT_MS, Math.max(50, 1000 * settings.overloadSeconds));
-  const children: Children = {
-    // Not pinned: on a machine shared with other work, a server pinned to one core cannot leave it
-    // when another process keeps it busy, and the generator needs a fifth of a core at most.
-    server: spawnTsChild('overload/server-child.ts'),
-    loadgen: spawnTsChild('overload/loadgen-child.ts'),
-  };
+  // Not pinned to cores: on a machine shared with other work, a server pinned to one core cannot
+  // leave it when another process keeps it busy, and the generator needs a fifth of a core at most.
+  const children = await startChildren();
   try {
-    await children.server.first('ready');
-    await children.loadgen.first('ready');
     const capacity: Record<Workload, number> = {
       backend: BACKEND_CAPACITY,
       cpu: await cpuCapacity(children, settings, timeoutMs),
@@ -173,10 +192,8 @@ export async function runOverload(settings: Settings): Promise<OverloadResult> {
         'under-pressure': { kind: 'under-pressure' },
         adaptive: { kind: 'adaptive' },
       };
-      for (const id of CANDIDATES) {
-        const port = await start(children, workload, specs[id]);
-        ports.set(`${workload}:${id}`, port);
-      }
+      const started = await Promise.all(CANDIDATES.map((id) => start(children, workload, specs[id])));
+      CANDIDATES.forEach((id, i) => ports.set(`${workload}:${id}`, started[i] as number));
     }
     const candidates = CANDIDATES;
     const ms = 1000 * settings.overloadSeconds;
@@ -241,16 +258,16 @@ export async function runOverload(settings: Settings): Promise<OverloadResult> {
       generator,
       notes: [
         `the generator offered at least ${(generator.offeredOfAsked * 100).toFixed(1)} % of the rate asked in every row (the offered column), and used at most ${generator.maxCpu.toFixed(2)} of its core`,
-        `backend: the handler waits for one of ${SLOTS} slots held ${SERVICE_MS} ms each (FIFO), ${BACKEND_CAPACITY} requests/s; cpu: the handler burns ${BURN_MS} ms of CPU in two halves with a turn of the event loop between, its capacity 1000 ms ÷ the server's CPU per request at 100 requests/s`,
+        `backend: the handler waits for one of ${SLOTS} slots held ${SERVICE_MS} ms each (FIFO), ${BACKEND_CAPACITY} requests/s; cpu: the handler burns ${BURN_MS} ms of CPU in two halves with a turn of the event loop between, its capacity 1000 ms ÷ the server's CPU per request at 100 requests/s, or what the server served saturated (concurrencyLimit max 2 offered twice that) when less`,
         `open loop: requests leave at a fixed rate on keep-alive connections (a new one when none is idle), each client gives up after ${timeoutMs} ms; goodput is the 200s within ${OBJECTIVE_MS} ms per second; ${settings.overloadSeconds} s per run, ${settings.overloadRounds} rounds in rotating order after a warm-up, medians`,
-        'server and generator in two processes, not pinned to cores: the machine is shared with other work, and a server pinned to a core another process keeps busy could not leave it',
+        'the candidates in one server process, each adaptive limit in one of its own (it watches its own event loop, and would learn from another candidate’s load), the generator in another, none pinned to a core: the machine is shared with other work, and a server pinned to a core another process keeps busy could not leave it; before the next run, the server holds no request nor connection and uses under a tenth of a core',
+        `latencies (p50, p99, refusals) of the requests sent after the first ${SKIP_SHARE * 100} % of a run (the settling runs show the transient), goodput by the time of the answer over the same part`,
         `concurrencyLimit: one count for the instance, no queue, 503; best max by a sweep at 3 × capacity (${SWEEP.backend.join(', ')} on backend; ${SWEEP.cpu.join(', ')} on cpu): the highest goodput, and within 2 % of it the lowest p99`,
         `@fastify/under-pressure: sampleInterval ${UNDER_PRESSURE_OPTIONS.sampleInterval} ms, maxEventLoopDelay ${UNDER_PRESSURE_OPTIONS.maxEventLoopDelay} ms, maxEventLoopUtilization ${UNDER_PRESSURE_OPTIONS.maxEventLoopUtilization}`,
         `settling: the first time after the change from which every sample of the limit (each ${SAMPLE_MS} ms) stays within ±${SETTLE_BAND * 100} % of its median over the last 3 s after it`,
       ],
     };
   } finally {
-    await children.server.stop();
-    await children.loadgen.stop();
+    await stopChildren(children);
   }
 }

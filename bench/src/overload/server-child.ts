@@ -44,16 +44,19 @@ serveRequests(async (message) => {
       return { type: 'resized' };
     }
     case 'idle': {
-      // Until the app holds no request and no connection, and the event loop answers at once: a
+      // Until the app holds no request and no connection, and the process is quiet: a
       // run's backlog (requests the kernel still held, sockets to close) must not load the next.
       const app = appAt(message.port);
       const until = performance.now() + Number(message.maxMs);
+      const quietMs = Number(message.quietMs);
       const busy = async () => app.inHandler() > 0 || app.backend.load > 0 || (await app.connections()) > 0;
       while ((await busy()) && performance.now() < until) await sleep(10);
-      for (let calm = 0; calm < 3 && performance.now() < until;) {
-        const asked = performance.now();
-        await sleep(1);
-        calm = performance.now() - asked < 5 ? calm + 1 : 0;
+      // Quiet: under a tenth of a core over `quietMs` (the kernel may still hand over queued work).
+      for (;;) {
+        const before = process.cpuUsage();
+        await sleep(quietMs);
+        const used = process.cpuUsage(before);
+        if (used.user + used.system < 100 * quietMs || performance.now() >= until) break;
       }
       return { type: 'idle', left: app.inHandler() + app.backend.load + (await app.connections()) };
     }
