@@ -165,14 +165,16 @@ export function fetchDriver(): AdapterDriver {
 
 /** `concurrencyLimit` on Hono 4 (`@hono/node-server`), after `rateLimit` when there is one. */
 export function honoConcurrencyDriver(): ConcurrencyDriver {
-  const { concurrencyLimit, rateLimit } = sluiceHono;
+  const { adaptiveLimit, concurrencyLimit, rateLimit } = sluiceHono;
   return {
     name: 'hono 4',
-    async serve({ concurrency, rate }, work) {
+    async serve({ concurrency, adaptive, rate }, work) {
       const app = honoApp();
       const state = { handled: 0 };
       if (rate !== undefined) app.use(rateLimit(rate as never));
-      app.use(concurrencyLimit(concurrency as never));
+      app.use(
+        adaptive === undefined ? concurrencyLimit(concurrency as never) : adaptiveLimit(adaptive as never),
+      );
       app.all('*', async (c) => {
         const body = await work(c.req.path);
         state.handled++;
@@ -191,3 +193,27 @@ export const HONO_DRIVER = honoDriver();
 export const FETCH_DRIVER = fetchDriver();
 /** Hono, and a bare Fetch handler. */
 export const HONO_DRIVERS: AdapterDriver[] = [HONO_DRIVER, FETCH_DRIVER];
+
+/** A bare Fetch handler behind `withAdaptiveLimit` on `@hono/node-server` (only `adaptive` limits). */
+export function fetchAdaptiveDriver(): ConcurrencyDriver {
+  const { withAdaptiveLimit } = sluiceHono;
+  return {
+    name: 'fetch handler',
+    async serve({ adaptive }, work) {
+      const state = { handled: 0 };
+      const handler = withAdaptiveLimit(adaptive as never, async (request: Request, _env: HttpBindings) => {
+        let body: void | string;
+        try {
+          body = await work(new URL(request.url).pathname);
+        } catch {
+          return new Response('Internal Server Error', { status: 500 });
+        }
+        state.handled++;
+        return typeof body === 'string' ? new Response(body) : Response.json(OK);
+      });
+      return listen(serveFetch(handler), state);
+    },
+    fallbackHandler: (status) => (_request: Request, d: { inFlight: number }) =>
+      Response.json({ fallback: true, inFlight: d.inFlight }, { status }),
+  };
+}

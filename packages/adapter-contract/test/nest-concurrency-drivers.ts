@@ -5,7 +5,7 @@ import { NestFactory } from '@nestjs/core';
 import { version as NEST_VERSION } from '@nestjs/core/package.json';
 import { ExpressAdapter } from '@nestjs/platform-express';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
-import { ConcurrencyLimit, RateLimit, SluiceModule } from '@sluice/nestjs';
+import { AdaptiveLimit, ConcurrencyLimit, RateLimit, SluiceModule } from '@sluice/nestjs';
 import type { Request, Response } from 'express';
 import type { FastifyReply } from 'fastify';
 import type { ConcurrencyDriver, ConcurrencyLimits, Work } from './concurrency-drivers';
@@ -21,7 +21,7 @@ const NEST_MAJOR = NEST_VERSION.split('.')[0];
  */
 function limitedModule(
   platform: 'express' | 'fastify',
-  { concurrency, rate }: ConcurrencyLimits,
+  { concurrency, adaptive, rate }: ConcurrencyLimits,
   work: Work,
   state: { handled: number },
 ): unknown {
@@ -38,7 +38,8 @@ function limitedModule(
   HttpCode(200)(prototype, 'handle', handle);
   Req()(prototype, 'handle', 0);
   if (rate !== undefined) RateLimit(rate as never)(prototype, 'handle', handle);
-  ConcurrencyLimit(concurrency as never)(prototype, 'handle', handle);
+  if (adaptive === undefined) ConcurrencyLimit(concurrency as never)(prototype, 'handle', handle);
+  else AdaptiveLimit(adaptive as never)(prototype, 'handle', handle);
   Controller()(EveryPath);
   class AppModule {}
   Module({ imports: [SluiceModule.forRoot({})], controllers: [EveryPath] })(AppModule);

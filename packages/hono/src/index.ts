@@ -95,6 +95,7 @@ export type { ClientAddress } from './gate';
 export type { ConcurrencyDecision, Decision } from '@sluice/core';
 export type {
   CallbackErrorEvent,
+  FetchAdaptiveLimitOptions,
   FetchHandler,
   FetchRateLimitOptions,
   HeaderMode,
@@ -104,3 +105,5 @@ export type {
   StaticFallback,
   TrustProxy,
 } from '@sluice/core/adapter';
+export { adaptiveLimit, withAdaptiveLimit } from './adaptive-limit';
+export type { AdaptiveLimitOptions, HonoAdaptiveFallback } from './adaptive-limit';

@@ -1,5 +1,10 @@
 import { SetMetadata } from '@nestjs/common';
-import type { ConcurrencyLimitOptions, NestHttpRequest, RateLimitOptions } from './options';
+import type {
+  AdaptiveLimitOptions,
+  ConcurrencyLimitOptions,
+  NestHttpRequest,
+  RateLimitOptions,
+} from './options';
 
 /**
  * What `@RateLimit` and `@SkipRateLimit` store under one key, so the nearest wins: a method's
@@ -91,4 +96,35 @@ export function ConcurrencyLimit<TRequest = NestHttpRequest, TResponse = unknown
 ): MethodDecorator & ClassDecorator {
   const metadata: ConcurrencyLimitMetadata = { limit: options as ConcurrencyLimitOptions<never, never> };
   return SetMetadata(CONCURRENCY_LIMIT_METADATA, metadata);
+}
+
+/** What `@AdaptiveLimit` stores: a fresh object per use, each with its own limiter. */
+export interface AdaptiveLimitMetadata {
+  /** The decorator's options. */
+  readonly limit: AdaptiveLimitOptions<never, never>;
+}
+
+/** The metadata key of {@link AdaptiveLimit}, read with Nest's `Reflector`. */
+export const ADAPTIVE_LIMIT_METADATA = 'sluice:adaptive-limit';
+
+/**
+ * Protects a route handler, or every route of a controller together, from overload: a limit of
+ * requests in flight that follows the latency it measures (every adapter's `adaptiveLimit`).
+ * Needs `SluiceModule` imported; runs after the route's rate limits, and replaces the module's
+ * `adaptive` limit there. A method's decorator replaces its controller's. The options are
+ * validated when the application starts.
+ *
+ * @param options - all optional, as every adapter's `adaptiveLimit`
+ * @example
+ * ```ts
+ * @Controller('shop')
+ * @AdaptiveLimit({ priority: (req) => (req.url.startsWith('/shop/checkout') ? 'checkout' : 'browse'), shares: { checkout: 0.7, browse: 0.3 } })
+ * export class ShopController {}
+ * ```
+ */
+export function AdaptiveLimit<TRequest = NestHttpRequest, TResponse = unknown>(
+  options: AdaptiveLimitOptions<TRequest, TResponse> = {},
+): MethodDecorator & ClassDecorator {
+  const metadata: AdaptiveLimitMetadata = { limit: options as AdaptiveLimitOptions<never, never> };
+  return SetMetadata(ADAPTIVE_LIMIT_METADATA, metadata);
 }

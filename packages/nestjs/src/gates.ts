@@ -1,6 +1,8 @@
 import {
+  createHttpAdaptiveLimiter,
   createHttpConcurrencyLimiter,
   decideAndWrite,
+  type AdaptiveLimitOptions,
   type ConcurrencyLimitOptions,
   type HttpDecider,
 } from '@sluice/core/adapter';
@@ -43,4 +45,15 @@ export function concurrencyGate(
   const own = options.limiter === undefined && options.prefix === undefined;
   const limit = createHttpConcurrencyLimiter(own ? { ...options, prefix: `sluice:${scope}` } : options);
   return platformGate(limit, platform);
+}
+
+/**
+ * The gate of one adaptive limit (`@AdaptiveLimit`, or the module's `adaptive`): a permit tied to
+ * the end (or close) of Node's response, as `@ConcurrencyLimit`'s. Built once, at start.
+ */
+export function adaptiveGate(
+  options: AdaptiveLimitOptions<unknown, Fallback>,
+  platform: () => Platform,
+): Gate {
+  return platformGate(createHttpAdaptiveLimiter(options), platform);
 }

@@ -1,6 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import type { ConcurrencyDecision, Decision } from '@sluice/core';
+import type { AdaptiveDecision, ConcurrencyDecision, Decision } from '@sluice/core';
 import type {
+  AdaptiveLimitOptions as CoreAdaptiveOptions,
   ConcurrencyLimitOptions as CoreConcurrencyOptions,
   PartialRateLimitOptions,
   RateLimitOptions as CoreOptions,
@@ -47,11 +48,20 @@ export type CompleteRateLimitOptions<TRequest = NestHttpRequest, TResponse = unk
 
 /**
  * Options of `SluiceModule.forRoot`: one object — defaults for every `@RateLimit`, and a limit on
- * every route when it carries a `rate` (or `rules`, or a `limiter`) — or several complete limits
- * applied to every route in order (then `@RateLimit` options are used as they are).
+ * every route when it carries a `rate` (or `rules`, or a `limiter`), and `adaptive`, an
+ * instance-wide adaptive limit — or several complete limits applied to every route in order
+ * (then `@RateLimit` options are used as they are).
  */
 export type SluiceModuleOptions<TRequest = NestHttpRequest, TResponse = unknown> =
-  RateLimitOptions<TRequest, TResponse> | ReadonlyArray<CompleteRateLimitOptions<TRequest, TResponse>>;
+  | (RateLimitOptions<TRequest, TResponse> & {
+      /**
+       * An adaptive limit on every route (overload protection for the instance), after the rate
+       * limits; a route's or controller's `@AdaptiveLimit` replaces it there.
+       * @defaultValue none
+       */
+      adaptive?: AdaptiveLimitOptions<TRequest, TResponse>;
+    })
+  | ReadonlyArray<CompleteRateLimitOptions<TRequest, TResponse>>;
 
 /**
  * A fallback handler of `@ConcurrencyLimit`: replies in place of the refusal, with the
@@ -72,6 +82,27 @@ export type NestConcurrencyFallback<TRequest = NestHttpRequest, TResponse = unkn
 export type ConcurrencyLimitOptions<TRequest = NestHttpRequest, TResponse = unknown> = CoreConcurrencyOptions<
   TRequest,
   NestConcurrencyFallback<TRequest, TResponse>
+>;
+
+/**
+ * A fallback handler of `@AdaptiveLimit`: replies in place of the 503, with the adaptive
+ * decision at hand, on the platform's own request and response.
+ */
+export type NestAdaptiveFallback<TRequest = NestHttpRequest, TResponse = unknown> = (
+  request: TRequest,
+  response: TResponse,
+  decision: AdaptiveDecision,
+) => unknown;
+
+/**
+ * Options of `@AdaptiveLimit` and of the module's `adaptive`: `priority`, `shares`, `status`,
+ * `fallback`, `skip`, `dryRun`, `name`, `metrics`, the limiter's `algorithm`, `min`, `max`,
+ * `queue`, `eventLoop`, … or a ready `limiter` — those of every adapter's `adaptiveLimit` — with
+ * the platform's request in callbacks.
+ */
+export type AdaptiveLimitOptions<TRequest = NestHttpRequest, TResponse = unknown> = CoreAdaptiveOptions<
+  TRequest,
+  NestAdaptiveFallback<TRequest, TResponse>
 >;
 
 /** Where the module's options are provided, for the guard to inject. */

@@ -7,12 +7,15 @@ import {
   definesLimit,
   scopedOptions,
   scopeNames,
+  type AdaptiveLimitOptions,
   type ConcurrencyLimitOptions,
   type RateLimitOptions,
 } from '@sluice/core/adapter';
-import { concurrencyGate, platformGate, type Gate } from './gates';
+import { adaptiveGate, concurrencyGate, platformGate, type Gate } from './gates';
 import {
+  ADAPTIVE_LIMIT_METADATA,
   CONCURRENCY_LIMIT_METADATA,
+  type AdaptiveLimitMetadata,
   RATE_LIMIT_METADATA,
   type ConcurrencyLimitMetadata,
   type RateLimitMetadata,
@@ -46,6 +49,10 @@ export class SluiceGuard implements CanActivate, OnModuleInit {
    * gives several controllers is one handler, and each controller its own bucket.
    */
   readonly #routes = new WeakMap<object, WeakMap<object, Gate>>();
+  /** The module's `adaptive` limit on every route, unless a route's `@AdaptiveLimit` replaces it. */
+  readonly #everyAdaptive: Gate | undefined;
+  /** The limiter of each `@AdaptiveLimit` use, by controller then handler, as `#routes`. */
+  readonly #adaptive = new WeakMap<object, WeakMap<object, Gate>>();
   /** The permits of each `@ConcurrencyLimit` use, by controller then handler, as `#routes`. */
   readonly #concurrency = new WeakMap<object, WeakMap<object, Gate>>();
   /** Controllers whose class name another controller has too: their name in scopes (`scopeNames`). */
@@ -69,6 +76,12 @@ export class SluiceGuard implements CanActivate, OnModuleInit {
         'expected SluiceModule options: an object such as { rate: "10r/s" }, or a list of limits',
       );
     }
+    let adaptive: unknown;
+    if (!Array.isArray(options)) ({ adaptive, ...options } = options as { adaptive?: unknown });
+    this.#everyAdaptive =
+      adaptive === undefined
+        ? undefined
+        : adaptiveGate(adaptive as AdaptiveLimitOptions<unknown, Fallback>, () => this.#platformNow());
     this.#defaults = Array.isArray(options) ? undefined : (options as RouteOptions<unknown, unknown>);
     const defaults = this.#defaults;
     if (defaults !== undefined) checkDefaults(defaults);
@@ -105,6 +118,7 @@ export class SluiceGuard implements CanActivate, OnModuleInit {
         const handler = prototype[name];
         if (typeof handler !== 'function') continue;
         this.#limitsOf(handler, metatype);
+        this.#adaptiveOf(handler, metatype);
         this.#concurrencyOf(handler, metatype);
       }
     }
@@ -114,15 +128,20 @@ export class SluiceGuard implements CanActivate, OnModuleInit {
     if (context.getType() !== 'http') return true;
     const [handler, controller] = [context.getHandler(), context.getClass()];
     const rate = this.#limitsOf(handler, controller);
+    const adaptive = this.#adaptiveOf(handler, controller);
     const concurrency = this.#concurrencyOf(handler, controller);
-    if (rate === undefined && concurrency === undefined) return true;
+    if (rate === undefined && adaptive === undefined && concurrency === undefined) return true;
     const http = context.switchToHttp();
     const [request, response] = [http.getRequest<unknown>(), http.getResponse<unknown>()];
-    // Rate limits first: a request they refuse (or delay, then refuse) takes no permit.
+    // Rate limits first: a request they refuse (or delay, then refuse) takes no permit, and an
+    // adaptive limit measures only requests that do work.
     const limited = rate === undefined ? true : rate(request, response);
-    const next = (pass: boolean): Verdict =>
-      !pass ? false : concurrency === undefined ? true : concurrency(request, response);
-    const verdict = limited === true || limited === false ? next(limited) : limited.then(next);
+    const then = (verdict: Verdict, gate: Gate | undefined): Verdict => {
+      const next = (pass: boolean): Verdict =>
+        !pass ? false : gate === undefined ? true : gate(request, response);
+      return verdict === true || verdict === false ? next(verdict) : verdict.then(next);
+    };
+    const verdict = then(then(limited, adaptive), concurrency);
     // Refused: the reply is sent (or the client left). Nest has no "stop without an exception"
     // for guards — `false` would become a 403 its exception filters then try to send — so the
     // pipeline is left waiting, as a middleware that never calls `next()` leaves Express's. Each
@@ -158,6 +177,15 @@ export class SluiceGuard implements CanActivate, OnModuleInit {
       handler,
       controller,
       (scope) => concurrencyGate(metadata.limit as ConcurrencyOptions, scope, () => this.#platformNow()),
+    );
+  }
+
+  /** The adaptive limit of a route: its own `@AdaptiveLimit`, else its controller's, else the module's. */
+  #adaptiveOf(handler: object, controller: object): Gate | undefined {
+    const metadata = this.#metadataOf<AdaptiveLimitMetadata>(ADAPTIVE_LIMIT_METADATA, handler, controller);
+    if (metadata === undefined) return this.#everyAdaptive;
+    return this.#builtOnce(this.#adaptive, metadata, ADAPTIVE_LIMIT_METADATA, handler, controller, () =>
+      adaptiveGate(metadata.limit as AdaptiveLimitOptions<unknown, Fallback>, () => this.#platformNow()),
     );
   }
 

@@ -133,6 +133,7 @@ export interface AdaptivePermit {
 
 /** The answer to `acquire`. Being refused is a normal answer, never a rejected promise. */
 export interface AdaptiveDecision {
+  /** Whether the request may go on: it holds `permit`. */
   readonly allowed: boolean;
   /** The permit, when allowed: release it when the request ends. */
   readonly permit?: AdaptivePermit;
@@ -166,7 +167,9 @@ export interface AdaptivePartitionStats {
 export interface AdaptiveStats {
   /** The limit: requests in flight at most, all partitions. */
   readonly limit: number;
+  /** Requests in flight now, all partitions. */
   readonly inFlight: number;
+  /** Requests waiting in the queue now, all partitions. */
   readonly queued: number;
   /** By partition name (`'*'` for the unlisted). */
   readonly partitions: Readonly<Record<string, AdaptivePartitionStats>>;

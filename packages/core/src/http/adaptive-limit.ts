@@ -15,6 +15,7 @@ import { notify, reportFailure, skipOf } from './user-callbacks';
 
 /** One adaptive limit, resolved once; adapters call `decide` (or `decideSync`) per request. */
 export interface HttpAdaptiveLimiter<TRequest, THandler> {
+  /** The limiter behind it (given as `limiter`, or made from the options): its `limit()`, `stats()`. */
   readonly limiter: AdaptiveLimiter;
   /**
    * Takes a permit for the request (or waits in the limiter's queue) and ties its release to

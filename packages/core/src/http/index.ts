@@ -46,6 +46,8 @@ export type {
   ConcurrencyLimitOptions,
   ConcurrencyOutcome,
 } from './concurrency-options';
+export { limitFetchHandlerAdaptively } from './adaptive-fetch';
+export type { FetchAdaptiveLimitOptions } from './adaptive-fetch';
 export { createHttpAdaptiveLimiter } from './adaptive-limit';
 export type { HttpAdaptiveLimiter } from './adaptive-limit';
 export { ADAPTIVE_HTTP_OPTION_NAMES } from './adaptive-options';

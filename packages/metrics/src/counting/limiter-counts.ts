@@ -1,4 +1,7 @@
 import type {
+  AdaptiveDecision,
+  AdaptivePartitionStats,
+  AdaptiveStats,
   ConcurrencyDecision,
   ConcurrencyStats,
   Decision,
@@ -55,6 +58,12 @@ export class LimiterCounts {
    */
   concurrency: Array<WeakRef<{ stats(): ConcurrencyStats }>> | undefined = undefined;
 
+  /**
+   * Adaptive limiters of this name, held weakly as `concurrency`; `undefined` while none: only
+   * then are the adaptive series reported.
+   */
+  adaptive: Array<WeakRef<{ stats(): AdaptiveStats }>> | undefined = undefined;
+
   constructor(info: LimiterInfo, hotKeys: number) {
     this.name = info.name;
     this.store = info.store;
@@ -83,6 +92,37 @@ export class LimiterCounts {
     });
     if (this.concurrency !== undefined) this.concurrency = live;
     return { inFlight, queued };
+  }
+
+  /**
+   * The limit (summed over this name's live adaptive limiters) and each partition's counts now
+   * (summed likewise).
+   */
+  adaptiveStats(): { limit: number; partitions: Map<string, AdaptivePartitionStats> } {
+    let limit = 0;
+    const partitions = new Map<string, AdaptivePartitionStats>();
+    const live = (this.adaptive ?? []).filter((ref) => {
+      const stats = ref.deref()?.stats();
+      if (stats === undefined) return false;
+      limit += stats.limit;
+      for (const [name, p] of Object.entries(stats.partitions)) {
+        const sum = partitions.get(name);
+        partitions.set(
+          name,
+          sum === undefined
+            ? p
+            : {
+                limit: sum.limit + p.limit,
+                inFlight: sum.inFlight + p.inFlight,
+                queued: sum.queued + p.queued,
+                shed: sum.shed + p.shed,
+              },
+        );
+      }
+      return true;
+    });
+    if (this.adaptive !== undefined) this.adaptive = live;
+    return { limit, partitions };
   }
 
   /** Records a store call of `seconds`. */
@@ -122,6 +162,20 @@ export class LimiterRecorder implements LimiterMetrics {
 
   watch(limiter: { stats(): ConcurrencyStats }): void {
     (this.#counts.concurrency ??= []).push(new WeakRef(limiter));
+  }
+
+  watchAdaptive(limiter: { stats(): AdaptiveStats }): void {
+    (this.#counts.adaptive ??= []).push(new WeakRef(limiter));
+  }
+
+  /** An adaptive decision: counted as the others (no key: no hot keys); one that waited counts as delayed. */
+  adaptiveDecided(decision: AdaptiveDecision): void {
+    const counts = this.#counts;
+    if (!decision.allowed) {
+      counts.limited++;
+      if (this.#dryRun) counts.dryRunLimited++;
+    } else if (decision.waitedMs > 0) counts.delayed++;
+    else counts.admitted++;
   }
 
   #count(decision: Decision | ConcurrencyDecision, delayed: boolean): void {

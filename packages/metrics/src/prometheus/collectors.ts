@@ -12,6 +12,8 @@ export const METRIC_NAMES = [
   'sluice_lease_calls_total',
   'sluice_in_flight',
   'sluice_queued',
+  'sluice_adaptive_limit',
+  'sluice_shed_total',
 ] as const;
 
 type Limiters = ReadonlyMap<string, LimiterCounts>;
@@ -102,27 +104,58 @@ export function registerCollectors(registry: Registry, limiters: Limiters): void
       for (const c of remote()) this.inc({ limiter: c.name }, c.leaseCalls);
     },
   });
-  // Concurrency limiters: read from their stats() at scrape time, so nothing runs per request.
+  // Concurrency and adaptive limiters: read from their stats() at scrape time, so nothing runs
+  // per request. Adaptive series carry a `partition` label (a name of `shares`, or '*').
   const concurrent = (): LimiterCounts[] =>
     [...limiters.values()].filter((counts) => counts.concurrency !== undefined);
+  const adaptive = () =>
+    [...limiters.values()]
+      .filter((counts) => counts.adaptive !== undefined)
+      .map((counts) => ({ limiter: counts.name, ...counts.adaptiveStats() }));
   new Gauge({
     name: 'sluice_in_flight',
-    help: 'Permits of concurrency limiters held now in this process (requests in flight).',
-    labelNames: ['limiter'],
+    help: 'Requests in flight now in this process: permits of concurrency limiters, and of adaptive limiters by partition.',
+    labelNames: ['limiter', 'partition'],
     registers,
     collect() {
       this.reset();
       for (const c of concurrent()) this.set({ limiter: c.name }, c.stats().inFlight);
+      for (const { limiter, partitions } of adaptive())
+        for (const [partition, p] of partitions) this.set({ limiter, partition }, p.inFlight);
     },
   });
   new Gauge({
     name: 'sluice_queued',
-    help: "Requests waiting now in this process's concurrency limiter queues.",
-    labelNames: ['limiter'],
+    help: "Requests waiting now in this process's concurrency and adaptive limiter queues.",
+    labelNames: ['limiter', 'partition'],
     registers,
     collect() {
       this.reset();
       for (const c of concurrent()) this.set({ limiter: c.name }, c.stats().queued);
+      for (const { limiter, partitions } of adaptive())
+        for (const [partition, p] of partitions) this.set({ limiter, partition }, p.queued);
+    },
+  });
+  new Gauge({
+    name: 'sluice_adaptive_limit',
+    help: "Adaptive limiters' limit of requests in flight now, by partition: its guaranteed part (summed over partitions, the limit).",
+    labelNames: ['limiter', 'partition'],
+    registers,
+    collect() {
+      this.reset();
+      for (const { limiter, partitions } of adaptive())
+        for (const [partition, p] of partitions) this.set({ limiter, partition }, p.limit);
+    },
+  });
+  new Counter({
+    name: 'sluice_shed_total',
+    help: 'Requests adaptive limiters refused (shed), by partition.',
+    labelNames: ['limiter', 'partition'],
+    registers,
+    collect() {
+      this.reset();
+      for (const { limiter, partitions } of adaptive())
+        for (const [partition, p] of partitions) this.inc({ limiter, partition }, p.shed);
     },
   });
 }
