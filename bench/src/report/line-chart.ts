@@ -19,6 +19,11 @@ export interface LineChart {
   readonly xScale?: (x: number) => number;
   /** Vertical marks: [x, label] (a change in the run). */
   readonly marks?: ReadonlyArray<readonly [number, string]>;
+  /**
+   * Series that lie on one another stay visible: the first drawn widest, each next one thinner
+   * on top, and a dot at each point.
+   */
+  readonly layered?: boolean;
 }
 
 const FONT = `font-family="system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif"`;
@@ -97,13 +102,21 @@ export function lineChart(chart: LineChart): string {
       `<text x="${c(px(x) + 4)}" y="${PAD.top + 10}" ${FONT} font-size="11" fill="#555">${escape(label)}</text>`,
     );
   }
-  for (const series of chart.series) {
-    if (series.points.length === 0) continue;
+  const count = chart.series.length;
+  chart.series.forEach((series, index) => {
+    if (series.points.length === 0) return;
+    const width = chart.layered === true ? 2 + 1.5 * (count - 1 - index) : 2;
     const path = series.points.map(([x, y], i) => `${i === 0 ? 'M' : 'L'}${c(px(x))} ${c(py(y))}`).join(' ');
     out.push(
-      `<path d="${path}" fill="none" stroke="${series.colour}" stroke-width="2"${series.dashed === true ? ' stroke-dasharray="6 4"' : ''}/>`,
+      `<path d="${path}" fill="none" stroke="${series.colour}" stroke-width="${c(width)}" stroke-linejoin="round"${series.dashed === true ? ' stroke-dasharray="6 4"' : ''}/>`,
     );
-  }
+    if (chart.layered === true) {
+      for (const [x, y] of series.points)
+        out.push(
+          `<circle cx="${c(px(x))}" cy="${c(py(y))}" r="${c(width / 2 + 1.5)}" fill="${series.colour}"/>`,
+        );
+    }
+  });
   for (const { series, x: lx, row: r } of legend) {
     const ly = PAD.top + plotH + PAD.bottom + r * LEGEND_ROW + 8;
     out.push(

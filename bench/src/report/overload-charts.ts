@@ -74,6 +74,7 @@ function goodputChart(overload: OverloadResult, workload: (typeof WORKLOADS)[num
     series,
     xTicks: LOADS.map((load) => [load, `${load} ×`] as const),
     xScale: (x) => (Math.log10(x) - low) / (high - low),
+    layered: true,
   });
 }
 
