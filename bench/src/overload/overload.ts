@@ -95,10 +95,12 @@ async function cpuCapacity(children: Children, settings: Settings, timeoutMs: nu
   const run = await measure(children, light, one(100, 2 * ms), { timeoutMs });
   const ofCore = 1000 / (run.serverCpuMs / Math.max(1, total(run).sent));
   const saturated = await start(children, 'cpu', { kind: 'concurrency', max: 2 });
-  const served = steadyRate(
-    await measure(children, saturated, one(2 * ofCore, ms), { timeoutMs }),
-    'servedDone',
-  );
+  // The better of two tries: a neighbour's burst lowers one, nothing raises it.
+  let served = 0;
+  for (let i = 0; i < 2; i++) {
+    const run = await measure(children, saturated, one(2 * ofCore, ms), { timeoutMs });
+    served = Math.max(served, steadyRate(run, 'servedDone'));
+  }
   progress(
     'overload',
     `cpu: ${Math.round(ofCore)} req/s of a core, ${Math.round(served)} req/s served saturated`,
@@ -258,7 +260,7 @@ export async function runOverload(settings: Settings): Promise<OverloadResult> {
       generator,
       notes: [
         `the generator offered at least ${(generator.offeredOfAsked * 100).toFixed(1)} % of the rate asked in every row (the offered column), and used at most ${generator.maxCpu.toFixed(2)} of its core`,
-        `backend: the handler waits for one of ${SLOTS} slots held ${SERVICE_MS} ms each (FIFO), ${BACKEND_CAPACITY} requests/s; cpu: the handler burns ${BURN_MS} ms of CPU in two halves with a turn of the event loop between, its capacity 1000 ms ÷ the server's CPU per request at 100 requests/s, or what the server served saturated (concurrencyLimit max 2 offered twice that) when less`,
+        `backend: the handler waits for one of ${SLOTS} slots held ${SERVICE_MS} ms each (FIFO), ${BACKEND_CAPACITY} requests/s; cpu: the handler burns ${BURN_MS} ms of CPU in two halves with a turn of the event loop between, its capacity 1000 ms ÷ the server's CPU per request at 100 requests/s, or what the server served saturated (concurrencyLimit max 2 offered twice that, the better of two tries) when less`,
         `open loop: requests leave at a fixed rate on keep-alive connections (a new one when none is idle), each client gives up after ${timeoutMs} ms; goodput is the 200s within ${OBJECTIVE_MS} ms per second; ${settings.overloadSeconds} s per run, ${settings.overloadRounds} rounds in rotating order after a warm-up, medians`,
         'the candidates in one server process, each adaptive limit in one of its own (it watches its own event loop, and would learn from another candidate’s load), the generator in another, none pinned to a core: the machine is shared with other work, and a server pinned to a core another process keeps busy could not leave it; before the next run, the server holds no request nor connection and uses under a tenth of a core',
         'an adaptive candidate waits idle in its process while the others run: its limit keeps what it learnt, and the event-loop lag that the others’ load causes on a shared machine halves it as its own would (sluice’s default eventLoop watch)',
