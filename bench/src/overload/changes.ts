@@ -18,7 +18,11 @@ export interface SettleRun {
   readonly what: string;
   /** When the change happened, ms from the start. */
   readonly atMs: number;
-  readonly seconds: number;
+  /**
+   * Seconds from the change until the limit stayed in its band; `null` when it had not by the
+   * end of the run (JSON has no Infinity) or there were no samples.
+   */
+  readonly seconds: number | null;
   readonly finalLimit: number;
   readonly samples: ReadonlyArray<readonly [number, number]>;
   /** 200s within the objective per second, by 100 ms of answer time. */
@@ -70,7 +74,7 @@ export async function settleRuns(
     runs.push({
       what,
       atMs: before,
-      seconds: round(settled.seconds, 2),
+      seconds: Number.isFinite(settled.seconds) ? round(settled.seconds, 2) : null,
       finalLimit: round(settled.final, 1),
       samples: run.samples,
       goodput: run.buckets.goodDone.map((count) => count * 10),

@@ -178,7 +178,9 @@ export function overloadGoals(overload: OverloadResult | undefined): Goal[] {
       target: '≤ 5 s',
       ...(run === undefined
         ? notMeasured(overload)
-        : { measured: `${x(run.seconds, 1)} s (to ${x(run.finalLimit, 0)})`, met: run.seconds <= 5 }),
+        : run.seconds === null
+          ? { measured: `not settled by the end of the run (${x(run.finalLimit, 0)} at the end)`, met: false }
+          : { measured: `${x(run.seconds, 1)} s (to ${x(run.finalLimit, 0)})`, met: run.seconds <= 5 }),
     };
   };
   const shares = overload?.priorities.find((p) => p.candidate.includes('adaptiveLimit'));

@@ -75,7 +75,7 @@ export function overloadTables(overload: OverloadResult): string[] {
         overload.settle.map((run) => [
           run.what,
           `${x(run.atMs / 1000)} s`,
-          `${x(run.seconds)} s`,
+          run.seconds === null ? 'not settled' : `${x(run.seconds)} s`,
           x(run.finalLimit, 0),
         ]),
       ),
