@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { RedisStore } from '@sluice/core';
-import { rateLimit } from '@sluice/express';
+import { adaptiveLimit, rateLimit } from '@sluice/express';
 import { dashboard, prometheus, type Dashboard } from '@sluice/metrics';
 import express from 'express';
 import { chromium, type Browser, type Page } from 'playwright-core';
@@ -61,6 +61,14 @@ describe('the dashboard in chromium', () => {
         res.send('ok');
       },
     );
+    // An adaptive limit: its chart draws the limit (pinned here at 4) and the requests in flight.
+    app.get(
+      '/work',
+      adaptiveLimit({ name: 'instance', metrics, initial: 4, min: 4, max: 4, eventLoop: false }),
+      (_req, res) => {
+        res.send('ok');
+      },
+    );
     server = app.listen(0, '127.0.0.1');
     await new Promise((resolve) => server?.once('listening', resolve));
     const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -91,6 +99,17 @@ describe('the dashboard in chromium', () => {
     expect(await page.textContent('[data-limiter="orders"] .badge.up')).toBe('store up');
     expect(await page.textContent(fact('orders', 'latency'))).toMatch(/^[\d.]+ \/ [\d.]+ \/ [\d.]+ ms$/);
     expect(await page.isVisible(fact('per-ip', 'latency'))).toBe(false); // memory: no store health
+    // The adaptive limiter's chart: hidden on the others, its limit line drawn, its facts shown.
+    await fetch(`${base}/work`);
+    await page.waitForSelector(`${fact('instance', 'adaptive-limit')}:text-is("4")`);
+    await page.waitForSelector(`${fact('instance', 'admitted')}:text-is("1")`);
+    expect(await page.isVisible('[data-limiter="instance"] svg.adaptive')).toBe(true);
+    expect(await page.isVisible('[data-limiter="per-ip"] svg.adaptive')).toBe(false);
+    const limit = await page.getAttribute('[data-limiter="instance"] svg.adaptive polyline.limit', 'points');
+    // Pinned at 4 on an axis topped at 5: every point sits at 4/5 of the chart's height.
+    const ys = (limit ?? '').split(' ').map((xy) => Number(xy.split(',')[1]));
+    expect(ys.length).toBeGreaterThan(0);
+    expect(new Set(ys)).toEqual(new Set([150 - 18 - (4 / 5) * (150 - 18 - 8)]));
     expect(problems).toEqual([]);
     await page.close();
   }, 60_000);

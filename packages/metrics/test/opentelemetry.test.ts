@@ -1,4 +1,4 @@
-import { createConcurrencyLimiter, createLimiter } from '@sluice/core';
+import { createAdaptiveLimiter, createConcurrencyLimiter, createLimiter } from '@sluice/core';
 import { dashboard, openTelemetry } from '@sluice/metrics';
 import { MeterProvider, MetricReader, type MetricData } from '@opentelemetry/sdk-metrics';
 import { errorOf } from '../../core/test/contract/config-error-of';
@@ -82,6 +82,30 @@ describe('openTelemetry({ meter })', () => {
     all = await collected(reader);
     expect(points(all.get('sluice.in_flight'))).toEqual([[{ limiter: 'conc' }, 0]]);
     expect(points(all.get('sluice.queued'))).toEqual([[{ limiter: 'conc' }, 0]]);
+  });
+
+  test('adaptive limiters: limit, in flight, queued and shed by partition', async () => {
+    const reader = new TestReader();
+    const provider = new MeterProvider({ readers: [reader] });
+    const metrics = openTelemetry({ meter: provider.getMeter('sluice') });
+    const limiter = createAdaptiveLimiter({
+      name: 'shop',
+      initial: 2,
+      min: 2,
+      max: 2,
+      queue: false,
+      eventLoop: false,
+      metrics,
+    });
+    limiter.acquire();
+    limiter.acquire();
+    limiter.acquire(); // shed
+    const all = await collected(reader);
+    expect(points(all.get('sluice.adaptive.limit'))).toEqual([[{ limiter: 'shop', partition: '*' }, 2]]);
+    expect(points(all.get('sluice.in_flight'))).toEqual([[{ limiter: 'shop', partition: '*' }, 2]]);
+    expect(points(all.get('sluice.queued'))).toEqual([[{ limiter: 'shop', partition: '*' }, 0]]);
+    expect(points(all.get('sluice.shed'))).toEqual([[{ limiter: 'shop', partition: '*' }, 1]]);
+    await provider.shutdown();
   });
 
   test('bad options fail at construction, naming the option', () => {

@@ -92,7 +92,7 @@ export interface AdaptiveAcquireOptions {
   /**
    * Try the limit out: a request over it gets a permit anyway (counted in flight and measured, so
    * the limit still adapts), in a decision that is otherwise the refusal it would have been
-   * (`allowed: false`, `reason`); it never waits.
+   * (`allowed: false`, `reason`); it never waits (one that would have waited is admitted).
    * @defaultValue false
    */
   dryRun?: boolean;

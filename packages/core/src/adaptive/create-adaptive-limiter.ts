@@ -191,22 +191,21 @@ export function createAdaptiveLimiter(options: AdaptiveLimiterOptions = {}): Ada
     shedStanding(now);
     if (partitions.mayAdmit(partition, limit, now)) return admit(partition, now, 0);
     partition.wantsUntil = now + WANTS_MS;
-    if (options?.dryRun === true) {
-      // Counted and measured as any request, reported as the refusal it would have been.
-      const admitted = admit(partition, now, 0);
-      return {
-        ...refusal(partition, queue === undefined ? 'limited' : 'overloaded', 0),
-        permit: admitted.permit,
-        inFlight: admitted.inFlight,
-      };
-    }
-    if (queue === undefined) return refusal(partition, 'limited', 0);
-    if (options?.signal?.aborted === true) return refusal(partition, 'cancelled', 0);
-    if (waiters.overloaded(now)) {
+    let reason: AdaptiveRefusal | undefined;
+    if (queue === undefined) reason = 'limited';
+    else if (options?.signal?.aborted === true) reason = 'cancelled';
+    else if (waiters.overloaded(now)) {
       waiters.prolong(now);
-      return refusal(partition, 'overloaded', 0);
+      reason = 'overloaded';
+    } else if (waiters.size >= queue.maxSize) reason = 'queue-full';
+    if (options?.dryRun === true) {
+      // Counted and measured as any request; reported as the refusal it would have been (one that
+      // would have waited in the queue is not a refusal: admitted, without the wait).
+      const admitted = admit(partition, now, 0);
+      if (reason === undefined) return admitted;
+      return { ...refusal(partition, reason, 0), permit: admitted.permit, inFlight: admitted.inFlight };
     }
-    if (waiters.size >= queue.maxSize) return refusal(partition, 'queue-full', 0);
+    if (reason !== undefined) return refusal(partition, reason, 0);
     return wait ? enqueue(partition, now, options?.signal) : undefined;
   };
 

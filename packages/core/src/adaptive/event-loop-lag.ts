@@ -11,8 +11,9 @@ const RESOLUTION_MS = 10;
 
 /**
  * The default monitor: Node's `monitorEventLoopDelay`, its p99 read and reset every `sampleMs`
- * by an unref'd timer (it never keeps a process alive). The histogram's own timer fires every
- * 10 ms, so the delay it sees includes that resolution's jitter, not less.
+ * by an unref'd timer (it never keeps a process alive). Node records the interval between its
+ * timer's ticks (every 10 ms on an idle loop), so the resolution is taken off: an idle loop reads
+ * about 0 ms, one blocked for 100 ms about 100 ms.
  *
  * @param sampleMs - how often a sample is read
  */
@@ -21,8 +22,8 @@ export function eventLoopDelayMonitor(sampleMs: number): EventLoopMonitor {
     const histogram = monitorEventLoopDelay({ resolution: RESOLUTION_MS });
     histogram.enable();
     const timer = setInterval(() => {
-      // Nanoseconds; the histogram measures how late its timer fired, past its resolution.
-      const delayMs = histogram.count > 0 ? histogram.percentile(99) / 1e6 : 0;
+      // Nanoseconds, from one tick of its 10 ms timer to the next.
+      const delayMs = histogram.count > 0 ? Math.max(0, histogram.percentile(99) / 1e6 - RESOLUTION_MS) : 0;
       histogram.reset();
       onSample(delayMs);
     }, sampleMs);

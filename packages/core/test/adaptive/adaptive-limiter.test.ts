@@ -286,6 +286,21 @@ describe('createAdaptiveLimiter', () => {
     expect(limiter.inFlight()).toBe(1);
   });
 
+  test('dryRun with a queue: where it would have waited it is admitted; where it would have been refused, reported so', async () => {
+    const clock = fakeClock(0);
+    const limiter = limiterOf({ initial: 1, queue: { maxSize: 1, maxWaitMs: 1000, targetMs: 5 } }, clock);
+    now(limiter.acquire());
+    expect(now(limiter.acquire(undefined, { dryRun: true }))).toMatchObject({ allowed: true, inFlight: 2 });
+    const waiting = limiter.acquire(); // fills the queue
+    expect(now(limiter.acquire(undefined, { dryRun: true }))).toMatchObject({
+      allowed: false,
+      reason: 'queue-full',
+      inFlight: 3,
+    });
+    limiter.close();
+    expect(await waiting).toMatchObject({ reason: 'cancelled' });
+  });
+
   test.each([
     [{ algorithm: 'bbr' }, 'algorithm'],
     [{ min: 0 }, 'min'],

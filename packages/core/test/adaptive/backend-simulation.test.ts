@@ -8,18 +8,26 @@ import { simulate, type SimulationResult } from './backend-simulation';
 const BACKEND = { slots: 20, serviceMs: 10, durationMs: 30_000 } as const;
 
 const results = new Map<string, SimulationResult>();
-const run = (algorithm: 'vegas' | 'gradient2' | 'aimd', load: number): SimulationResult => {
-  const name = `${algorithm} ${load}x`;
+const run = async (
+  algorithm: 'vegas' | 'gradient2' | 'aimd',
+  load: number,
+  queued = false,
+): Promise<SimulationResult> => {
+  const name = `${algorithm} ${load}x${queued ? ' queue' : ''}`;
   let result = results.get(name);
-  if (result === undefined) results.set(name, (result = simulate({ ...BACKEND, algorithm, load })));
+  if (result === undefined) {
+    // The default queue: { maxSize: 100, maxWaitMs: 50, targetMs: 5 }.
+    result = await simulate({ ...BACKEND, algorithm, load, ...(queued ? { queue: {} } : {}) });
+    results.set(name, result);
+  }
   return result;
 };
 
 describe('a backend of fixed capacity behind each algorithm', () => {
   test.each([3, 10])(
     'vegas at %dx: the limit near the 20 slots, full throughput, p99 under 2x the bare latency',
-    (load) => {
-      const result = run('vegas', load);
+    async (load) => {
+      const result = await run('vegas', load);
       expect(result.throughput).toBeGreaterThan(0.97);
       expect(result.p99Ms).toBeLessThan(2 * BACKEND.serviceMs);
       expect(result.meanLimit).toBeGreaterThan(BACKEND.slots);
@@ -27,33 +35,43 @@ describe('a backend of fixed capacity behind each algorithm', () => {
     },
   );
 
-  test('vegas at 1x: throughput within 5 % of the capacity, latency close to bare', () => {
-    const result = run('vegas', 1);
+  test('vegas at 1x: throughput within 5 % of the capacity, latency close to bare', async () => {
+    const result = await run('vegas', 1);
     expect(result.throughput).toBeGreaterThan(0.95);
     expect(result.p99Ms).toBeLessThan(2.5 * BACKEND.serviceMs);
   });
 
   test.each([3])(
     'gradient2 at %dx: as much throughput, the admitted wait longer than under vegas',
-    (load) => {
-      const result = run('gradient2', load);
+    async (load) => {
+      const result = await run('gradient2', load);
       expect(result.throughput).toBeGreaterThan(0.97);
-      expect(result.p99Ms).toBeGreaterThan(run('vegas', load).p99Ms * 1.5);
+      expect(result.p99Ms).toBeGreaterThan((await run('vegas', load)).p99Ms * 1.5);
       expect(result.meanLimit).toBeGreaterThan(2 * BACKEND.slots);
     },
   );
 
-  test('aimd at 3x: blind to a queue, it admits many times the capacity', () => {
-    const result = run('aimd', 3);
+  test('aimd at 3x: blind to a queue, it admits many times the capacity', async () => {
+    const result = await run('aimd', 3);
     expect(result.meanLimit).toBeGreaterThan(10 * BACKEND.slots);
     expect(result.p99Ms).toBeGreaterThan(10 * BACKEND.serviceMs);
   });
+
+  test.each([3, 10])(
+    'vegas at %dx with the default queue: refusals answered at arrival (p99 under 5 ms), throughput kept',
+    async (load) => {
+      const result = await run('vegas', load, true);
+      expect(result.refusalP99Ms).toBeLessThanOrEqual(5);
+      expect(result.throughput).toBeGreaterThan(0.97);
+      expect(result.p99Ms).toBeLessThan(2.5 * BACKEND.serviceMs);
+    },
+  );
 
   afterAll(() => {
     // The table behind the choice, for whoever tunes it (`npx jest backend-simulation`).
     const rows = [...results].map(
       ([name, r]) =>
-        `${name.padEnd(14)} throughput ${r.throughput.toFixed(3)}  p50 ${r.p50Ms.toFixed(1)} ms  p99 ${r.p99Ms.toFixed(1)} ms  mean limit ${r.meanLimit.toFixed(1)}  refused ${(r.refused * 100).toFixed(1)} %`,
+        `${name.padEnd(14)} throughput ${r.throughput.toFixed(3)}  p50 ${r.p50Ms.toFixed(1)} ms  p99 ${r.p99Ms.toFixed(1)} ms  mean limit ${r.meanLimit.toFixed(1)}  refused ${(r.refused * 100).toFixed(1)} %  refusal p99 ${r.refusalP99Ms.toFixed(1)} ms`,
     );
     if (process.env['SLUICE_SIMULATION_TABLE'] !== undefined) console.log(rows.join('\n'));
   });

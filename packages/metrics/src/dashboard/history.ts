@@ -44,6 +44,16 @@ export interface LimiterFrame {
   } | null;
   /** Concurrency limiters only: permits held and requests queued now, in this process. */
   readonly concurrency: { readonly inFlight: number; readonly queued: number } | null;
+  /**
+   * Adaptive limiters only: the limit, requests in flight and queued now, and requests shed so
+   * far (over this name's limiters in this process).
+   */
+  readonly adaptive: {
+    readonly limit: number;
+    readonly inFlight: number;
+    readonly queued: number;
+    readonly shed: number;
+  } | null;
   readonly hotKeys: readonly HotKey[];
 }
 
@@ -54,6 +64,8 @@ class Track {
     new Float64Array(HISTORY_POINTS),
     new Float64Array(HISTORY_POINTS),
   ];
+  /** Adaptive limiters: the limit and the requests in flight at each tick, as `series`. */
+  readonly adaptive = [new Float64Array(HISTORY_POINTS), new Float64Array(HISTORY_POINTS)];
   /** Store calls per bucket since the start, as of each of the last ticks: a ring. */
   readonly latency = new Float64Array((LATENCY_TICKS + 1) * (DURATION_BUCKETS.length + 1));
   points = 0;
@@ -111,6 +123,11 @@ export class History {
           (((now[i] as number) - (track.last[i] as number)) * 1000) / this.intervalMs;
       }
       track.last = [...now];
+      if (counts.adaptive !== undefined) {
+        const { limit, inFlight } = adaptiveNow(counts);
+        (track.adaptive[0] as Float64Array)[at] = limit;
+        (track.adaptive[1] as Float64Array)[at] = inFlight;
+      }
       track.points = Math.min(HISTORY_POINTS, track.points + 1);
       const width = DURATION_BUCKETS.length + 1;
       const row = (this.#tick % (LATENCY_TICKS + 1)) * width;
@@ -120,16 +137,30 @@ export class History {
     this.#tick++;
   }
 
-  /** Every limiter's chart, oldest point first, for a page that just connected. */
-  series(): Array<{ name: string; admitted: number[]; delayed: number[]; limited: number[] }> {
+  /**
+   * Every limiter's chart, oldest point first, for a page that just connected; adaptive limiters
+   * also their limit and requests in flight at each tick.
+   */
+  series(): Array<{
+    name: string;
+    admitted: number[];
+    delayed: number[];
+    limited: number[];
+    adaptive?: { limit: number[]; inFlight: number[] };
+  }> {
     return [...this.#tracks.values()].map((track) => {
-      const [admitted, delayed, limited] = track.series.map((s) => this.#ordered(s, track.points));
-      return { name: track.counts.name, admitted, delayed, limited } as {
-        name: string;
-        admitted: number[];
-        delayed: number[];
-        limited: number[];
-      };
+      const [admitted, delayed, limited] = track.series.map((s) => this.#ordered(s, track.points)) as [
+        number[],
+        number[],
+        number[],
+      ];
+      const series = { name: track.counts.name, admitted, delayed, limited };
+      if (track.counts.adaptive === undefined) return series;
+      const [limit, inFlight] = track.adaptive.map((s) => this.#ordered(s, track.points)) as [
+        number[],
+        number[],
+      ];
+      return { ...series, adaptive: { limit, inFlight } };
     });
   }
 
@@ -167,6 +198,7 @@ export class History {
             }
           : null,
         concurrency: c.concurrency === undefined ? null : c.stats(),
+        adaptive: c.adaptive === undefined ? null : adaptiveNow(c),
         hotKeys: this.hotKeys(c.name, HOT_KEYS_SHOWN),
       };
     });
@@ -200,6 +232,23 @@ export class History {
       p99: quantileMs(counts, calls, 0.99),
     };
   }
+}
+
+/** An adaptive limiter name's counts now, summed over its partitions. */
+function adaptiveNow(counts: LimiterCounts): {
+  limit: number;
+  inFlight: number;
+  queued: number;
+  shed: number;
+} {
+  const { limit, partitions } = counts.adaptiveStats();
+  let [inFlight, queued, shed] = [0, 0, 0];
+  for (const p of partitions.values()) {
+    inFlight += p.inFlight;
+    queued += p.queued;
+    shed += p.shed;
+  }
+  return { limit, inFlight, queued, shed };
 }
 
 /**

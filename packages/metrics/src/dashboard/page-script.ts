@@ -85,6 +85,35 @@ export const PAGE_SCRIPT = `
     });
     root.appendChild(chart);
 
+    // Adaptive limiters only: the limit over time, and the requests in flight under it.
+    var adaptiveChart = svg('svg', { class: 'chart adaptive', viewBox: '0 0 ' + W + ' ' + H, preserveAspectRatio: 'none', role: 'img' });
+    adaptiveChart.appendChild(svg('line', { class: 'grid', x1: LEFT, x2: W, y1: TOP, y2: TOP }));
+    adaptiveChart.appendChild(svg('line', { class: 'grid', x1: LEFT, x2: W, y1: H - BOTTOM, y2: H - BOTTOM }));
+    var adaptiveMax = svg('text', { class: 'axis', x: LEFT - 6, y: TOP + 4, 'text-anchor': 'end' });
+    var adaptiveZero = svg('text', { class: 'axis', x: LEFT - 6, y: H - BOTTOM + 4, 'text-anchor': 'end' });
+    adaptiveZero.textContent = '0';
+    adaptiveChart.appendChild(adaptiveMax);
+    adaptiveChart.appendChild(adaptiveZero);
+    var adaptiveLines = {
+      limit: svg('polyline', { class: 'limit', points: '' }),
+      inFlight: svg('polyline', { class: 'admitted', points: '' })
+    };
+    adaptiveChart.appendChild(adaptiveLines.limit);
+    adaptiveChart.appendChild(adaptiveLines.inFlight);
+    var adaptiveBox = el('div', 'adaptive');
+    adaptiveBox.appendChild(el('h3', '', 'Adaptive limit and requests in flight'));
+    adaptiveBox.appendChild(adaptiveChart);
+    var adaptiveFacts = el('div', 'facts');
+    var adaptiveNow = {
+      limit: fact(adaptiveFacts, 'limit now', 'adaptive-limit'),
+      inFlight: fact(adaptiveFacts, 'in flight now', 'adaptive-in-flight'),
+      queued: fact(adaptiveFacts, 'queued now', 'adaptive-queued'),
+      shed: fact(adaptiveFacts, 'shed', 'shed')
+    };
+    adaptiveBox.appendChild(adaptiveFacts);
+    adaptiveBox.hidden = true;
+    root.appendChild(adaptiveBox);
+
     var facts = el('div', 'facts');
     var totals = {
       admitted: fact(facts, 'admitted', 'admitted'),
@@ -129,10 +158,42 @@ export const PAGE_SCRIPT = `
       series: { admitted: [], delayed: [], limited: [] },
       store: store, health: health, rates: rateValues, lines: lines, maxLabel: maxLabel,
       startLabel: startLabel, totals: totals, storeFacts: storeFacts, storeValues: storeValues,
-      dryRun: dryRun, hotKeys: body, nowFacts: nowFacts, now: now
+      dryRun: dryRun, hotKeys: body, nowFacts: nowFacts, now: now,
+      adaptive: { limit: [], inFlight: [] }, adaptiveBox: adaptiveBox, adaptiveLines: adaptiveLines,
+      adaptiveMax: adaptiveMax, adaptiveNow: adaptiveNow
     };
     cards.set(name, card);
     return card;
+  }
+
+  function polyline(values, top) {
+    var dx = (W - LEFT) / Math.max(1, capacity - 1);
+    var offset = capacity - values.length;
+    var coords = [];
+    for (var i = 0; i < values.length; i++) {
+      var x = LEFT + (offset + i) * dx;
+      var y = H - BOTTOM - (values[i] / top) * (H - BOTTOM - TOP);
+      coords.push(x.toFixed(1) + ',' + y.toFixed(1));
+    }
+    return coords.join(' ');
+  }
+
+  function roundTop(max) {
+    // A round top for the axis: 1, 2 or 5 times a power of ten.
+    var step = Math.pow(10, Math.floor(Math.log10(max)));
+    return [1, 2, 5, 10].map(function (m) { return m * step; }).find(function (v) { return v >= max; });
+  }
+
+  function drawAdaptive(card) {
+    var values = card.adaptive;
+    if (values.limit.length === 0) return;
+    card.adaptiveBox.hidden = false;
+    var max = 1;
+    values.limit.concat(values.inFlight).forEach(function (v) { if (v > max) max = v; });
+    var top = roundTop(max);
+    card.adaptiveMax.textContent = whole.format(top);
+    card.adaptiveLines.limit.setAttribute('points', polyline(values.limit, top));
+    card.adaptiveLines.inFlight.setAttribute('points', polyline(values.inFlight, top));
   }
 
   function draw(card) {
@@ -171,6 +232,12 @@ export const PAGE_SCRIPT = `
     ['insurance', 'fail-open', 'fail-closed'].forEach(function (mode) {
       card.totals[mode].textContent = whole.format(frame.degraded[mode]);
     });
+    if (frame.adaptive) {
+      card.adaptiveNow.limit.textContent = whole.format(frame.adaptive.limit);
+      card.adaptiveNow.inFlight.textContent = whole.format(frame.adaptive.inFlight);
+      card.adaptiveNow.queued.textContent = whole.format(frame.adaptive.queued);
+      card.adaptiveNow.shed.textContent = whole.format(frame.adaptive.shed);
+    }
     card.nowFacts.hidden = !frame.concurrency;
     if (frame.concurrency) {
       card.now.inFlight.textContent = whole.format(frame.concurrency.inFlight);
@@ -222,7 +289,9 @@ export const PAGE_SCRIPT = `
     history.limiters.forEach(function (limiter) {
       var card = cardOf(limiter.name);
       OUTCOMES.forEach(function (outcome) { card.series[outcome] = limiter[outcome]; });
+      if (limiter.adaptive) card.adaptive = { limit: limiter.adaptive.limit, inFlight: limiter.adaptive.inFlight };
       draw(card);
+      drawAdaptive(card);
     });
   });
   source.addEventListener('tick', function (event) {
@@ -234,7 +303,16 @@ export const PAGE_SCRIPT = `
         values.push(frame.rate[i]);
         if (values.length > capacity) values.shift();
       });
+      if (frame.adaptive) {
+        card.adaptive.limit.push(frame.adaptive.limit);
+        card.adaptive.inFlight.push(frame.adaptive.inFlight);
+        if (card.adaptive.limit.length > capacity) {
+          card.adaptive.limit.shift();
+          card.adaptive.inFlight.shift();
+        }
+      }
       draw(card);
+      drawAdaptive(card);
       show(card, frame);
     });
     status.className = 'status';

@@ -24,7 +24,7 @@ svg.chart { width: 100%; height: 150px; display: block; }
 svg.chart .grid { stroke: var(--line); stroke-width: 1; }
 svg.chart .axis { fill: var(--muted); font-size: 10px; }
 svg.chart polyline { fill: none; stroke-width: 1.6; vector-effect: non-scaling-stroke; stroke-linejoin: round; }
-svg.chart .admitted { stroke: var(--admitted); } svg.chart .delayed { stroke: var(--delayed); } svg.chart .limited { stroke: var(--limited); }
+svg.chart .limit { stroke: #1971c2; stroke-dasharray: 4 2; } svg.chart .admitted { stroke: var(--admitted); } svg.chart .delayed { stroke: var(--delayed); } svg.chart .limited { stroke: var(--limited); }
 .facts { display: grid; grid-template-columns: repeat(3, 1fr); gap: 6px 16px; margin: 10px 0; }
 .facts div { font-size: 12px; color: var(--muted); }
 .facts span { display: block; font-size: 15px; color: var(--fg); font-variant-numeric: tabular-nums; }

@@ -47,9 +47,10 @@ const OPTION_NAMES: ReadonlySet<string> = new Set(['meter', 'hotKeys', 'clock'])
  * and become the Prometheus names through OTel's Prometheus exporter: `sluice.decisions`
  * (`sluice_decisions_total`), `sluice.degraded_decisions`, `sluice.store.errors`,
  * `sluice.store.duration` (seconds), `sluice.store.up`, `sluice.block_cache.hits`,
- * `sluice.lease.calls`, and for concurrency limiters the gauges `sluice.in_flight` and
- * `sluice.queued`, with the same attributes (`limiter`, `outcome`, `dry_run`, `mode`,
- * `kind`, `store`). `hotKeys` and `dashboard` work with it as with `prometheus()`.
+ * `sluice.lease.calls`, for concurrency limiters the gauges `sluice.in_flight` and
+ * `sluice.queued`, and for adaptive limiters those two, `sluice.adaptive.limit` and the counter
+ * `sluice.shed` by `partition`, with the same attributes (`limiter`, `outcome`, `dry_run`, `mode`,
+ * `kind`, `store`, `partition`). `hotKeys` and `dashboard` work with it as with `prometheus()`.
  *
  * @throws `SluiceConfigError` naming an unknown option or a `meter` that is not an OpenTelemetry meter
  * @example
@@ -118,6 +119,11 @@ export function openTelemetry(options: OpenTelemetryOptions): SluiceMetrics {
     meter.createObservableGauge(name, { description, unit: '{request}' });
   const inFlight = gauge('sluice.in_flight', 'Permits of concurrency limiters held now in this process.');
   const queued = gauge('sluice.queued', "Requests waiting now in this process's concurrency limiter queues.");
+  const adaptiveLimit = gauge(
+    'sluice.adaptive.limit',
+    "Adaptive limiters' limit of requests in flight now, by partition: its guaranteed part.",
+  );
+  const shed = counter('sluice.shed', 'Requests adaptive limiters refused, by partition.', '{request}');
 
   meter.addBatchObservableCallback(
     (result) => {
@@ -127,6 +133,14 @@ export function openTelemetry(options: OpenTelemetryOptions): SluiceMetrics {
           const stats = c.stats();
           result.observe(inFlight, stats.inFlight, { limiter });
           result.observe(queued, stats.queued, { limiter });
+        }
+        if (c.adaptive !== undefined) {
+          for (const [partition, p] of c.adaptiveStats().partitions) {
+            result.observe(adaptiveLimit, p.limit, { limiter, partition });
+            result.observe(inFlight, p.inFlight, { limiter, partition });
+            result.observe(queued, p.queued, { limiter, partition });
+            result.observe(shed, p.shed, { limiter, partition });
+          }
         }
         result.observe(decisions, c.admitted, { limiter, outcome: 'admitted' });
         result.observe(decisions, c.delayed - c.dryRunDelayed, { limiter, outcome: 'delayed' });
@@ -146,7 +160,7 @@ export function openTelemetry(options: OpenTelemetryOptions): SluiceMetrics {
         result.observe(up, c.up, { limiter });
       }
     },
-    [decisions, degraded, errors, hits, leases, up, inFlight, queued],
+    [decisions, degraded, errors, hits, leases, up, inFlight, queued, adaptiveLimit, shed],
   );
   return metrics;
 }
