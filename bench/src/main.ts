@@ -1,4 +1,4 @@
-// `pnpm bench`: every section with the full settings (under 10 minutes on 2 cores), or fewer and
+// `pnpm bench`: every section with the full settings (about 15 minutes on 2 cores), or fewer and
 // shorter with BENCH_QUICK=1, BENCH_SECTIONS=micro,redis and the other knobs of settings.ts.
 import { runBench } from './run';
 import { settingsFromEnv } from './settings';

@@ -1,8 +1,8 @@
 /** The sections of the bench, in the order they run. */
-export const SECTIONS = ['micro', 'memory', 'http', 'redis', 'replay', 'metrics'] as const;
+export const SECTIONS = ['micro', 'memory', 'http', 'redis', 'replay', 'metrics', 'overload'] as const;
 export type SectionName = (typeof SECTIONS)[number];
 
-/** Every knob of a run. The full run's values keep `pnpm bench` under 10 minutes on 2 cores. */
+/** Every knob of a run. The full run's values keep `pnpm bench` to about 15 minutes on 2 cores (the overload section 4). */
 export interface Settings {
   /** Sections to run (`BENCH_SECTIONS=micro,redis`). */
   readonly sections: readonly SectionName[];
@@ -32,6 +32,10 @@ export interface Settings {
   readonly redisCountDecisions: number;
   /** Replay: lines of the generated access log `sluice replay` reads (and a fifth of them). */
   readonly replayLines: number;
+  /** Overload: seconds of one measured run (the settling runs last 11 times as long). */
+  readonly overloadSeconds: number;
+  /** Overload: rounds of the interleaved grid. */
+  readonly overloadRounds: number;
 }
 
 /** The full run. */
@@ -50,6 +54,8 @@ export const FULL: Settings = {
   redisMs: 1000,
   redisCountDecisions: 5000,
   replayLines: 1_000_000,
+  overloadSeconds: 1,
+  overloadRounds: 2,
 };
 
 /** `BENCH_QUICK=1`: every section, about a minute, numbers too noisy to judge. */
@@ -66,6 +72,8 @@ export const QUICK: Settings = {
   redisMs: 200,
   redisCountDecisions: 1000,
   replayLines: 200_000,
+  overloadSeconds: 0.3,
+  overloadRounds: 1,
 };
 
 const NUMBER_KNOBS: ReadonlyArray<[keyof Omit<Settings, 'sections'>, string]> = [
@@ -82,6 +90,8 @@ const NUMBER_KNOBS: ReadonlyArray<[keyof Omit<Settings, 'sections'>, string]> = 
   ['redisMs', 'BENCH_REDIS_MS'],
   ['redisCountDecisions', 'BENCH_REDIS_COUNT'],
   ['replayLines', 'BENCH_REPLAY_LINES'],
+  ['overloadSeconds', 'BENCH_OVERLOAD_SECONDS'],
+  ['overloadRounds', 'BENCH_OVERLOAD_ROUNDS'],
 ];
 
 /** The environment variables read by {@link settingsFromEnv}, for the report. */

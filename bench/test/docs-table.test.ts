@@ -1,7 +1,16 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Results } from '../src/report/results';
-import { DOC_FILES, docRegions, fillRegions, latestResults, staleRegions } from '../src/report/docs-table';
+import {
+  DOC_FILES,
+  docRegions,
+  fillRegions,
+  latestOverload,
+  latestResults,
+  staleRegions,
+} from '../src/report/docs-table';
+import { OVERLOAD_CHARTS_DIR, overloadCharts } from '../src/report/overload-charts';
+import type { OverloadResults } from '../src/report/results';
 
 const ROOT = join(__dirname, '../..');
 
@@ -9,20 +18,32 @@ const ROOT = join(__dirname, '../..');
 // from what `pnpm docs:bench` writes is stale (or was edited by hand inside a region).
 describe('docs figures from the latest full bench run', () => {
   let results: Results;
+  let overload: OverloadResults;
   beforeAll(async () => {
     results = await latestResults(ROOT);
+    overload = await latestOverload(ROOT);
   });
 
   test.each(DOC_FILES)('%s says what latest.json says (else: pnpm docs:bench)', (file) => {
     const text = readFileSync(join(ROOT, file), 'utf8');
     expect(text).toMatch(/^<!-- bench:[a-z-]+ -->$/m);
-    expect(staleRegions(text, results, file)).toEqual([]);
+    expect(staleRegions(text, results, file, overload)).toEqual([]);
+  });
+
+  test('the overload charts are drawn from bench/results/overload.json (else: pnpm docs:bench)', () => {
+    const charts = overloadCharts(overload.overload);
+    expect(charts.size).toBeGreaterThanOrEqual(2);
+    for (const [name, svg] of charts) {
+      expect(readFileSync(join(ROOT, OVERLOAD_CHARTS_DIR, name), 'utf8')).toBe(svg);
+    }
   });
 
   test('a region edited by hand is stale; its formatting alone is not', () => {
     const text = readFileSync(join(ROOT, 'docs/benchmarks.md'), 'utf8');
-    expect(staleRegions(text.replace(/\| 0\.921 +\|/, '| 0.95 |'), results, 'x.md')).toEqual(['peers']);
-    expect(staleRegions(text.replace(/ +\|/g, ' |'), results, 'x.md')).toEqual([]);
+    expect(staleRegions(text.replace(/\| 0\.921 +\|/, '| 0.95 |'), results, 'x.md', overload)).toEqual([
+      'peers',
+    ]);
+    expect(staleRegions(text.replace(/ +\|/g, ' |'), results, 'x.md', overload)).toEqual([]);
   });
 
   test('a figure that changes in the results changes the docs', () => {

@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import type { HttpRow } from '../http/http';
 import { machineLine } from '../machine';
 import { sectionTables } from './markdown';
-import type { Results } from './results';
+import { overloadRegions } from './overload-regions';
+import type { OverloadResults, Results } from './results';
 
 /**
  * The documents whose figures come from `bench/results/latest.json`, relative to the repository
@@ -11,7 +12,12 @@ import type { Results } from './results';
  * `pnpm docs:bench` rewrites and a test keeps in step with the results: a figure in the docs is
  * always the latest full run's, never typed by hand.
  */
-export const DOC_FILES = ['README.md', 'docs/benchmarks.md', 'docs/redis-and-scaling.md'] as const;
+export const DOC_FILES = [
+  'README.md',
+  'docs/benchmarks.md',
+  'docs/redis-and-scaling.md',
+  'docs/overload.md',
+] as const;
 
 const n = (value: number): string => Math.round(value).toLocaleString('en').replace(/,/g, ' ');
 const x = (value: number, digits = 2): string => (Number.isFinite(value) ? value.toFixed(digits) : 'n/a');
@@ -235,9 +241,16 @@ function batching(results: Results): string[] {
   ];
 }
 
-/** The markdown of every region, by name. */
-export function docRegions(results: Results): Readonly<Record<string, readonly string[]>> {
+/**
+ * The markdown of every region, by name; the overload section's from its own results file
+ * (`bench/results/overload.json`), when given.
+ */
+export function docRegions(
+  results: Results,
+  overload?: OverloadResults,
+): Readonly<Record<string, readonly string[]>> {
   return {
+    ...(overload === undefined ? {} : overloadRegions(overload)),
     run: runLine(results),
     'peers-short': peersShort(results),
     peers: peers(results),
@@ -293,8 +306,13 @@ export function normalized(markdown: string): string {
 }
 
 /** The regions of a document whose text says something else than `results`: none when it is up to date. */
-export function staleRegions(text: string, results: Results, file: string): string[] {
-  const regions = docRegions(results);
+export function staleRegions(
+  text: string,
+  results: Results,
+  file: string,
+  overload?: OverloadResults,
+): string[] {
+  const regions = docRegions(results, overload);
   const stale: string[] = [];
   let seen = 0;
   for (const match of text.matchAll(/^<!-- bench:([a-z-]+) -->\n([\s\S]*?)^<!-- \/bench:\1 -->$/gm)) {
@@ -307,6 +325,11 @@ export function staleRegions(text: string, results: Results, file: string): stri
   const opened = text.match(/^<!-- bench:[a-z-]+ -->$/gm)?.length ?? 0;
   if (opened !== seen) throw new Error(`${file}: ${opened - seen} bench region(s) not closed`);
   return stale;
+}
+
+/** Reads `bench/results/overload.json`, the overload section's latest full-size run. */
+export async function latestOverload(root: string): Promise<OverloadResults> {
+  return JSON.parse(await readFile(join(root, 'bench/results/overload.json'), 'utf8')) as OverloadResults;
 }
 
 /** Reads `bench/results/latest.json`. */

@@ -5,6 +5,8 @@ import type { MemoryResult } from '../memory/memory';
 import type { MetricsResult } from '../metrics/metrics';
 import type { MicroResult } from '../micro/micro';
 import { COUNT_WHEN_ID } from '../redis/count-when';
+import type { OverloadResult } from '../overload/overload';
+import { overloadGoals } from '../overload/overload-goals';
 import type { RedisResult } from '../redis/redis';
 import type { ReplayResult } from '../replay/replay-bench';
 import { replayGoals } from '../replay/replay-goals';
@@ -18,6 +20,7 @@ type Sections = {
   redis?: RedisResult;
   replay?: ReplayResult;
   metrics?: MetricsResult;
+  overload?: OverloadResult;
 };
 
 const NOT_MEASURED = { measured: 'not measured (section not run)', met: null } as const;
@@ -266,6 +269,7 @@ export function judgeGoals(sections: Sections): Goal[] {
     ...batchingGoals(sections.redis, sections.http),
     ...replayGoals(sections.replay),
     ...metricsGoals(sections.metrics),
+    ...overloadGoals(sections.overload),
   ];
 }
 

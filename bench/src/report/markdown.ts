@@ -1,6 +1,7 @@
 import { machineLine } from '../machine';
 import type { ClientsResult } from '../redis/clients';
 import type { RedisRow } from '../redis/redis';
+import { overloadTables } from '../overload/overload-markdown';
 import type { Results } from './results';
 
 const n = (value: number): string => Math.round(value).toLocaleString('en');
@@ -338,7 +339,7 @@ export function markdown(results: Results): string {
     '',
     `Machine: ${machineLine(results.machine)}. Run ${results.date}, ${minutes} min ${seconds} s.`,
     '',
-    `## Goals (issues 6, 11, 13 and 15): ${met} of ${judged} met`,
+    `## Goals (issues 6, 11, 13, 15 and 38): ${met} of ${judged} met`,
     '',
     ...table(
       ['goal', 'measured', 'target', ''],
@@ -364,5 +365,12 @@ export function sectionTables(results: Results): string[] {
     ...redisSection(results),
     ...replaySection(results),
     ...metricsSection(results),
+    ...(results.overload === undefined
+      ? []
+      : [
+          '',
+          `## Overload: goodput under 0.5 to 10 × capacity (${results.overload.rounds} rounds × ${results.overload.seconds} s, interleaved)`,
+          ...overloadTables(results.overload),
+        ]),
   ];
 }

@@ -3,6 +3,7 @@ import type { Machine } from '../machine';
 import type { MemoryResult } from '../memory/memory';
 import type { MetricsResult } from '../metrics/metrics';
 import type { MicroResult } from '../micro/micro';
+import type { OverloadResult } from '../overload/overload';
 import type { RedisResult } from '../redis/redis';
 import type { ReplayResult } from '../replay/replay-bench';
 import type { Settings } from '../settings';
@@ -31,4 +32,14 @@ export interface Results {
   readonly redis?: RedisResult;
   readonly replay?: ReplayResult;
   readonly metrics?: MetricsResult;
+  readonly overload?: OverloadResult;
+}
+
+/** `bench/results/overload.json`: the overload section's latest full-size run, on its own. */
+export interface OverloadResults {
+  readonly machine: Machine;
+  readonly date: string;
+  readonly durationSeconds: number;
+  readonly goals: readonly Goal[];
+  readonly overload: OverloadResult;
 }
