@@ -7,16 +7,6 @@ import { onResponseClose, type ListenableResponse } from './response-close';
 import { reportFailure } from './user-callbacks';
 
 /**
- * Which responses count toward a limit (`countWhen`): `'failed'` — a status >= 400, or a
- * response that never finished (the client left, the handler threw); `'succeeded'` — the others;
- * or a function of the framework's request and response that returns `true` when it counts.
- * A request takes its units when it is admitted, as always; when its response does not count,
- * they are given back, exactly once, once the response is done.
- */
-export type CountWhen<TRequest, TResponse> =
-  'failed' | 'succeeded' | ((request: TRequest, response: TResponse) => boolean);
-
-/**
  * What a response tells when it is done: Node's `ServerResponse` (`statusCode`,
  * `writableFinished`), or a `FetchExchange`, which says the same of a Fetch handler's `Response`.
  */

@@ -3,8 +3,17 @@ import type { OverrideRate, Overrides } from '../limiter/overrides';
 import type { TrustProxy } from '../keys/trust-proxy';
 import type { SluiceConfigError } from '../policy/config-error';
 import type { Decision } from '../types';
-import type { CountWhen } from './count-when';
 import type { ClosableResponse } from './hold-request';
+
+/**
+ * Which responses count toward a limit (`countWhen`): `'failed'` — a status >= 400, or a
+ * response that never finished (the client left, the handler threw); `'succeeded'` — the others;
+ * or a function of the framework's request and response that returns `true` when it counts.
+ * A request takes its units when it is admitted, as always; when its response does not count,
+ * they are given back, exactly once, once the response is done.
+ */
+export type CountWhen<TRequest, TResponse> =
+  'failed' | 'succeeded' | ((request: TRequest, response: TResponse) => boolean);
 
 /** A value or a promise of it: option callbacks may be sync or async. */
 export type MaybePromise<T> = T | PromiseLike<T>;

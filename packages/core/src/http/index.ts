@@ -2,7 +2,8 @@ export { createHttpLimiter, DRY_RUN_HEADER } from './http-limiter';
 export type { HttpLimiter } from './http-limiter';
 export { namingAdapterOptions } from './adapter-options';
 export { callFallback } from './call-fallback';
-export type { CountedResponse, Counts, CountWhen } from './count-when';
+export type { CountedResponse, Counts } from './count-when';
+export type { CountWhen } from './http-options';
 export type { RawResponse } from './call-fallback';
 export type {
   CallbackErrorEvent,
