@@ -33,8 +33,7 @@ export function RateLimit<TRequest = NestHttpRequest, TResponse = unknown>(
   options: RateLimitOptions<TRequest, TResponse> | ReadonlyArray<RateLimitOptions<TRequest, TResponse>>,
 ): MethodDecorator & ClassDecorator {
   // A fresh object per use: the guard keeps one set of limits (buckets) per decorator.
-  const metadata: RateLimitMetadata = { limits: options as RateLimitOptions<never, never> };
-  return SetMetadata(RATE_LIMIT_METADATA, metadata);
+  return SetMetadata(RATE_LIMIT_METADATA, { limits: options } as RateLimitMetadata);
 }
 
 /**
@@ -49,8 +48,7 @@ export function RateLimit<TRequest = NestHttpRequest, TResponse = unknown>(
  * ```
  */
 export function SkipRateLimit(): MethodDecorator & ClassDecorator {
-  const metadata: RateLimitMetadata = false;
-  return SetMetadata(RATE_LIMIT_METADATA, metadata);
+  return SetMetadata(RATE_LIMIT_METADATA, false satisfies RateLimitMetadata);
 }
 
 /** What `@ConcurrencyLimit` stores: a fresh object per use, each with its own permits. */
@@ -63,9 +61,9 @@ export const CONCURRENCY_LIMIT_METADATA = 'sluice:concurrency-limit';
 
 /**
  * Caps the requests in flight per key on a route handler, or on a controller's routes together
- * (nginx `limit_conn`), after the route's rate limits (needs `SluiceModule`); the permit goes back exactly once, when the
- * response has ended or the connection closed. A method's decorator replaces its controller's;
- * each has its own permits (`sluice:<Controller>[.<method>]` without a `prefix`).
+ * (nginx `limit_conn`), after the route's rate limits (needs `SluiceModule`); the permit goes back
+ * exactly once, when the response has ended or the connection closed. A method's decorator
+ * replaces its controller's; each has its own permits (`sluice:<Controller>[.<method>]`, unless `prefix`).
  *
  * @param options - `max` and the rest, as every adapter's `concurrencyLimit`
  * @example
@@ -82,8 +80,7 @@ export const CONCURRENCY_LIMIT_METADATA = 'sluice:concurrency-limit';
 export function ConcurrencyLimit<TRequest = NestHttpRequest, TResponse = unknown>(
   options: ConcurrencyLimitOptions<TRequest, TResponse>,
 ): MethodDecorator & ClassDecorator {
-  const metadata: ConcurrencyLimitMetadata = { limit: options as ConcurrencyLimitOptions<never, never> };
-  return SetMetadata(CONCURRENCY_LIMIT_METADATA, metadata);
+  return SetMetadata(CONCURRENCY_LIMIT_METADATA, { limit: options } as ConcurrencyLimitMetadata);
 }
 
 /** What `@AdaptiveLimit` stores: a fresh object per use, each with its own limiter. */
@@ -97,8 +94,8 @@ export const ADAPTIVE_LIMIT_METADATA = 'sluice:adaptive-limit';
 
 /**
  * Protects a route handler, or a controller's routes together, from overload (every adapter's
- * `adaptiveLimit`), after the route's rate limits (needs `SluiceModule`); replaces the module's `adaptive` there, and a
- * method's decorator its controller's.
+ * `adaptiveLimit`), after the route's rate limits (needs `SluiceModule`); replaces the module's
+ * `adaptive` there, and a method's decorator its controller's.
  *
  * @param options - all optional, as every adapter's `adaptiveLimit`
  * @example
@@ -111,6 +108,5 @@ export const ADAPTIVE_LIMIT_METADATA = 'sluice:adaptive-limit';
 export function AdaptiveLimit<TRequest = NestHttpRequest, TResponse = unknown>(
   options: AdaptiveLimitOptions<TRequest, TResponse> = {},
 ): MethodDecorator & ClassDecorator {
-  const metadata: AdaptiveLimitMetadata = { limit: options as AdaptiveLimitOptions<never, never> };
-  return SetMetadata(ADAPTIVE_LIMIT_METADATA, metadata);
+  return SetMetadata(ADAPTIVE_LIMIT_METADATA, { limit: options } as AdaptiveLimitMetadata);
 }

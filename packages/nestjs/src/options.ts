@@ -18,7 +18,7 @@ export interface NestHttpRequest {
   readonly [property: string]: unknown;
 }
 
-/** A fallback handler: replies in place of the rejection on the platform's request and response (see core's `DecisionFallback`). */
+/** A fallback handler: replies in place of the rejection on the platform's own request and response (Express `req`, `res`). */
 export type NestFallback<TRequest = NestHttpRequest, TResponse = unknown> = (
   request: TRequest,
   response: TResponse,

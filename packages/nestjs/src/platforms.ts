@@ -21,6 +21,7 @@ import {
   type ReplyLike,
   type RequestLike,
 } from '@sluice/core/adapter';
+import type { AdaptiveLimitMetadata, ConcurrencyLimitMetadata } from './decorators';
 
 // Read once: a CommonJS build reads an import through getters at each use (per request here).
 const [httpOfNode, httpOfReply, decideWrite] = [fromNodeRequest, fromRequestLike, decideAndWrite];
@@ -91,10 +92,11 @@ export function platformGate(decider: HttpDecider<unknown, Outcome>, platform: (
  * Node's response; `scope` (`Controller` or `Controller.method`) is its prefix unless one is given.
  */
 export function concurrencyGate(
-  options: ConcurrencyLimitOptions<unknown, Fallback>,
+  metadata: ConcurrencyLimitMetadata,
   scope: string,
   platform: () => Platform,
 ): Gate {
+  const options = metadata.limit as ConcurrencyLimitOptions<unknown, Fallback>;
   // As @RateLimit's buckets: two decorators on one shared store keep their own counts.
   const own = options.limiter === undefined && options.prefix === undefined;
   const limit = createHttpConcurrencyLimiter(own ? { ...options, prefix: `sluice:${scope}` } : options);
@@ -103,8 +105,12 @@ export function concurrencyGate(
 
 /** The gate of one adaptive limit (`@AdaptiveLimit`, the module's `adaptive`), as `@ConcurrencyLimit`'s. */
 export function adaptiveGate(
-  options: AdaptiveLimitOptions<unknown, Fallback>,
+  metadata: AdaptiveLimitMetadata,
+  _scope: string,
   platform: () => Platform,
 ): Gate {
-  return platformGate(createHttpAdaptiveLimiter(options), platform);
+  return platformGate(
+    createHttpAdaptiveLimiter(metadata.limit as AdaptiveLimitOptions<unknown, Fallback>),
+    platform,
+  );
 }

@@ -7,8 +7,6 @@ import {
   definesLimit,
   scopedOptions,
   scopeNames,
-  type AdaptiveLimitOptions,
-  type ConcurrencyLimitOptions,
   type RateLimitOptions,
 } from '@sluice/core/adapter';
 import {
@@ -16,7 +14,6 @@ import {
   CONCURRENCY_LIMIT_METADATA,
   type AdaptiveLimitMetadata,
   RATE_LIMIT_METADATA,
-  type ConcurrencyLimitMetadata,
   type RateLimitMetadata,
 } from './decorators';
 import type { RateLimitOptions as RouteOptions, SluiceModuleOptions } from './options';
@@ -32,7 +29,6 @@ import {
 } from './platforms';
 
 type Limits = RateLimitOptions<unknown, Fallback>;
-type ConcurrencyOptions = ConcurrencyLimitOptions<unknown, Fallback>;
 
 /** The applications whose guard has started (by their `HttpAdapterHost`, one per application). */
 const started = new WeakSet<object>();
@@ -78,16 +74,17 @@ export class SluiceGuard implements CanActivate, OnModuleInit {
     }
     let adaptive: unknown;
     if (!Array.isArray(options)) ({ adaptive, ...options } = options as { adaptive?: unknown });
+    const platform = () => this.#platformNow();
     this.#everyAdaptive =
       adaptive === undefined
         ? undefined
-        : adaptiveGate(adaptive as AdaptiveLimitOptions<unknown, Fallback>, () => this.#platformNow());
+        : adaptiveGate({ limit: adaptive } as AdaptiveLimitMetadata, '', platform);
     this.#defaults = Array.isArray(options) ? undefined : (options as RouteOptions<unknown, unknown>);
     const defaults = this.#defaults;
     if (defaults !== undefined) checkDefaults(defaults);
     const complete = defaults === undefined || definesLimit(defaults);
     this.#every = complete ? createHttpLimiter<unknown, Fallback>(options as Limits | Limits[]) : undefined;
-    this.#everyRoute = this.#every && platformGate(this.#every, () => this.#platformNow());
+    this.#everyRoute = this.#every && platformGate(this.#every, platform);
   }
 
   /** Builds the limits of every decorated controller and route at start, not at their first request. */
@@ -132,8 +129,7 @@ export class SluiceGuard implements CanActivate, OnModuleInit {
     // Rate limits first: a request they refuse (or delay, then refuse) takes no permit, and an
     // adaptive limit measures only requests that do work.
     const then = (verdict: Verdict, gate: Gate | undefined): Verdict => {
-      const next = (pass: boolean): Verdict =>
-        !pass ? false : gate === undefined ? true : gate(request, response);
+      const next = (pass: boolean): Verdict => (!pass || gate === undefined ? pass : gate(request, response));
       return verdict === true || verdict === false ? next(verdict) : verdict.then(next);
     };
     const verdict = then(then(then(true, rate), adaptive), concurrency);
@@ -148,26 +144,13 @@ export class SluiceGuard implements CanActivate, OnModuleInit {
   /** A route's gates in the order they run: its rate limits, adaptive limit and concurrency limit. */
   #gatesOf(handler: object, controller: object): Array<Gate | undefined> {
     const at = [handler, controller] as const;
-    const platform = () => this.#platformNow();
     type RateLimits = Exclude<RateLimitMetadata, false>;
     return [
       this.#decorated<RateLimits>(RATE_LIMIT_METADATA, this.#routes, at, this.#everyRoute, (m, scope) =>
-        this.#gate(this.#routeOptions(m.limits as RouteOptions<unknown, unknown>, scope)),
+        this.#routeGate(m.limits as RouteOptions<unknown, unknown>, scope),
       ),
-      this.#decorated<AdaptiveLimitMetadata>(
-        ADAPTIVE_LIMIT_METADATA,
-        this.#adaptive,
-        at,
-        this.#everyAdaptive,
-        (m) => adaptiveGate(m.limit as AdaptiveLimitOptions<unknown, Fallback>, platform),
-      ),
-      this.#decorated<ConcurrencyLimitMetadata>(
-        CONCURRENCY_LIMIT_METADATA,
-        this.#concurrency,
-        at,
-        undefined,
-        (m, scope) => concurrencyGate(m.limit as ConcurrencyOptions, scope, platform),
-      ),
+      this.#decorated(ADAPTIVE_LIMIT_METADATA, this.#adaptive, at, this.#everyAdaptive, adaptiveGate),
+      this.#decorated(CONCURRENCY_LIMIT_METADATA, this.#concurrency, at, undefined, concurrencyGate),
     ];
   }
 
@@ -180,7 +163,7 @@ export class SluiceGuard implements CanActivate, OnModuleInit {
     gates: WeakMap<object, WeakMap<object, Gate>>,
     [handler, controller]: readonly [object, object],
     otherwise: Gate | undefined,
-    build: (metadata: M, scope: string) => Gate,
+    build: (metadata: M, scope: string, platform: () => Platform) => Gate,
   ): Gate | undefined {
     // Both are functions (a method, a class): Reflector reads the metadata Nest's decorators set on them.
     const targets = [handler, controller] as Array<Type<unknown>>;
@@ -195,10 +178,11 @@ export class SluiceGuard implements CanActivate, OnModuleInit {
     if (gate === undefined) {
       const own = this.reflector.get<unknown, string>(key, handler as Type<unknown>) === metadata;
       const name = this.#names.get(controller) ?? (controller as { name?: string }).name ?? 'controller';
-      if (own) gate = build(metadata, `${name}.${this.#handlerName(handler, controller)}`);
+      const platform = () => this.#platformNow();
+      if (own) gate = build(metadata, `${name}.${this.#handlerName(handler, controller)}`, platform);
       else {
         // The controller's decorator: one bucket for all its routes.
-        gate = ofController.get(metadata) ?? build(metadata, name);
+        gate = ofController.get(metadata) ?? build(metadata, name, platform);
         ofController.set(metadata, gate);
       }
       ofController.set(handler, gate);
@@ -244,19 +228,15 @@ export class SluiceGuard implements CanActivate, OnModuleInit {
     return (this.#platform ??= platformOf(this.adapterHost.httpAdapter.getType()));
   }
 
-  /** A decorator's options over the module's defaults, if one object, with their own buckets (`prefix`). */
-  #routeOptions(
+  /** The gate of a decorator's limits over the module's defaults, if one object, with their own buckets (`prefix`). */
+  #routeGate(
     limits: RouteOptions<unknown, unknown> | ReadonlyArray<RouteOptions<unknown, unknown>>,
     scope: string,
-  ): Limits | Limits[] {
-    const defaults = this.#defaults;
+  ): Gate {
     const own = (options: RouteOptions<unknown, unknown>): Limits =>
-      scopedOptions(defaults ?? {}, options, scope);
-    return Array.isArray(limits) ? limits.map(own) : own(limits as RouteOptions<unknown, unknown>);
-  }
-
-  #gate(options: Limits | readonly Limits[]): Gate {
-    return platformGate(createHttpLimiter<unknown, Fallback>(options), () => this.#platformNow());
+      scopedOptions(this.#defaults ?? {}, options, scope);
+    const all = Array.isArray(limits) ? limits.map(own) : own(limits as RouteOptions<unknown, unknown>);
+    return platformGate(createHttpLimiter<unknown, Fallback>(all), () => this.#platformNow());
   }
 }
 
