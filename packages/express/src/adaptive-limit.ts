@@ -1,32 +1,24 @@
-import type { AdaptiveDecision } from '@sluice/core';
+import type { AdaptiveDecision, ConcurrencyDecision } from '@sluice/core';
 import {
   createHttpAdaptiveLimiter,
-  type AdaptiveLimitOptions as CoreOptions,
-  type MaybePromise,
+  createHttpConcurrencyLimiter,
+  type AdaptiveLimitOptions as CoreAdaptiveOptions,
+  type ConcurrencyLimitOptions as CoreConcurrencyOptions,
+  type DecisionFallback,
 } from '@sluice/core/adapter';
 import type { Request, RequestHandler, Response } from 'express';
 import { gateOf, middlewareOf } from './gate';
 
 /** A fallback handler for {@link adaptiveLimit}: replies in place of the 503, with the decision at hand. */
-export type ExpressAdaptiveFallback = (
-  req: Request,
-  res: Response,
-  decision: AdaptiveDecision,
-) => MaybePromise<unknown>;
+export type ExpressAdaptiveFallback = DecisionFallback<Request, Response, AdaptiveDecision>;
+
+/** Options of {@link adaptiveLimit} (see core's `AdaptiveLimitOptions`), with Express's `req` in callbacks. */
+export type AdaptiveLimitOptions = CoreAdaptiveOptions<Request, ExpressAdaptiveFallback>;
 
 /**
- * Options of {@link adaptiveLimit}: `priority`, `shares`, `status`, `fallback`, `skip`, `dryRun`,
- * `name`, `metrics`, the limiter's `algorithm`, `min`, `max`, `queue`, `eventLoop`, … or a ready
- * `limiter`, with Express's `req` in callbacks.
- */
-export type AdaptiveLimitOptions = CoreOptions<Request, ExpressAdaptiveFallback>;
-
-/**
- * Express middleware (Express 4 and 5) that protects the instance from overload: the number of
- * requests in flight follows the latency it measures (no number to pick), shrinks at once when
- * the event loop lags, and `shares` keep each priority its part. Above the limit a request waits
- * briefly or gets a `503` with `Retry-After`. The permit goes back exactly once, when the
- * handler has ended its response or the connection closes first.
+ * Express middleware (Express 4 and 5) that protects the instance from overload: the requests in
+ * flight follow the latency measured, and `shares` keep each priority its part. The permit goes
+ * back once the handler has ended its response or the connection closed.
  *
  * @param options - all optional (validated once, here)
  * @throws `SluiceConfigError` naming the first invalid option
@@ -43,4 +35,30 @@ export type AdaptiveLimitOptions = CoreOptions<Request, ExpressAdaptiveFallback>
 export function adaptiveLimit(options: AdaptiveLimitOptions = {}): RequestHandler {
   const limit = createHttpAdaptiveLimiter<Request, ExpressAdaptiveFallback>(options);
   return middlewareOf(gateOf(limit), 'sluiceAdaptiveLimit');
+}
+
+/** A fallback handler for {@link concurrencyLimit}: replies in place of the refusal, with the decision at hand. */
+export type ExpressConcurrencyFallback = DecisionFallback<Request, Response, ConcurrencyDecision>;
+
+/** Options of {@link concurrencyLimit} (see core's `ConcurrencyLimitOptions`), with Express's `req` in callbacks. */
+export type ConcurrencyLimitOptions = CoreConcurrencyOptions<Request, ExpressConcurrencyFallback>;
+
+/**
+ * Express middleware (Express 4 and 5) that caps requests in flight per key (nginx `limit_conn`).
+ * The permit goes back exactly once, when the handler has ended its response or the connection
+ * closed (a throw, no answer, a client gone). Put it after `rateLimit` to use both on a route.
+ *
+ * @param options - `max` and the rest (validated once, here)
+ * @throws `SluiceConfigError` naming the first invalid option
+ * @example
+ * ```ts
+ * import { concurrencyLimit } from '@sluice/express';
+ *
+ * app.post('/checkout', concurrencyLimit({ key: '$http_user_id', max: 1 }), checkout); // one checkout per user at a time
+ * app.use(concurrencyLimit({ key: 'all', max: 500, queue: { maxWaitMs: 2000 } }));    // protect the backend
+ * ```
+ */
+export function concurrencyLimit(options: ConcurrencyLimitOptions): RequestHandler {
+  const limit = createHttpConcurrencyLimiter<Request, ExpressConcurrencyFallback>(options);
+  return middlewareOf(gateOf(limit), 'sluiceConcurrencyLimit');
 }

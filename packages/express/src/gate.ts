@@ -22,11 +22,7 @@ export function gateOf(decider: HttpDecider<Request, ExpressOutcome>): Gate {
   return (req, res) => decide(decider, req, res, httpOf(req), res, write);
 }
 
-/**
- * The middleware that runs `gate`: `next()` when it passes, `next(err)` when it fails.
- *
- * @param name - the middleware's name, as Express's router and stack traces show it
- */
+/** The middleware `name` (as stack traces show it) that runs `gate`: `next()` when it passes, `next(err)` when it fails. */
 export function middlewareOf(gate: Gate, name: string): RequestHandler {
   const middleware = (req: Request, res: Response, next: NextFunction): void => {
     let pass: Pass;

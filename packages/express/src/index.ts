@@ -1,21 +1,18 @@
 import type { Decision } from '@sluice/core';
 import {
   createHttpLimiter,
-  type MaybePromise,
+  type DecisionFallback,
   type RateLimitOptions as CoreOptions,
 } from '@sluice/core/adapter';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { gateOf, middlewareOf, type Gate } from './gate';
 
 /** A fallback handler: replies in place of the rejection, with the decision at hand. */
-export type ExpressFallback = (req: Request, res: Response, decision: Decision) => MaybePromise<unknown>;
+export type ExpressFallback = DecisionFallback<Request, Response, Decision>;
 
 /**
- * Options of {@link rateLimit}: the shared sluice options (`key`, `rate` or `rules`, `burst`,
- * `status`, `fallback`, `headers`, `dryRun`, `trustProxy`, …) with Express's `req` in callbacks,
- * `overrides: (key, req) => rate | undefined` included. A `countWhen` function gets `(req, res)`
- * once the response is done: `res.statusCode` is the status sent, `res.writableFinished` is
- * `false` when the client left before the response was sent.
+ * Options of {@link rateLimit} (see core's `RateLimitOptions`), with Express's `req` in callbacks;
+ * `countWhen` gets `(req, res)` once the response is done.
  *
  * @example
  * ```ts
@@ -30,8 +27,8 @@ function createGate(options: RateLimitOptions | readonly RateLimitOptions[]): Ga
 }
 
 /**
- * Express middleware (Express 4 and 5) that rate-limits requests. Options are validated once,
- * here; an array applies several limits in order (see `createHttpLimiter` for the guarantee).
+ * Express middleware (Express 4 and 5) that rate-limits requests; an array applies several limits
+ * in order (see `createHttpLimiter`).
  *
  * @param options - one limit, or several in order
  * @throws `SluiceConfigError` naming the first invalid option
@@ -53,9 +50,8 @@ export function rateLimit(options: RateLimitOptions | readonly RateLimitOptions[
 type ExpressHandlerMethod<This> = (this: This, req: Request, res: Response, next: NextFunction) => unknown;
 
 /**
- * Rate-limits one controller method: a standard (TC39, TypeScript 5) method decorator for a
- * `(req, res, next)` handler. The limits are created once per decorated method. A limited request
- * never reaches the method; a store error goes to `next(err)` when Express passed `next`.
+ * Rate-limits one `(req, res, next)` controller method: a standard (TC39) method decorator. A
+ * limited request never reaches it; a store error goes to `next(err)`.
  *
  * @param options - one limit, or several in order
  * @throws `SluiceConfigError` when the class is defined, naming the first invalid option
@@ -110,8 +106,11 @@ export type {
   TrustProxy,
 } from '@sluice/core/adapter';
 
-export { concurrencyLimit } from './concurrency-limit';
-export type { ConcurrencyLimitOptions, ExpressConcurrencyFallback } from './concurrency-limit';
 export type { ExpressHandlerMethod };
-export { adaptiveLimit } from './adaptive-limit';
-export type { AdaptiveLimitOptions, ExpressAdaptiveFallback } from './adaptive-limit';
+export { adaptiveLimit, concurrencyLimit } from './adaptive-limit';
+export type {
+  AdaptiveLimitOptions,
+  ConcurrencyLimitOptions,
+  ExpressAdaptiveFallback,
+  ExpressConcurrencyFallback,
+} from './adaptive-limit';

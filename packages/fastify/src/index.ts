@@ -1,4 +1,4 @@
-import { SluiceConfigError } from '@sluice/core';
+import { SluiceConfigError, type Decision } from '@sluice/core';
 import {
   createHttpLimiter,
   checkDefaults,
@@ -7,8 +7,7 @@ import {
   notFoundHook,
   scopedOptions,
 } from '@sluice/core/adapter';
-import type { Decision } from '@sluice/core';
-import type { PartialRateLimitOptions, RateLimitOptions } from '@sluice/core/adapter';
+import type { DecisionFallback, PartialRateLimitOptions, RateLimitOptions } from '@sluice/core/adapter';
 import type {
   FastifyInstance,
   FastifyPluginAsync,
@@ -18,18 +17,15 @@ import type {
   RouteOptions,
 } from 'fastify';
 import fp from 'fastify-plugin';
-import { gateOf, hookOf, type Gate } from './gate';
+import { gateOf, hookOf } from './gate';
 
 /** A fallback handler: sends a reply in place of the rejection, with the decision at hand. */
-export type FastifyFallback = (request: FastifyRequest, reply: FastifyReply, decision: Decision) => unknown;
+export type FastifyFallback = DecisionFallback<FastifyRequest, FastifyReply, Decision>;
 
 /**
- * One limit's options for a route (`config: { rateLimit }`): the shared sluice options with
- * Fastify's `request` in callbacks. A route's options are merged over the plugin's (see
- * `scopedOptions`: each route with its own config has its own buckets), and together they need a
- * `rate`, `rules` or a `limiter`. An `overrides` function receives Fastify's `request`; a
- * `countWhen` function gets `(request, reply)` once the response is done (`reply.statusCode`;
- * `reply.raw.writableFinished` is `false` when the client left first).
+ * One limit's options for a route (`config: { rateLimit }`), merged over the plugin's (see core's
+ * `PartialRateLimitOptions`), with Fastify's `request` in callbacks; `countWhen` gets
+ * `(request, reply)` once the response is done.
  *
  * @example
  * ```ts
@@ -55,36 +51,27 @@ declare module 'fastify' {
 type Options = RateLimitOptions<FastifyRequest, FastifyFallback, FastifyReply>;
 
 /**
- * A route's constraints as the end of its scope (`GET /who [host=/^shop\./i,version=2.0.0]`):
- * routes of one method and URL that Fastify tells apart by them are different routes, each with
- * its own buckets. Names are sorted, so the text is stable; a route without constraints gets no
- * text and keeps the scope it always had (its store keys and its metrics name).
+ * A route's constraints, sorted, as the end of its scope (`GET /who [host=/^shop\./i,version=2.0.0]`):
+ * routes Fastify tells apart by them get their own buckets; none, no text (the scope as it was).
  */
 function constraintsText(constraints: RouteOptions['constraints']): string {
   const pairs = Object.entries(constraints ?? {})
     .filter(([, value]) => value !== undefined)
     .sort(([a], [b]) => (a < b ? -1 : 1))
     // A RegExp host as its literal (`/^shop\./i`); a custom strategy's object value as JSON.
-    .map(([name, value]) => {
-      const text =
-        value instanceof RegExp || typeof value !== 'object' ? String(value) : JSON.stringify(value);
-      return `${name}=${text}`;
-    });
+    .map(
+      ([name, v]) =>
+        `${name}=${v instanceof RegExp || typeof v !== 'object' ? String(v) : JSON.stringify(v)}`,
+    );
   return pairs.length === 0 ? '' : ` [${pairs.join(',')}]`;
 }
 
-function createGate(options: Options | readonly Options[]): Gate {
-  return gateOf(createHttpLimiter<FastifyRequest, FastifyFallback, FastifyReply>(options));
-}
-
 /**
- * The sluice Fastify plugin (Fastify 4 and 5). Registered with a `rate` (or `rules`), it limits every route,
- * and the requests that match none (the not-found handler: same buckets, `$route` `'(not found)'`);
- * without one, only routes whose `config.rateLimit` sets one; `config: { rateLimit: false }`
- * exempts a route. The HEAD route Fastify adds for each GET route (`exposeHeadRoutes`) shares
- * the GET's limit: one bucket for both. Register it before the routes it limits. Invalid
- * options reject `register`; invalid route options throw where the route is defined; never at
- * the first request.
+ * The sluice Fastify plugin (Fastify 4 and 5). With a `rate` (or `rules`) it limits every route
+ * and the not-found handler (`$route` `'(not found)'`); without, only routes whose
+ * `config.rateLimit` sets one; `config: { rateLimit: false }` exempts a route. A GET's automatic
+ * HEAD route shares its bucket. Register it before its routes; invalid options fail `register`
+ * or the route's definition, never a request.
  *
  * @param fastify - the instance
  * @param options - defaults for every route, and a limit on every route when they carry a `rate`
@@ -117,16 +104,12 @@ async function sluicePlugin(fastify: FastifyInstance, options: SluicePluginOptio
   // The not-found handler runs in no route: the same buckets count its requests (see notFoundHook).
   if (every !== undefined) fastify.addHook(hook as 'onRequest', notFoundHook(every));
 
-  // Each GET route's gate by its `rateLimit` options, URL and constraints. Fastify's automatic
-  // HEAD route (`exposeHeadRoutes`) is the same route: its options are a copy of the GET's, made
-  // before any hook ran, so the same `rateLimit` object at the same URL with the same constraints
-  // — or, for `/` under a prefix, the URL with a slash more — finds the GET's gate and shares its
-  // buckets.
+  // Each GET route's gate by its `rateLimit` options, URL and constraints: Fastify's automatic HEAD
+  // route (`exposeHeadRoutes`) has the GET's very options object, URL (or, for `/` under a prefix,
+  // the URL with a slash more) and constraints, and so shares the GET's gate and buckets.
   const getGates = new WeakMap<object, Map<string, onRequestHookHandler>>();
   fastify.addHook('onRoute', (route: RouteOptions) => {
-    const config = (
-      route.config as { rateLimit?: SluiceRouteOptions | readonly SluiceRouteOptions[] | false }
-    )?.rateLimit;
+    const config = route.config?.rateLimit;
     if (config === false || (config === undefined && everyRoute === undefined)) return;
     const methods = [route.method].flat();
     const constraints = constraintsText(route.constraints);
@@ -157,9 +140,8 @@ export const sluice: FastifyPluginAsync<SluicePluginOptions> = fp(sluicePlugin, 
 export default sluice;
 
 /**
- * Rate-limits one controller method: a standard (TC39, TypeScript 5) method decorator for a
- * `(request, reply)` handler. The limits are created once per decorated method; a limited
- * request never reaches it.
+ * Rate-limits one `(request, reply)` controller method: a standard (TC39) method decorator. A
+ * limited request never reaches it.
  *
  * @param options - one limit, or several in order
  * @throws `SluiceConfigError` when the class is defined, naming the first invalid option
@@ -176,7 +158,7 @@ export default sluice;
  * ```
  */
 export function RateLimit(options: Options | readonly Options[]) {
-  const gate = createGate(options);
+  const gate = gateOf(createHttpLimiter<FastifyRequest, FastifyFallback, FastifyReply>(options));
   return function decorate<
     This,
     Method extends (this: This, request: FastifyRequest, reply: FastifyReply) => unknown,
@@ -209,8 +191,11 @@ export type {
   TrustProxy,
 } from '@sluice/core/adapter';
 
-export { concurrencyLimit } from './concurrency-limit';
-export type { ConcurrencyLimitOptions, FastifyConcurrencyFallback } from './concurrency-limit';
 export type { Options as RateLimitOptions };
-export { adaptiveLimit } from './adaptive-limit';
-export type { AdaptiveLimitOptions, FastifyAdaptiveFallback } from './adaptive-limit';
+export { adaptiveLimit, concurrencyLimit } from './adaptive-limit';
+export type {
+  AdaptiveLimitOptions,
+  ConcurrencyLimitOptions,
+  FastifyAdaptiveFallback,
+  FastifyConcurrencyFallback,
+} from './adaptive-limit';

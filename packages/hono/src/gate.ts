@@ -45,10 +45,9 @@ class HonoRequest extends FetchRequest<Context> {
   }
 
   /**
-   * The pattern of the route that answers, known before the first middleware runs: the first
-   * matched from this one on whose function takes no `next` (Hono's test of a handler);
-   * `NOT_FOUND_ROUTE` for a 404, one bucket for every URL a client makes up. Not `hono/route`'s helper: Hono's code, imported here, could be a second copy of Hono
-   * (the other module format) with another private `Symbol`.
+   * The route that answers: the first matched from here on whose function takes no `next` (Hono's
+   * test of a handler); `NOT_FOUND_ROUTE` for a 404. Not `hono/route`'s helper: Hono imported
+   * here could be a second copy (the other module format) with another private `Symbol`.
    */
   override route(): string | undefined {
     const { req } = this.source;
@@ -62,14 +61,11 @@ class HonoRequest extends FetchRequest<Context> {
 }
 
 /**
- * The middleware of a limit from core (a rate limit, a concurrency limit: any `HttpDecider`), in
- * core's neutral shapes: on `@hono/node-server` Node's own request (an admitted request builds no
- * Fetch `Headers`) and response; elsewhere the Fetch request, its address from `clientAddress`.
+ * The middleware `name` of a limit from core (any `HttpDecider`, built by `create` from the options
+ * without `clientAddress`): on `@hono/node-server` Node's own request and response (an admitted
+ * request builds no Fetch `Headers`); elsewhere the Fetch request, its address from `clientAddress`.
  *
- * @param create - builds the limit from the options without `clientAddress`
- * @param name - the middleware's name, as stack traces show it
  * @param permits - whether the limit watches every response (concurrency), not only a held one's
- *   (a rate limit with `countWhen` says so itself)
  */
 export function middlewareOf<TOptions>(
   options: TOptions | readonly TOptions[],
@@ -90,17 +86,9 @@ export function middlewareOf<TOptions>(
     else if (readsAddress) throw new SluiceConfigError('clientAddress', undefined, NO_ADDRESS);
     // None (`undefined`, `null`): a limit keyed by the address refuses it, as a client that is gone.
     const known = typeof address === 'string' ? address : undefined;
-    const http =
-      node === undefined
-        ? new HonoRequest(c, raw, known, targetOf(raw.url), raw.headers)
-        : new HonoRequest(
-            c,
-            raw,
-            known,
-            node.incoming.url ?? '/',
-            node.incoming.headers,
-            node.incoming.rawHeaders,
-          );
+    const incoming = node?.incoming;
+    const url = incoming === undefined ? targetOf(raw.url) : (incoming.url ?? '/');
+    const http = new HonoRequest(c, raw, known, url, incoming?.headers ?? raw.headers, incoming?.rawHeaders);
     // Off Node's server, a permit goes back when the handler has returned (see FetchExchange).
     const exchange = node === undefined && watches ? new FetchExchange(raw.signal) : undefined;
     let done: Response | undefined;

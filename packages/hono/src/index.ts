@@ -1,9 +1,12 @@
-import { type ConcurrencyDecision, type Decision } from '@sluice/core';
+import { type AdaptiveDecision, type ConcurrencyDecision, type Decision } from '@sluice/core';
 import {
+  createHttpAdaptiveLimiter,
   createHttpConcurrencyLimiter,
   createHttpLimiter,
   limitFetchHandler,
+  limitFetchHandlerAdaptively,
   namingAdapterOptions,
+  type AdaptiveLimitOptions as CoreAdaptiveOptions,
   type ConcurrencyLimitOptions as CoreConcurrencyOptions,
   type FetchFallback,
   type RateLimitOptions as CoreOptions,
@@ -17,22 +20,24 @@ export type HonoFallback = FetchFallback<Context, Decision>;
 /** A fallback handler for {@link concurrencyLimit}. */
 export type HonoConcurrencyFallback = FetchFallback<Context, ConcurrencyDecision>;
 
+/** A fallback handler for {@link adaptiveLimit}: the `Response` to send in place of the 503. */
+export type HonoAdaptiveFallback = FetchFallback<Context, AdaptiveDecision>;
+
 /** `clientAddress`: where the client address comes from when the runtime gives Hono none. */
 export interface ClientAddressOption {
   /**
    * The client address for keys that read it (`$binary_remote_addr`, the default, `$remote_addr`).
-   * Other runtimes than `@hono/node-server` give none: a limit keyed by it then fails each request
-   * with a `SluiceConfigError`, never keys every client alike. `undefined` or `null`: the request
-   * is refused, as a client that is gone. With several limits, give it with the first.
+   * Off `@hono/node-server` there is none: a limit keyed by it then fails each request with a
+   * `SluiceConfigError`. `undefined` or `null`: the request is refused, as a client that is gone.
+   * With several limits, give it with the first.
    * @defaultValue the connection's peer on `@hono/node-server` (with `trustProxy`, `X-Forwarded-For`); none elsewhere
    */
   clientAddress?: ClientAddress;
 }
 
 /**
- * Options of {@link rateLimit}: the shared sluice options with Hono's `c` in callbacks
- * (`overrides: (key, c) => …` too), and `clientAddress`. A `countWhen` function gets `(c, c)`
- * once the handler has run: `c.res` is its response.
+ * Options of {@link rateLimit} (see core's `RateLimitOptions`), with Hono's `c` in callbacks, and
+ * `clientAddress`; `countWhen` gets `(c, c)` once the handler has run (`c.res`).
  *
  * @example
  * ```ts
@@ -42,16 +47,18 @@ export interface ClientAddressOption {
  */
 export type RateLimitOptions = CoreOptions<Context, HonoFallback, Context> & ClientAddressOption;
 
-/** Options of {@link concurrencyLimit}: `max` (required), `key`, `store`, `queue`, `status`, `fallback`, … with Hono's `c` in callbacks, and `clientAddress`. */
+/** Options of {@link concurrencyLimit} (see core's `ConcurrencyLimitOptions`), with Hono's `c` in callbacks, and `clientAddress`. */
 export type ConcurrencyLimitOptions = CoreConcurrencyOptions<Context, HonoConcurrencyFallback> &
   ClientAddressOption;
+
+/** Options of {@link adaptiveLimit} (see core's `AdaptiveLimitOptions`), with Hono's `c` in callbacks; no key. */
+export type AdaptiveLimitOptions = CoreAdaptiveOptions<Context, HonoAdaptiveFallback>;
 
 const own = <T>(create: () => T): T => namingAdapterOptions(['clientAddress'], 'Hono options', create);
 
 /**
- * Hono middleware (Hono 4) that rate-limits requests. Options are validated once, here; an array
- * applies several limits in order. `$route` is the pattern of the route that answers, wherever
- * the limit is mounted.
+ * Hono middleware (Hono 4) that rate-limits requests; an array applies several limits in order.
+ * `$route` is the pattern of the route that answers, wherever the limit is mounted.
  *
  * @param options - one limit, or several in order
  * @throws `SluiceConfigError` naming the first invalid option
@@ -72,8 +79,8 @@ export function rateLimit(options: RateLimitOptions | readonly RateLimitOptions[
 
 /**
  * Hono middleware (Hono 4) that caps requests in flight per key (nginx `limit_conn`). The permit
- * goes back exactly once: on `@hono/node-server` when Node's response closes (sent, or the client
- * left), elsewhere when the handler has returned its `Response` or the request's `signal` aborts.
+ * goes back once: on `@hono/node-server` when Node's response closes, elsewhere when the handler
+ * has returned its `Response` or the request's `signal` aborts.
  *
  * @param options - `max` and the rest (validated once, here)
  * @throws `SluiceConfigError` naming the first invalid option
@@ -89,10 +96,36 @@ export function concurrencyLimit(options: ConcurrencyLimitOptions): MiddlewareHa
 }
 
 /**
+ * Hono middleware (Hono 4) that protects the instance from overload: the requests in flight follow
+ * the latency measured, and `shares` keep each priority its part. The permit goes back as
+ * {@link concurrencyLimit}'s does.
+ *
+ * @param options - all optional (validated once, here)
+ * @throws `SluiceConfigError` naming the first invalid option
+ * @example
+ * ```ts
+ * app.use(adaptiveLimit({
+ *   priority: (c) => (c.req.path.startsWith('/checkout') ? 'checkout' : 'browse'),
+ *   shares: { checkout: 0.7, browse: 0.3 },
+ * }));
+ * ```
+ */
+export function adaptiveLimit(options: AdaptiveLimitOptions = {}): MiddlewareHandler {
+  type Options = AdaptiveLimitOptions & { key?: string };
+  // A key of plain text tells the gate this limit never reads the client address (any runtime);
+  // the user's own `key`, if any, goes on to be refused as the unknown option it is.
+  const create = (limits: Options | Options[]) =>
+    createHttpAdaptiveLimiter<Context, HonoAdaptiveFallback>({
+      ...(limits as Options),
+      key: (options as Options).key,
+    } as unknown as AdaptiveLimitOptions);
+  return middlewareOf<Options>({ ...options, key: 'adaptive' }, create, 'sluiceAdaptiveLimit', true);
+}
+
+/**
  * Rate-limits any Fetch-API handler `(request, ...runtimeArgs) => Response` (Next.js route
- * handlers, `Bun.serve`, `Deno.serve`): the same options, keys, headers, refusals and delays,
- * with the `Request` in callbacks, `$arg_` read from `searchParams`, and `clientAddress(request,
- * ...runtimeArgs)` required when a key reads the client address.
+ * handlers, `Bun.serve`, `Deno.serve`): the same options with the `Request` in callbacks, and
+ * `clientAddress(request, ...runtimeArgs)` when a key reads the client address.
  *
  * @example
  * ```ts
@@ -101,6 +134,18 @@ export function concurrencyLimit(options: ConcurrencyLimitOptions): MiddlewareHa
  * ```
  */
 export const withRateLimit: typeof limitFetchHandler = limitFetchHandler;
+
+/**
+ * Puts an adaptive limit in front of any Fetch-API handler: {@link adaptiveLimit}'s options with
+ * the `Request` in callbacks. The permit goes back when the handler has returned its `Response`
+ * or the request's `signal` aborts.
+ *
+ * @example
+ * ```ts
+ * Bun.serve({ fetch: withAdaptiveLimit({ priority: (req) => (new URL(req.url).pathname === '/checkout' ? 'checkout' : 'browse'), shares: { checkout: 0.7, browse: 0.3 } }, handle) });
+ * ```
+ */
+export const withAdaptiveLimit: typeof limitFetchHandlerAdaptively = limitFetchHandlerAdaptively;
 
 export type { ClientAddress } from './gate';
 export type { ConcurrencyDecision, Decision } from '@sluice/core';
@@ -117,5 +162,3 @@ export type {
   StaticFallback,
   TrustProxy,
 } from '@sluice/core/adapter';
-export { adaptiveLimit, withAdaptiveLimit } from './adaptive-limit';
-export type { AdaptiveLimitOptions, HonoAdaptiveFallback } from './adaptive-limit';

@@ -11,11 +11,8 @@ import { gateOf, middlewareOf, type Gate } from './gate';
 export type KoaFallback = (ctx: Context, decision: Decision) => MaybePromise<unknown>;
 
 /**
- * Options of {@link rateLimit}: the shared sluice options (`key`, `rate` or `rules`, `burst`,
- * `status`, `fallback`, `headers`, `dryRun`, `trustProxy`, …) with Koa's `ctx` in callbacks,
- * `overrides: (key, ctx) => rate | undefined` included. A `countWhen` function gets `(ctx, ctx)`
- * once the response is done: `ctx.status` is the status sent (`ctx.res.writableFinished` is
- * `false` when the client left first).
+ * Options of {@link rateLimit} (see core's `RateLimitOptions`), with Koa's `ctx` in callbacks;
+ * `countWhen` gets `(ctx, ctx)` once the response is done.
  *
  * @example
  * ```ts
@@ -30,8 +27,8 @@ function createGate(options: RateLimitOptions | readonly RateLimitOptions[]): Ga
 }
 
 /**
- * Koa middleware (Koa 2 and 3) that rate-limits requests. Options are validated once, here; an
- * array applies several limits in order (see `createHttpLimiter` for the guarantee).
+ * Koa middleware (Koa 2 and 3) that rate-limits requests; an array applies several limits in
+ * order (see `createHttpLimiter`).
  *
  * @param options - one limit, or several in order
  * @throws `SluiceConfigError` naming the first invalid option
@@ -53,9 +50,8 @@ export function rateLimit(options: RateLimitOptions | readonly RateLimitOptions[
 type KoaHandlerMethod<This> = (this: This, ctx: Context, next: Next) => unknown;
 
 /**
- * Rate-limits one controller method: a standard (TC39, TypeScript 5) method decorator for a
- * `(ctx, next)` handler. The limits are created once per decorated method; a limited request
- * never reaches the method.
+ * Rate-limits one `(ctx, next)` controller method: a standard (TC39) method decorator. A limited
+ * request never reaches it.
  *
  * @param options - one limit, or several in order
  * @throws `SluiceConfigError` when the class is defined, naming the first invalid option
@@ -98,8 +94,11 @@ export type {
   TrustProxy,
 } from '@sluice/core/adapter';
 
-export { concurrencyLimit } from './concurrency-limit';
-export type { ConcurrencyLimitOptions, KoaConcurrencyFallback } from './concurrency-limit';
 export type { KoaHandlerMethod };
-export { adaptiveLimit } from './adaptive-limit';
-export type { AdaptiveLimitOptions, KoaAdaptiveFallback } from './adaptive-limit';
+export { adaptiveLimit, concurrencyLimit } from './adaptive-limit';
+export type {
+  AdaptiveLimitOptions,
+  ConcurrencyLimitOptions,
+  KoaAdaptiveFallback,
+  KoaConcurrencyFallback,
+} from './adaptive-limit';

@@ -6,10 +6,7 @@ import type {
   RateLimitOptions,
 } from './options';
 
-/**
- * What `@RateLimit` and `@SkipRateLimit` store under one key, so the nearest wins: a method's
- * own decorator over its controller's, whichever of the two each is.
- */
+/** What `@RateLimit` and `@SkipRateLimit` store under one key, so the nearest (a method's over its controller's) wins. */
 export type RateLimitMetadata =
   { readonly limits: RateLimitOptions<never, never> | ReadonlyArray<RateLimitOptions<never, never>> } | false;
 
@@ -17,13 +14,9 @@ export type RateLimitMetadata =
 export const RATE_LIMIT_METADATA = 'sluice:rate-limit';
 
 /**
- * Rate-limits a route handler, or every route of a controller: a Nest decorator (TypeScript's
- * `experimentalDecorators`, as Nest's own). The limits replace the module's on that route, as a
- * `limit_req` in an nginx `location` replaces the server's; list several to keep both
- * (`@RateLimit([perIp, perSku])`). When the module's options are one object they are the
- * defaults these are merged over (its `store`, say); each decorator gets its own buckets, the
- * ones on a controller shared by its routes. A method's decorator wins over its controller's.
- * The options are validated when the application starts.
+ * Rate-limits a route handler, or every route of a controller (one bucket for them). The limits
+ * replace the module's there (as nginx's `limit_req` in a `location`), merged over the module's
+ * defaults; a method's decorator wins over its controller's. Validated when the application starts.
  *
  * @param options - one limit, or several applied in order
  * @example
@@ -40,13 +33,12 @@ export function RateLimit<TRequest = NestHttpRequest, TResponse = unknown>(
   options: RateLimitOptions<TRequest, TResponse> | ReadonlyArray<RateLimitOptions<TRequest, TResponse>>,
 ): MethodDecorator & ClassDecorator {
   // A fresh object per use: the guard keeps one set of limits (buckets) per decorator.
-  const metadata: RateLimitMetadata = { limits: options as RateLimitOptions<never, never> };
-  return SetMetadata(RATE_LIMIT_METADATA, metadata);
+  return SetMetadata(RATE_LIMIT_METADATA, { limits: options } as RateLimitMetadata);
 }
 
 /**
- * Exempts a route handler, or every route of a controller, from the module's limits and from a
- * controller's `@RateLimit` (a method's own `@RateLimit` still applies under a skipped controller).
+ * Exempts a route handler, or a controller's routes, from the module's limits and a controller's
+ * `@RateLimit` (a method's own `@RateLimit` still applies under a skipped controller).
  *
  * @example
  * ```ts
@@ -56,8 +48,7 @@ export function RateLimit<TRequest = NestHttpRequest, TResponse = unknown>(
  * ```
  */
 export function SkipRateLimit(): MethodDecorator & ClassDecorator {
-  const metadata: RateLimitMetadata = false;
-  return SetMetadata(RATE_LIMIT_METADATA, metadata);
+  return SetMetadata(RATE_LIMIT_METADATA, false satisfies RateLimitMetadata);
 }
 
 /** What `@ConcurrencyLimit` stores: a fresh object per use, each with its own permits. */
@@ -69,15 +60,10 @@ export interface ConcurrencyLimitMetadata {
 export const CONCURRENCY_LIMIT_METADATA = 'sluice:concurrency-limit';
 
 /**
- * Caps the requests in flight per key on a route handler, or on every route of a controller
- * together (nginx `limit_conn`): `SluiceModule`'s guard takes a permit before the handler and
- * gives it back exactly once when the response has been ended (not when the client has read it)
- * or the connection closes first — also when the handler throws, never answers, or the client
- * leaves. Needs `SluiceModule` imported; runs
- * after the route's rate limits, so a request they refuse takes no permit. A method's decorator
- * replaces its controller's (as nginx's `limit_conn` in a `location`). Without a `prefix`, each
- * decorator has its own permits in a shared store too (`sluice:<Controller>[.<method>]`). The
- * options are validated when the application starts.
+ * Caps the requests in flight per key on a route handler, or on a controller's routes together
+ * (nginx `limit_conn`), after the route's rate limits (needs `SluiceModule`); the permit goes back
+ * exactly once, when the response has ended or the connection closed. A method's decorator
+ * replaces its controller's; each has its own permits (`sluice:<Controller>[.<method>]`, unless `prefix`).
  *
  * @param options - `max` and the rest, as every adapter's `concurrencyLimit`
  * @example
@@ -94,8 +80,7 @@ export const CONCURRENCY_LIMIT_METADATA = 'sluice:concurrency-limit';
 export function ConcurrencyLimit<TRequest = NestHttpRequest, TResponse = unknown>(
   options: ConcurrencyLimitOptions<TRequest, TResponse>,
 ): MethodDecorator & ClassDecorator {
-  const metadata: ConcurrencyLimitMetadata = { limit: options as ConcurrencyLimitOptions<never, never> };
-  return SetMetadata(CONCURRENCY_LIMIT_METADATA, metadata);
+  return SetMetadata(CONCURRENCY_LIMIT_METADATA, { limit: options } as ConcurrencyLimitMetadata);
 }
 
 /** What `@AdaptiveLimit` stores: a fresh object per use, each with its own limiter. */
@@ -108,11 +93,9 @@ export interface AdaptiveLimitMetadata {
 export const ADAPTIVE_LIMIT_METADATA = 'sluice:adaptive-limit';
 
 /**
- * Protects a route handler, or every route of a controller together, from overload: a limit of
- * requests in flight that follows the latency it measures (every adapter's `adaptiveLimit`).
- * Needs `SluiceModule` imported; runs after the route's rate limits, and replaces the module's
- * `adaptive` limit there. A method's decorator replaces its controller's. The options are
- * validated when the application starts.
+ * Protects a route handler, or a controller's routes together, from overload (every adapter's
+ * `adaptiveLimit`), after the route's rate limits (needs `SluiceModule`); replaces the module's
+ * `adaptive` there, and a method's decorator its controller's.
  *
  * @param options - all optional, as every adapter's `adaptiveLimit`
  * @example
@@ -125,6 +108,5 @@ export const ADAPTIVE_LIMIT_METADATA = 'sluice:adaptive-limit';
 export function AdaptiveLimit<TRequest = NestHttpRequest, TResponse = unknown>(
   options: AdaptiveLimitOptions<TRequest, TResponse> = {},
 ): MethodDecorator & ClassDecorator {
-  const metadata: AdaptiveLimitMetadata = { limit: options as AdaptiveLimitOptions<never, never> };
-  return SetMetadata(ADAPTIVE_LIMIT_METADATA, metadata);
+  return SetMetadata(ADAPTIVE_LIMIT_METADATA, { limit: options } as AdaptiveLimitMetadata);
 }

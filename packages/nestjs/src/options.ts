@@ -8,9 +8,8 @@ import type {
 } from '@sluice/core/adapter';
 
 /**
- * The request your `key`, `cost`, `skip` and `overrides` functions and `onLimit` receive: the
- * platform's own (Express `Request`, Fastify `FastifyRequest`). Name that type on a function's
- * parameter, or as the type argument (`@RateLimit<Request>({ … })`), to read it typed.
+ * The request your callbacks receive: the platform's own (Express `Request`, Fastify
+ * `FastifyRequest`); name that type as the type argument (`@RateLimit<Request>({ … })`) to read it typed.
  */
 export interface NestHttpRequest {
   readonly headers: IncomingHttpHeaders;
@@ -19,10 +18,7 @@ export interface NestHttpRequest {
   readonly [property: string]: unknown;
 }
 
-/**
- * A fallback handler: replies in place of the rejection, with the decision at hand, on the
- * platform's own request and response (Express `req`, `res`; Fastify `request`, `reply`).
- */
+/** A fallback handler: replies in place of the rejection on the platform's own request and response (Express `req`, `res`). */
 export type NestFallback<TRequest = NestHttpRequest, TResponse = unknown> = (
   request: TRequest,
   response: TResponse,
@@ -30,14 +26,10 @@ export type NestFallback<TRequest = NestHttpRequest, TResponse = unknown> = (
 ) => unknown;
 
 /**
- * One limit of `@RateLimit` (or the module's defaults): the shared sluice options (`key`, `rate`
- * or `rules`, `burst`, `status`, `fallback`, `headers`, `dryRun`, `trustProxy`, `countWhen`, …)
- * with the platform's request in callbacks. A route's options are merged over the module's when
- * those are one object, so `rate` may come from the module; together they need a `rate`, `rules`
- * or a `limiter`. A `countWhen` function gets the platform's request and response once the
- * response is done: Express `(req, res)` (`res.statusCode`), Fastify `(request, reply)`
- * (`reply.statusCode`). Nest's exception filters answer before: a thrown `UnauthorizedException`
- * is a 401 response, which `'failed'` counts.
+ * One limit of `@RateLimit` (or the module's defaults; see core's `PartialRateLimitOptions`), with
+ * the platform's request in callbacks, merged over the module's options when those are one object.
+ * `countWhen` gets the platform's request and response once the response is done, after Nest's
+ * exception filters (a thrown `UnauthorizedException` is a 401, which `'failed'` counts).
  *
  * @example
  * ```ts
@@ -58,59 +50,37 @@ export type CompleteRateLimitOptions<TRequest = NestHttpRequest, TResponse = unk
 >;
 
 /**
- * Options of `SluiceModule.forRoot`: one object — defaults for every `@RateLimit`, and a limit on
- * every route when it carries a `rate` (or `rules`, or a `limiter`), and `adaptive`, an
- * instance-wide adaptive limit — or several complete limits applied to every route in order
- * (then `@RateLimit` options are used as they are).
+ * Options of `SluiceModule.forRoot`: one object (defaults for every `@RateLimit`, a limit on every
+ * route when it has a `rate`, `rules` or `limiter`, and `adaptive`), or several complete limits.
  */
 export type SluiceModuleOptions<TRequest = NestHttpRequest, TResponse = unknown> =
   | (RateLimitOptions<TRequest, TResponse> & {
-      /**
-       * An adaptive limit on every route (overload protection for the instance), after the rate
-       * limits; a route's or controller's `@AdaptiveLimit` replaces it there.
-       * @defaultValue none
-       */
+      /** An adaptive limit on every route, after the rate limits; `@AdaptiveLimit` replaces it. @defaultValue none */
       adaptive?: AdaptiveLimitOptions<TRequest, TResponse>;
     })
   | ReadonlyArray<CompleteRateLimitOptions<TRequest, TResponse>>;
 
-/**
- * A fallback handler of `@ConcurrencyLimit`: replies in place of the refusal, with the
- * concurrency decision at hand, on the platform's own request and response.
- */
+/** A fallback handler of `@ConcurrencyLimit`: replies in place of the refusal, with the decision at hand. */
 export type NestConcurrencyFallback<TRequest = NestHttpRequest, TResponse = unknown> = (
   request: TRequest,
   response: TResponse,
   decision: ConcurrencyDecision,
 ) => unknown;
 
-/**
- * Options of `@ConcurrencyLimit`: `max` (required), `key`, `store`, `queue`, `leaseMs`, `status`,
- * `fallback`, `skip`, `onMissingKey`, `trustProxy`, `dryRun`, `name`, `prefix`, … — those of every
- * adapter's `concurrencyLimit` — with the platform's request in callbacks. Used as they are: the
- * module's (rate limit) options are not merged in.
- */
+/** Options of `@ConcurrencyLimit` (see core's `ConcurrencyLimitOptions`), with the platform's request in callbacks; used as they are. */
 export type ConcurrencyLimitOptions<TRequest = NestHttpRequest, TResponse = unknown> = CoreConcurrencyOptions<
   TRequest,
   NestConcurrencyFallback<TRequest, TResponse>
 >;
 
-/**
- * A fallback handler of `@AdaptiveLimit`: replies in place of the 503, with the adaptive
- * decision at hand, on the platform's own request and response.
- */
+/** A fallback handler of `@AdaptiveLimit`: replies in place of the 503, with the decision at hand. */
 export type NestAdaptiveFallback<TRequest = NestHttpRequest, TResponse = unknown> = (
   request: TRequest,
   response: TResponse,
   decision: AdaptiveDecision,
 ) => unknown;
 
-/**
- * Options of `@AdaptiveLimit` and of the module's `adaptive`: `priority`, `shares`, `status`,
- * `fallback`, `skip`, `dryRun`, `name`, `metrics`, the limiter's `algorithm`, `min`, `max`,
- * `queue`, `eventLoop`, … or a ready `limiter` — those of every adapter's `adaptiveLimit` — with
- * the platform's request in callbacks.
- */
+/** Options of `@AdaptiveLimit` and the module's `adaptive` (see core's `AdaptiveLimitOptions`), with the platform's request in callbacks. */
 export type AdaptiveLimitOptions<TRequest = NestHttpRequest, TResponse = unknown> = CoreAdaptiveOptions<
   TRequest,
   NestAdaptiveFallback<TRequest, TResponse>

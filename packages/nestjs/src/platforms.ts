@@ -1,13 +1,19 @@
 import type { ServerResponse } from 'node:http';
 import { SluiceConfigError } from '@sluice/core';
 import {
+  createHttpAdaptiveLimiter,
+  createHttpConcurrencyLimiter,
+  decideAndWrite,
   fromNodeRequest,
   fromRequestLike,
   notFoundHook,
   notFoundMiddleware,
   writeReplyOutcome,
   writeResponseOutcome,
+  type AdaptiveLimitOptions,
   type AnyHttpOutcome,
+  type ConcurrencyLimitOptions,
+  type HttpDecider,
   type HttpRequest,
   type NodeRequestLike,
   type NodeResponse,
@@ -15,17 +21,15 @@ import {
   type ReplyLike,
   type RequestLike,
 } from '@sluice/core/adapter';
+import type { AdaptiveLimitMetadata, ConcurrencyLimitMetadata } from './decorators';
 
 // Read once: a CommonJS build reads an import through getters at each use (per request here).
-const [httpOfNode, httpOfReply] = [fromNodeRequest, fromRequestLike];
+const [httpOfNode, httpOfReply, decideWrite] = [fromNodeRequest, fromRequestLike, decideAndWrite];
 
 /** What `true` / `false` mean: pass the request on, or stop (the reply was sent or the client left). */
 export type Verdict = Pass;
 
-/**
- * A fallback handler of either kind of limit, as the platforms call it: a rate limit's receives
- * its `Decision`, a concurrency limit's its `ConcurrencyDecision` (`never` here admits both).
- */
+/** A fallback handler of any kind of limit, as the platforms call it (`never` admits every decision). */
 export type Fallback = (request: unknown, response: unknown, decision: never) => unknown;
 
 /** What a rate limit or a concurrency limit decided for a request. */
@@ -61,12 +65,7 @@ const fastify: Platform = {
     (app as { addHook(name: string, f: unknown): void }).addHook('onRequest', notFoundHook(limits)),
 };
 
-/**
- * The platform of Nest's HTTP adapter, by the name it gives itself (`getType()`), chosen once.
- *
- * @param type - `httpAdapter.getType()`
- * @throws SluiceConfigError for a platform sluice does not map
- */
+/** The platform of Nest's HTTP adapter by `httpAdapter.getType()`; a `SluiceConfigError` for another. */
 export function platformOf(type: string): Platform {
   if (type === 'express') return express;
   if (type === 'fastify') return fastify;
@@ -74,5 +73,44 @@ export function platformOf(type: string): Platform {
     'platform',
     type,
     'sluice limits Nest applications on @nestjs/platform-express or @nestjs/platform-fastify',
+  );
+}
+
+/** Runs one limit for a request: `true` when it may go on. */
+export type Gate = (request: unknown, response: unknown) => Verdict;
+
+/** The gate of a limit from core on Nest's `platform` (looked up at the first request if the module never started). */
+export function platformGate(decider: HttpDecider<unknown, Outcome>, platform: () => Platform): Gate {
+  return (request, response) => {
+    const on = platform();
+    return decideWrite(decider, request, response, on.http(request), on.raw(response), on.apply);
+  };
+}
+
+/**
+ * The gate of one `@ConcurrencyLimit`, built once, at start: a permit tied to the end (or close) of
+ * Node's response; `scope` (`Controller` or `Controller.method`) is its prefix unless one is given.
+ */
+export function concurrencyGate(
+  metadata: ConcurrencyLimitMetadata,
+  scope: string,
+  platform: () => Platform,
+): Gate {
+  const options = metadata.limit as ConcurrencyLimitOptions<unknown, Fallback>;
+  // As @RateLimit's buckets: two decorators on one shared store keep their own counts.
+  const own = options.limiter === undefined && options.prefix === undefined;
+  const limit = createHttpConcurrencyLimiter(own ? { ...options, prefix: `sluice:${scope}` } : options);
+  return platformGate(limit, platform);
+}
+
+/** The gate of one adaptive limit (`@AdaptiveLimit`, the module's `adaptive`), as `@ConcurrencyLimit`'s. */
+export function adaptiveGate(
+  metadata: AdaptiveLimitMetadata,
+  _scope: string,
+  platform: () => Platform,
+): Gate {
+  return platformGate(
+    createHttpAdaptiveLimiter(metadata.limit as AdaptiveLimitOptions<unknown, Fallback>),
+    platform,
   );
 }

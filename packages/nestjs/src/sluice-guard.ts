@@ -7,35 +7,36 @@ import {
   definesLimit,
   scopedOptions,
   scopeNames,
-  type AdaptiveLimitOptions,
-  type ConcurrencyLimitOptions,
   type RateLimitOptions,
 } from '@sluice/core/adapter';
-import { adaptiveGate, concurrencyGate, platformGate, type Gate } from './gates';
 import {
   ADAPTIVE_LIMIT_METADATA,
   CONCURRENCY_LIMIT_METADATA,
   type AdaptiveLimitMetadata,
   RATE_LIMIT_METADATA,
-  type ConcurrencyLimitMetadata,
   type RateLimitMetadata,
 } from './decorators';
 import type { RateLimitOptions as RouteOptions, SluiceModuleOptions } from './options';
-import { platformOf, type Fallback, type Platform, type Verdict } from './platforms';
+import {
+  adaptiveGate,
+  concurrencyGate,
+  platformGate,
+  platformOf,
+  type Fallback,
+  type Gate,
+  type Platform,
+  type Verdict,
+} from './platforms';
 
 type Limits = RateLimitOptions<unknown, Fallback>;
-type ConcurrencyOptions = ConcurrencyLimitOptions<unknown, Fallback>;
 
 /** The applications whose guard has started (by their `HttpAdapterHost`, one per application). */
 const started = new WeakSet<object>();
 
 /**
- * The guard `SluiceModule` registers as `APP_GUARD`: on each HTTP request it finds the limits of
- * the route (the handler's `@RateLimit` or `@SkipRateLimit`, else the controller's, else the
- * module's), asks the core, and writes what it decided on the platform's response. Every set of
- * limits is built once, when the module starts, so invalid options fail the application's start.
- * Requests of other kinds (microservices, WebSockets, GraphQL resolvers) pass untouched.
- * Nest's injector builds it for `SluiceModule`; it is not meant for `@UseGuards`.
+ * The guard `SluiceModule` registers as `APP_GUARD` (not meant for `@UseGuards`): on each HTTP
+ * request it runs the route's limits (the handler's decorators, else the controller's, else the
+ * module's), all built at start, so invalid options fail the start. Other requests pass untouched.
  */
 export class SluiceGuard implements CanActivate, OnModuleInit {
   /** The module's limits on every route, when its options carry a rate; requests matching none count too. */
@@ -43,17 +44,12 @@ export class SluiceGuard implements CanActivate, OnModuleInit {
   readonly #everyRoute: Gate | undefined;
   /** One object of defaults that decorators' options merge over; none when the module has a list. */
   readonly #defaults: RouteOptions<unknown, unknown> | undefined;
-  /**
-   * The limits of each `@RateLimit` use, by controller, then by handler (a controller's own
-   * decorator also by its metadata: one bucket for its routes). A decorated method a base class
-   * gives several controllers is one handler, and each controller its own bucket.
-   */
+  /** Each `@RateLimit` use's limits by controller, then handler (a controller's also by its metadata). */
   readonly #routes = new WeakMap<object, WeakMap<object, Gate>>();
   /** The module's `adaptive` limit on every route, unless a route's `@AdaptiveLimit` replaces it. */
   readonly #everyAdaptive: Gate | undefined;
-  /** The limiter of each `@AdaptiveLimit` use, by controller then handler, as `#routes`. */
+  /** Each `@AdaptiveLimit` and `@ConcurrencyLimit` use's gate, as `#routes`. */
   readonly #adaptive = new WeakMap<object, WeakMap<object, Gate>>();
-  /** The permits of each `@ConcurrencyLimit` use, by controller then handler, as `#routes`. */
   readonly #concurrency = new WeakMap<object, WeakMap<object, Gate>>();
   /** Controllers whose class name another controller has too: their name in scopes (`scopeNames`). */
   #names = new Map<object, string>();
@@ -78,19 +74,20 @@ export class SluiceGuard implements CanActivate, OnModuleInit {
     }
     let adaptive: unknown;
     if (!Array.isArray(options)) ({ adaptive, ...options } = options as { adaptive?: unknown });
+    const platform = () => this.#platformNow();
     this.#everyAdaptive =
       adaptive === undefined
         ? undefined
-        : adaptiveGate(adaptive as AdaptiveLimitOptions<unknown, Fallback>, () => this.#platformNow());
+        : adaptiveGate({ limit: adaptive } as AdaptiveLimitMetadata, '', platform);
     this.#defaults = Array.isArray(options) ? undefined : (options as RouteOptions<unknown, unknown>);
     const defaults = this.#defaults;
     if (defaults !== undefined) checkDefaults(defaults);
     const complete = defaults === undefined || definesLimit(defaults);
     this.#every = complete ? createHttpLimiter<unknown, Fallback>(options as Limits | Limits[]) : undefined;
-    this.#everyRoute = this.#every && platformGate(this.#every, () => this.#platformNow());
+    this.#everyRoute = this.#every && platformGate(this.#every, platform);
   }
 
-  /** Builds the limits of every decorated controller and route now, at start, not at their first request. */
+  /** Builds the limits of every decorated controller and route at start, not at their first request. */
   onModuleInit(): void {
     // One guard per application: a second import would limit every request once more.
     if (started.has(this.adapterHost)) {
@@ -117,9 +114,7 @@ export class SluiceGuard implements CanActivate, OnModuleInit {
       for (const name of this.scanner.getAllMethodNames(prototype)) {
         const handler = prototype[name];
         if (typeof handler !== 'function') continue;
-        this.#limitsOf(handler, metatype);
-        this.#adaptiveOf(handler, metatype);
-        this.#concurrencyOf(handler, metatype);
+        this.#gatesOf(handler, metatype);
       }
     }
   }
@@ -127,88 +122,54 @@ export class SluiceGuard implements CanActivate, OnModuleInit {
   canActivate(context: ExecutionContext): boolean | Promise<boolean> {
     if (context.getType() !== 'http') return true;
     const [handler, controller] = [context.getHandler(), context.getClass()];
-    const rate = this.#limitsOf(handler, controller);
-    const adaptive = this.#adaptiveOf(handler, controller);
-    const concurrency = this.#concurrencyOf(handler, controller);
+    const [rate, adaptive, concurrency] = this.#gatesOf(handler, controller);
     if (rate === undefined && adaptive === undefined && concurrency === undefined) return true;
     const http = context.switchToHttp();
     const [request, response] = [http.getRequest<unknown>(), http.getResponse<unknown>()];
     // Rate limits first: a request they refuse (or delay, then refuse) takes no permit, and an
     // adaptive limit measures only requests that do work.
-    const limited = rate === undefined ? true : rate(request, response);
     const then = (verdict: Verdict, gate: Gate | undefined): Verdict => {
-      const next = (pass: boolean): Verdict =>
-        !pass ? false : gate === undefined ? true : gate(request, response);
+      const next = (pass: boolean): Verdict => (!pass || gate === undefined ? pass : gate(request, response));
       return verdict === true || verdict === false ? next(verdict) : verdict.then(next);
     };
-    const verdict = then(then(limited, adaptive), concurrency);
-    // Refused: the reply is sent (or the client left). Nest has no "stop without an exception"
-    // for guards — `false` would become a 403 its exception filters then try to send — so the
-    // pipeline is left waiting, as a middleware that never calls `next()` leaves Express's. Each
-    // request gets its own promise that never settles: nothing holds it, so it is collected with
-    // the request (one shared promise would keep every waiting request alive).
+    const verdict = then(then(then(true, rate), adaptive), concurrency);
+    // Refused: the reply is sent (or the client left). A guard's `false` would become a 403, so the
+    // pipeline is left waiting on a promise of its own that never settles, collected with the
+    // request (one shared promise would keep every waiting request alive).
     if (verdict === false) return new Promise<boolean>(() => undefined);
     if (verdict === true) return true;
     return verdict.then((pass) => pass || new Promise<boolean>(() => undefined));
   }
 
-  /** The limits of a route: its own decorator's, else its controller's, else the module's. */
-  #limitsOf(handler: object, controller: object): Gate | undefined {
-    const metadata = this.#metadataOf<RateLimitMetadata>(RATE_LIMIT_METADATA, handler, controller);
-    if (metadata === undefined) return this.#everyRoute;
-    if (metadata === false) return undefined;
-    return this.#builtOnce(this.#routes, metadata, RATE_LIMIT_METADATA, handler, controller, (scope) =>
-      this.#gate(this.#routeOptions(metadata.limits as RouteOptions<unknown, unknown>, scope)),
-    );
-  }
-
-  /** The concurrency limit of a route: its own `@ConcurrencyLimit`, else its controller's. */
-  #concurrencyOf(handler: object, controller: object): Gate | undefined {
-    const metadata = this.#metadataOf<ConcurrencyLimitMetadata>(
-      CONCURRENCY_LIMIT_METADATA,
-      handler,
-      controller,
-    );
-    if (metadata === undefined) return undefined;
-    return this.#builtOnce(
-      this.#concurrency,
-      metadata,
-      CONCURRENCY_LIMIT_METADATA,
-      handler,
-      controller,
-      (scope) => concurrencyGate(metadata.limit as ConcurrencyOptions, scope, () => this.#platformNow()),
-    );
-  }
-
-  /** The adaptive limit of a route: its own `@AdaptiveLimit`, else its controller's, else the module's. */
-  #adaptiveOf(handler: object, controller: object): Gate | undefined {
-    const metadata = this.#metadataOf<AdaptiveLimitMetadata>(ADAPTIVE_LIMIT_METADATA, handler, controller);
-    if (metadata === undefined) return this.#everyAdaptive;
-    return this.#builtOnce(this.#adaptive, metadata, ADAPTIVE_LIMIT_METADATA, handler, controller, () =>
-      adaptiveGate(metadata.limit as AdaptiveLimitOptions<unknown, Fallback>, () => this.#platformNow()),
-    );
-  }
-
-  /** A decorator's metadata on the handler, else on its controller. */
-  #metadataOf<M>(key: string, handler: object, controller: object): M | undefined {
-    // Both are functions (a method, a class): Reflector reads the metadata Nest's decorators set on them.
-    return this.reflector.getAllAndOverride<M | undefined, string>(key, [handler, controller] as Array<
-      Type<unknown>
-    >);
+  /** A route's gates in the order they run: its rate limits, adaptive limit and concurrency limit. */
+  #gatesOf(handler: object, controller: object): Array<Gate | undefined> {
+    const at = [handler, controller] as const;
+    type RateLimits = Exclude<RateLimitMetadata, false>;
+    return [
+      this.#decorated<RateLimits>(RATE_LIMIT_METADATA, this.#routes, at, this.#everyRoute, (m, scope) =>
+        this.#routeGate(m.limits as RouteOptions<unknown, unknown>, scope),
+      ),
+      this.#decorated(ADAPTIVE_LIMIT_METADATA, this.#adaptive, at, this.#everyAdaptive, adaptiveGate),
+      this.#decorated(CONCURRENCY_LIMIT_METADATA, this.#concurrency, at, undefined, concurrencyGate),
+    ];
   }
 
   /**
-   * The gate of one decorator use (`metadata`), built the first time a route asks for it, with
-   * the scope of where the decorator is: on the handler itself, or on its controller.
+   * A route's gate of decorator `key`: its handler's, else its controller's (one for its routes),
+   * built once, scoped where the decorator is; `otherwise` without either, none when skipped.
    */
-  #builtOnce(
-    gates: WeakMap<object, WeakMap<object, Gate>>,
-    metadata: object,
+  #decorated<M extends object>(
     key: string,
-    handler: object,
-    controller: object,
-    build: (scope: string) => Gate,
-  ): Gate {
+    gates: WeakMap<object, WeakMap<object, Gate>>,
+    [handler, controller]: readonly [object, object],
+    otherwise: Gate | undefined,
+    build: (metadata: M, scope: string, platform: () => Platform) => Gate,
+  ): Gate | undefined {
+    // Both are functions (a method, a class): Reflector reads the metadata Nest's decorators set on them.
+    const targets = [handler, controller] as Array<Type<unknown>>;
+    const metadata = this.reflector.getAllAndOverride<M | false | undefined, string>(key, targets);
+    if (metadata === undefined) return otherwise;
+    if (metadata === false) return undefined;
     let ofController = gates.get(controller);
     if (ofController === undefined) gates.set(controller, (ofController = new WeakMap()));
     // By handler: one decorator object on two methods (`const Strict = RateLimit(…)`) is two
@@ -217,10 +178,11 @@ export class SluiceGuard implements CanActivate, OnModuleInit {
     if (gate === undefined) {
       const own = this.reflector.get<unknown, string>(key, handler as Type<unknown>) === metadata;
       const name = this.#names.get(controller) ?? (controller as { name?: string }).name ?? 'controller';
-      if (own) gate = build(`${name}.${this.#handlerName(handler, controller)}`);
+      const platform = () => this.#platformNow();
+      if (own) gate = build(metadata, `${name}.${this.#handlerName(handler, controller)}`, platform);
       else {
         // The controller's decorator: one bucket for all its routes.
-        gate = ofController.get(metadata) ?? build(name);
+        gate = ofController.get(metadata) ?? build(metadata, name, platform);
         ofController.set(metadata, gate);
       }
       ofController.set(handler, gate);
@@ -229,10 +191,8 @@ export class SluiceGuard implements CanActivate, OnModuleInit {
   }
 
   /**
-   * A handler's name in scopes: the key its controller's class declares it under, which a
-   * wrapping decorator (logging, tracing: `descriptor.value = function (…) {…}`) leaves as it
-   * was, though the function it puts there is named ''. Else its own name, else a number of its
-   * own: never one name for several handlers, which would share their buckets.
+   * A handler's name in scopes: its key on the controller's class (a wrapping decorator's function
+   * is named ''), else its own name, else a number: never one name for several handlers.
    */
   #handlerName(handler: object, controller: object): string {
     const key = keyHolding((controller as Type<unknown>).prototype, handler);
@@ -245,10 +205,7 @@ export class SluiceGuard implements CanActivate, OnModuleInit {
     return unnamed;
   }
 
-  /**
-   * Names apart controllers that share a class name (two API versions' `UsersController`, a
-   * minified build's `e`): their route path and version join the name (see `scopeNames`).
-   */
+  /** Names apart controllers of one class name (two API versions', a minified `e`) by path and version. */
   #nameApart(controllers: ReadonlyArray<Type<unknown>>): void {
     // A version may be a symbol (`VERSION_NEUTRAL`), which `join` cannot turn into text.
     const reflected = (key: string, controller: Type<unknown>): string =>
@@ -271,26 +228,19 @@ export class SluiceGuard implements CanActivate, OnModuleInit {
     return (this.#platform ??= platformOf(this.adapterHost.httpAdapter.getType()));
   }
 
-  /** A decorator's options over the module's defaults, if one object, with their own buckets (`prefix`). */
-  #routeOptions(
+  /** The gate of a decorator's limits over the module's defaults, if one object, with their own buckets (`prefix`). */
+  #routeGate(
     limits: RouteOptions<unknown, unknown> | ReadonlyArray<RouteOptions<unknown, unknown>>,
     scope: string,
-  ): Limits | Limits[] {
-    const defaults = this.#defaults;
+  ): Gate {
     const own = (options: RouteOptions<unknown, unknown>): Limits =>
-      scopedOptions(defaults ?? {}, options, scope);
-    return Array.isArray(limits) ? limits.map(own) : own(limits as RouteOptions<unknown, unknown>);
-  }
-
-  #gate(options: Limits | readonly Limits[]): Gate {
-    return platformGate(createHttpLimiter<unknown, Fallback>(options), () => this.#platformNow());
+      scopedOptions(this.#defaults ?? {}, options, scope);
+    const all = Array.isArray(limits) ? limits.map(own) : own(limits as RouteOptions<unknown, unknown>);
+    return platformGate(createHttpLimiter<unknown, Fallback>(all), () => this.#platformNow());
   }
 }
 
-/**
- * The key under which `prototype`, or one it inherits from (a generic CRUD controller's), holds
- * `value`. Read from descriptors: a getter on a controller is not run.
- */
+/** The key under which `prototype` or one it inherits from holds `value`, read from descriptors (no getter runs). */
 function keyHolding(prototype: unknown, value: object): string | undefined {
   let on = prototype;
   while (typeof on === 'object' && on !== null && on !== Object.prototype) {

@@ -25,13 +25,7 @@ export interface SluiceModuleAsyncOptions<TRequest = NestHttpRequest, TResponse 
 /** The guard, built by Nest's injector; no decorators needed on the class. */
 const guardProvider: Provider = {
   provide: APP_GUARD,
-  useFactory: (
-    reflector: Reflector,
-    options: SluiceModuleOptions<unknown, unknown>,
-    adapterHost: HttpAdapterHost,
-    discovery: DiscoveryService,
-    scanner: MetadataScanner,
-  ) => new SluiceGuard(reflector, options, adapterHost, discovery, scanner),
+  useFactory: (...args: ConstructorParameters<typeof SluiceGuard>) => new SluiceGuard(...args),
   inject: [Reflector, SLUICE_OPTIONS, HttpAdapterHost, DiscoveryService, MetadataScanner],
 };
 
@@ -47,10 +41,9 @@ const guardProvider: Provider = {
  */
 export class SluiceModule {
   /**
-   * With a `rate` (or `rules`, or a `limiter`), every route is limited, and the requests matching
-   * none; without one, only the routes and controllers decorated with `@RateLimit`, for which the
-   * options are defaults (`store`, `headers`, …). A list of complete limits applies them all to
-   * every route, in order. Invalid options fail the application's start, naming the option.
+   * With a `rate` (or `rules`, or a `limiter`), every route and the requests matching none are
+   * limited; without, only `@RateLimit` routes, for which the options are defaults. A list of
+   * complete limits applies to every route, in order. Invalid options fail the start.
    *
    * @param options - defaults and the limit on every route, or several limits
    * @defaultValue `{}`: only decorated routes are limited

@@ -71,8 +71,8 @@ export {
   writeReplyOutcome,
   writeResponseOutcome,
 } from './write-outcome';
-export { fromContextLike } from './context-like';
-export type { ContextLike } from './context-like';
+export { fromContextLike, writeContextOutcome } from './context-like';
+export type { ContextLike, WritableContextLike } from './context-like';
 export { fromNodeRequest, fromUnmatchedNodeRequest } from './node-request';
 export { notFoundHook, notFoundMiddleware } from './not-found';
 export type { PassingCallback } from './not-found';
@@ -81,6 +81,7 @@ export { fromRequestLike } from './request-like';
 export type { RequestLike } from './request-like';
 export type {
   AnyHttpOutcome,
+  DecisionFallback,
   HttpDecider,
   NodeFallback,
   NodeResponse,

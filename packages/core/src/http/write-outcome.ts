@@ -93,6 +93,17 @@ export type NodeFallback<TRequest, TResponse> = (
 ) => unknown;
 
 /**
+ * A fallback handler as an adapter's users write it for a Node framework: replies in place of the
+ * refusal on the framework's own request and response (Express `req`, `res`; Fastify `request`,
+ * `reply`), with the decision at hand (a `Decision`, `ConcurrencyDecision` or `AdaptiveDecision`).
+ */
+export type DecisionFallback<TRequest, TResponse, TDecision> = (
+  request: TRequest,
+  response: TResponse,
+  decision: TDecision,
+) => unknown;
+
+/**
  * Does what core decided on Node's own response API (identical on Express 4 and 5, and under
  * Nest's Express platform): sets the headers, then passes the request on, holds it (`delay`),
  * sends the reply, or calls the fallback handler with `(request, response, decision)` — a handler
