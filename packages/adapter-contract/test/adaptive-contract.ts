@@ -122,6 +122,25 @@ export function describeAdaptiveContract(driver: ConcurrencyDriver): void {
       await noneInFlight(limiter);
     });
 
+    test('queue: a waiter runs once a permit comes back; one whose client leaves runs nothing', async () => {
+      const limiter = pinned(1, { queue: { maxSize: 10, maxWaitMs: 10_000, targetMs: 10_000 } });
+      const app = await serve({ limiter });
+      const first = send(app, '/wait/q1');
+      await started('/wait/q1');
+      const leaving = send(app, '/wait/gone');
+      const waiting = send(app, '/wait/q2');
+      await until(() => limiter.stats().queued === 2, 'both wait in the queue');
+      leaving.leave();
+      await until(() => limiter.stats().queued === 1, 'the client that left is out of the queue');
+      handlers.open('/wait/q1');
+      expect((await first.reply)?.status).toBe(200);
+      await started('/wait/q2');
+      handlers.open('/wait/q2');
+      expect((await waiting.reply)?.status).toBe(200);
+      await noneInFlight(limiter);
+      expect(handlers.started).not.toContain('/wait/gone');
+    });
+
     test('priority and shares: a partition keeps its share while another borrowed the rest', async () => {
       const limiter = pinned(2, { shares: { checkout: 0.5, browse: 0.5 } });
       const app = await serve({ limiter, priority: () => 'browse' });

@@ -12,6 +12,8 @@ export interface VegasState extends LimitState {
 
 /** How often the no-load latency is measured afresh, in windows per square root of the limit (Netflix's `probeMultiplier`: 30). */
 const PROBE_MULTIPLIER = 30;
+/** Windows before the first probe. */
+const FIRST_PROBE = 10;
 
 /**
  * Vegas (Netflix concurrency-limits `VegasLimit`), as a pure step: the requests queued at the
@@ -25,12 +27,15 @@ const PROBE_MULTIPLIER = 30;
  * limit to halve. Here it shrinks by half the estimated queue past β (at least `log10(limit)`),
  * so the limit heads for the queue it wants within a few windows. And its probe forgets the no-load latency and takes the next window's,
  * which under sustained overload is a queued latency — the limit then climbs at each probe. Here
- * a probe halves the limit for two windows (one drains the backend's queue, one measures), as
- * BBR's ProbeRTT does, then comes back: a twentieth of a second's capacity every ~20 s at the
- * default window.
+ * a probe cuts the limit to a quarter for two windows (one drains the backend's queue, one
+ * measures), as BBR's ProbeRTT does, then comes back: at the default window, 0.2 s at a quarter
+ * of the limit every ~15 s (the first after 1 s). A half was not enough: on a backend of 4 slots
+ * the limit settled near 16, its probes at 8 still queued, and the no-load latency they measured
+ * was twice the bare one.
  */
 export const vegas: LimitAlgorithm<VegasState> = {
-  init: (limit) => ({ limit, noLoadRttMs: Number.POSITIVE_INFINITY, untilProbe: probeAfter(limit) }),
+  // The first probe soon: the first windows may run at an `initial` far above the backend's capacity.
+  init: (limit) => ({ limit, noLoadRttMs: Number.POSITIVE_INFINITY, untilProbe: FIRST_PROBE }),
   update(state, { rttMs, inFlight, dropped }, bounds) {
     const { limit, probe } = state;
     if (probe !== undefined) {
@@ -38,7 +43,7 @@ export const vegas: LimitAlgorithm<VegasState> = {
       return { limit: probe.limit, noLoadRttMs: rttMs, untilProbe: probeAfter(probe.limit) };
     }
     if (state.untilProbe <= 1) {
-      return { ...state, limit: clampLimit(limit / 2, bounds), untilProbe: 0, probe: { limit, windows: 2 } };
+      return { ...state, limit: clampLimit(limit / 4, bounds), untilProbe: 0, probe: { limit, windows: 2 } };
     }
     const noLoadRttMs = Math.min(state.noLoadRttMs, rttMs);
     const untilProbe = state.untilProbe - 1;

@@ -5,7 +5,7 @@ import { RedisStore } from '../stores/redis/redis-store';
 import type { Store } from '../stores/store';
 import type { Decision } from '../types';
 import type { ConcurrencyDecision, ConcurrencyStats } from '../concurrency/concurrency-decision';
-import type { AdaptiveDecision, AdaptiveStats } from '../adaptive/adaptive-types';
+import type { AdaptiveDecision, AdaptiveStats } from '../adaptive/adaptive-decision';
 
 /** What a limiter tells its metrics about itself, once, when it is created. */
 export interface LimiterInfo {

@@ -12,12 +12,13 @@ const run = async (
   algorithm: 'vegas' | 'gradient2' | 'aimd',
   load: number,
   queued = false,
+  slots: number = BACKEND.slots,
 ): Promise<SimulationResult> => {
-  const name = `${algorithm} ${load}x${queued ? ' queue' : ''}`;
+  const name = `${algorithm} ${load}x${queued ? ' queue' : ''}${slots === BACKEND.slots ? '' : ` ${slots} slots`}`;
   let result = results.get(name);
   if (result === undefined) {
     // The default queue: { maxSize: 100, maxWaitMs: 50, targetMs: 5 }.
-    result = await simulate({ ...BACKEND, algorithm, load, ...(queued ? { queue: {} } : {}) });
+    result = await simulate({ ...BACKEND, slots, algorithm, load, ...(queued ? { queue: {} } : {}) });
     results.set(name, result);
   }
   return result;
@@ -55,6 +56,20 @@ describe('a backend of fixed capacity behind each algorithm', () => {
     const result = await run('aimd', 3);
     expect(result.meanLimit).toBeGreaterThan(10 * BACKEND.slots);
     expect(result.p99Ms).toBeGreaterThan(10 * BACKEND.serviceMs);
+  });
+
+  test('vegas at 3x on 4 slots: its queue target counts requests, so a small backend waits about twice its bare latency', async () => {
+    const result = await run('vegas', 3, false, 4);
+    expect(result.throughput).toBeGreaterThan(0.97);
+    expect(result.meanLimit).toBeLessThan(3 * 4);
+    expect(result.p99Ms).toBeLessThan(3.5 * BACKEND.serviceMs);
+  });
+
+  test('vegas at 3x on 100 slots: the limit within 15 % of them, p99 within 1.5x the bare latency', async () => {
+    const result = await run('vegas', 3, false, 100);
+    expect(result.throughput).toBeGreaterThan(0.97);
+    expect(result.meanLimit).toBeLessThan(115);
+    expect(result.p99Ms).toBeLessThan(1.5 * BACKEND.serviceMs);
   });
 
   test.each([3, 10])(

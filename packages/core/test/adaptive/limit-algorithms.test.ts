@@ -31,17 +31,20 @@ describe.each([
   });
 
   test('shrinks when latency rises and stays high', () => {
+    // Vegas's first probe (windows 11 and 12) measures the low latency; its next one is far off.
     const limits = run(algorithm as LimitAlgorithm<LimitState>, 100, [
-      ...repeat(10, { rttMs: 10 }),
-      ...repeat(100, { rttMs: 40 }),
+      ...repeat(20, { rttMs: 10 }),
+      ...repeat(60, { rttMs: 40 }),
     ]);
-    const peak = limits[9] as number;
+    const peak = limits[19] as number;
     expect(limits.at(-1)).toBeLessThan(peak * 0.6);
   });
 
   test('an app-limited window (less than half in flight) leaves the limit', () => {
     const limits = run(algorithm as LimitAlgorithm<LimitState>, 50, repeat(20, { rttMs: 10, inFlight: 5 }));
-    expect(new Set(limits)).toEqual(new Set([50]));
+    // Never above where it was; back there after Vegas's probe (which cuts it for two windows).
+    expect(Math.max(...limits)).toBe(50);
+    expect(limits.at(-1)).toBe(50);
   });
 
   test('stays within min and max', () => {
@@ -67,14 +70,14 @@ describe('vegas', () => {
     ]);
   });
 
-  test('a probe halves the limit for two windows, then comes back measuring the no-load latency afresh', () => {
+  test('a probe cuts the limit to a quarter for two windows, then comes back measuring the no-load latency afresh', () => {
     // The first no-load latency (10 ms) is forgotten: the backend has got slower for good (20 ms).
     let state = vegas.init(40);
     state = vegas.update(state, { rttMs: 10, inFlight: 40, dropped: false }, BOUNDS);
     const before = state.limit;
     for (let i = 0; i < 1000 && state.probe === undefined; i++)
       state = vegas.update(state, { rttMs: 20, inFlight: 1, dropped: false }, BOUNDS); // app-limited: the limit stays
-    expect(state).toMatchObject({ limit: before / 2, probe: { limit: before, windows: 2 } });
+    expect(state).toMatchObject({ limit: before / 4, probe: { limit: before, windows: 2 } });
     state = vegas.update(state, { rttMs: 30, inFlight: 20, dropped: false }, BOUNDS); // draining
     state = vegas.update(state, { rttMs: 20, inFlight: 20, dropped: false }, BOUNDS); // measuring
     expect(state).toMatchObject({ limit: before, noLoadRttMs: 20 });
