@@ -20,12 +20,15 @@ const FIRST_PROBE = 10;
  * backend are estimated as `limit × (1 − noLoadRtt / rtt)`; at most `log10(limit)` the limit
  * grows by `6·log10(limit)`, below `α = 3·log10(limit)` by `log10(limit)`; above
  * `β = 6·log10(limit)` it shrinks; a drop shrinks it by `log10(limit)`. A window with fewer than
- * half the limit in flight leaves it alone (the app, not the backend, was the bound).
+ * half the limit in flight leaves it alone (the app, not the backend, was the bound), and one
+ * with more than α of it unused does not grow it (at exactly the backend's capacity the limit
+ * drifted to twice its slots, and the queue that let in at the next load step stood for windows).
  *
  * Two changes from Netflix. Above β, Netflix shrinks by `log10(limit)` a window: from 500 in
  * flight, a backend that got four times slower waited ten seconds (at 100 ms windows) for the
  * limit to halve. Here it shrinks by half the estimated queue past β (at least `log10(limit)`),
- * so the limit heads for the queue it wants within a few windows. And its probe forgets the no-load latency and takes the next window's,
+ * and past 2β straight to `limit × noLoadRtt / rtt + α` (the requests the backend serves
+ * without a queue, plus the queue it wants), so the limit heads for that within a window or two. And its probe forgets the no-load latency and takes the next window's,
  * which under sustained overload is a queued latency — the limit then climbs at each probe. Here
  * a probe cuts the limit to a quarter for two windows (one drains the backend's queue, one
  * measures), as BBR's ProbeRTT does, then comes back: at the default window, 0.2 s at a quarter
@@ -52,9 +55,14 @@ export const vegas: LimitAlgorithm<VegasState> = {
     if (dropped) next = limit - log;
     else if (inFlight * 2 >= limit) {
       const queued = Math.ceil(limit * (1 - noLoadRttMs / rttMs));
-      if (queued <= log) next = limit + 6 * log;
-      else if (queued < 3 * log) next = limit + log;
-      else if (queued > 6 * log) next = limit - Math.max(log, (queued - 6 * log) / 2);
+      const alpha = 3 * log;
+      const beta = 6 * log;
+      // Grows only a limit in use: one that went unused would let a queue in once load rises.
+      const used = inFlight >= limit - alpha;
+      if (queued <= log) next = used ? limit + 6 * log : limit;
+      else if (queued < alpha) next = used ? limit + log : limit;
+      else if (queued > 2 * beta) next = (limit * noLoadRttMs) / rttMs + alpha;
+      else if (queued > beta) next = limit - Math.max(log, (queued - beta) / 2);
     }
     return { limit: clampLimit(next, bounds), noLoadRttMs, untilProbe };
   },
