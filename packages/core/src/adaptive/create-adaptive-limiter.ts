@@ -166,10 +166,12 @@ export function createAdaptiveLimiter(options: AdaptiveLimiterOptions = {}): Ada
       const onAbort = (): void => {
         if (waiters.remove(waiter)) waiter.settle(false, 'cancelled');
       };
+      let settled = false;
       const waiter: Waiter = {
         partition,
         since: now,
         settle(admitted, reason) {
+          settled = true;
           clearTimeout(timer);
           signal?.removeEventListener('abort', onAbort);
           const at = clock();
@@ -182,10 +184,21 @@ export function createAdaptiveLimiter(options: AdaptiveLimiterOptions = {}): Ada
         },
       };
       waiters.push(waiter);
-      // settle runs only later, from a release, this timer, the signal or close().
-      const timer = setTimeout(() => {
+      // settle runs only later, from a release, a timer, the signal or close(). Just past
+      // targetMs a waiter still there makes the queue stand: it is refused then (with any older),
+      // not after maxWaitMs, when no release or arrival came to look.
+      const maxWaitMs = queue?.maxWaitMs ?? 0;
+      const lookMs = Math.min(maxWaitMs, (queue?.targetMs ?? 0) + 1);
+      const timeout = (): void => {
         if (waiters.remove(waiter)) waiter.settle(false, 'queue-timeout');
-      }, queue?.maxWaitMs);
+      };
+      let timer = setTimeout(() => {
+        if (lookMs >= maxWaitMs) return timeout();
+        shedStanding(clock());
+        if (settled) return;
+        timer = setTimeout(timeout, maxWaitMs - lookMs);
+        timer.unref?.();
+      }, lookMs);
       timer.unref?.();
       signal?.addEventListener('abort', onAbort, { once: true });
     });

@@ -293,6 +293,30 @@ describe('createAdaptiveLimiter', () => {
       void newer;
     });
 
+    test('a waiter not served within targetMs is refused then, without waiting for an arrival or a release until maxWaitMs', async () => {
+      jest.useFakeTimers();
+      const clock = fakeClock(0);
+      const limiter = limiterOf({ initial: 1, queue: { maxWaitMs: 1000, targetMs: 5 } }, clock);
+      const held = now(limiter.acquire());
+      const waiting = limiter.acquire();
+      clock.advance(6);
+      jest.advanceTimersByTime(6);
+      expect(await waiting).toMatchObject({ allowed: false, reason: 'overloaded', waitedMs: 6 });
+      held.permit?.release();
+    });
+
+    test('a waiter served within targetMs is not refused: a short burst is absorbed', async () => {
+      jest.useFakeTimers();
+      const clock = fakeClock(0);
+      const limiter = limiterOf({ initial: 1, queue: { maxWaitMs: 1000, targetMs: 5 } }, clock);
+      const held = now(limiter.acquire());
+      const waiting = limiter.acquire();
+      clock.advance(4);
+      jest.advanceTimersByTime(4);
+      held.permit?.release();
+      expect(await waiting).toMatchObject({ allowed: true, waitedMs: 4 });
+    });
+
     test('overload lasts while arrivals are refused for it: the queue does not form again until 20 x targetMs pass without one', async () => {
       jest.useFakeTimers();
       const clock = fakeClock(0);
