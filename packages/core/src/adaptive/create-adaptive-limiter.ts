@@ -36,7 +36,7 @@ const UNMEASURED_RETRY_MS = 1000;
  *
  * | algorithm | load | throughput | p50 | p99 | mean limit |
  * | --- | --- | --- | --- | --- | --- |
- * | vegas | 1× | 0.960 | 12.3 ms | 17.1 ms | 32.2 |
+ * | vegas | 1× | 0.960 | 12.3 ms | 17.1 ms | 32.1 |
  * | vegas | 3× | 0.994 | 13.2 ms | 16.1 ms | 26.8 |
  * | vegas | 10× | 0.994 | 13.4 ms | 16.3 ms | 26.8 |
  * | gradient2 | 3× | 1.000 | 22.2 ms | 29.2 ms | 46.0 (67.1 after 60 s) |

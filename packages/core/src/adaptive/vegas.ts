@@ -32,7 +32,8 @@ const FIRST_PROBE = 10;
  * which under sustained overload is a queued latency — the limit then climbs at each probe. Here
  * a probe cuts the limit to a quarter for two windows (one drains the backend's queue, one
  * measures), as BBR's ProbeRTT does, then comes back: at the default window, 0.2 s at a quarter
- * of the limit every ~15 s (the first after 1 s). A half was not enough: on a backend of 4 slots
+ * of the limit every ~15 s (the first after 1 s), and only in a window where the limit is in
+ * use (at light load it would refuse requests and drain nothing: it waits for load). A half was not enough: on a backend of 4 slots
  * the limit settled near 16, its probes at 8 still queued, and the no-load latency they measured
  * was twice the bare one.
  */
@@ -45,20 +46,23 @@ export const vegas: LimitAlgorithm<VegasState> = {
       if (probe.windows > 1) return { ...state, probe: { limit: probe.limit, windows: probe.windows - 1 } };
       return { limit: probe.limit, noLoadRttMs: rttMs, untilProbe: probeAfter(probe.limit) };
     }
-    if (state.untilProbe <= 1) {
+    const log = Math.max(1, Math.log10(Math.max(1, limit)));
+    const alpha = 3 * log;
+    const beta = 6 * log;
+    // In use: at most α of the limit left unused in the window.
+    const used = inFlight >= limit - alpha;
+    // A probe only where the limit binds: below it nothing of ours is queued to drain, and a
+    // quarter of the limit would refuse the light load it serves.
+    if (state.untilProbe <= 1 && used) {
       return { ...state, limit: clampLimit(limit / 4, bounds), untilProbe: 0, probe: { limit, windows: 2 } };
     }
     const noLoadRttMs = Math.min(state.noLoadRttMs, rttMs);
-    const untilProbe = state.untilProbe - 1;
-    const log = Math.max(1, Math.log10(Math.max(1, limit)));
+    const untilProbe = Math.max(1, state.untilProbe - 1);
     let next = limit;
     if (dropped) next = limit - log;
     else if (inFlight * 2 >= limit) {
       const queued = Math.ceil(limit * (1 - noLoadRttMs / rttMs));
-      const alpha = 3 * log;
-      const beta = 6 * log;
       // Grows only a limit in use: one that went unused would let a queue in once load rises.
-      const used = inFlight >= limit - alpha;
       if (queued <= log) next = used ? limit + 6 * log : limit;
       else if (queued < alpha) next = used ? limit + log : limit;
       else if (queued > 2 * beta) next = (limit * noLoadRttMs) / rttMs + alpha;

@@ -77,6 +77,11 @@ describe('vegas', () => {
     expect(run(vegas, 40, [{ rttMs: 10, inFlight: Math.ceil(used) }])[0]).toBeGreaterThan(40);
   });
 
+  test('at light load the probe waits: a limit with more than α of it unused is not cut to a quarter', () => {
+    // 20 allowed, at most 12 in flight (half the backend's capacity): nothing queued to drain.
+    expect(run(vegas, 20, repeat(30, { rttMs: 10, inFlight: 12 }))).toEqual(repeat(30, 20));
+  });
+
   test('a queue far above β cuts straight to limit × noLoadRtt / rtt + α', () => {
     // 50 allowed, latency 2.5 × the no-load one: 30 queued, β = 6·log10(50) ≈ 10.
     const limits = run(vegas, 50, [{ rttMs: 10 }, { rttMs: 25 }]);
@@ -89,8 +94,10 @@ describe('vegas', () => {
     let state = vegas.init(40);
     state = vegas.update(state, { rttMs: 10, inFlight: 40, dropped: false }, BOUNDS);
     const before = state.limit;
-    for (let i = 0; i < 1000 && state.probe === undefined; i++)
+    for (let i = 0; i < 1000; i++)
       state = vegas.update(state, { rttMs: 20, inFlight: 1, dropped: false }, BOUNDS); // app-limited: the limit stays
+    expect(state).toMatchObject({ limit: before, untilProbe: 1 }); // due, but no probe while the limit is unused
+    state = vegas.update(state, { rttMs: 20, inFlight: before, dropped: false }, BOUNDS);
     expect(state).toMatchObject({ limit: before / 4, probe: { limit: before, windows: 2 } });
     state = vegas.update(state, { rttMs: 30, inFlight: 20, dropped: false }, BOUNDS); // draining
     state = vegas.update(state, { rttMs: 20, inFlight: 20, dropped: false }, BOUNDS); // measuring
