@@ -57,6 +57,13 @@ describe('docs figures from the latest full bench run', () => {
     expect(docRegions(changed).batching?.join('\n')).not.toBe(before);
   });
 
+  test('the generic tables leave the overload section to its own region', () => {
+    const withOverload: Results = { ...results, overload: overload.overload };
+    const tables = docRegions(withOverload, overload).tables?.join('\n') ?? '';
+    expect(tables).not.toMatch(/Overload/);
+    expect(tables).toBe(docRegions({ ...results, overload: undefined }, overload).tables?.join('\n'));
+  });
+
   test('an unknown, mismatched or unclosed region is an error, not a silent pass', () => {
     const regions = { run: ['x'] };
     expect(fillRegions('<!-- bench:run -->\nold\n<!-- /bench:run -->', regions, 'a.md')).toBe(

@@ -255,7 +255,8 @@ export function docRegions(
     'peers-short': peersShort(results),
     peers: peers(results),
     batching: batching(results),
-    tables: sectionTables(results).map((line) => line.replace(/^## /, '### ')),
+    // The overload section has regions of its own (`overload-tables`, from overload.json).
+    tables: sectionTables({ ...results, overload: undefined }).map((line) => line.replace(/^## /, '### ')),
   };
 }
 

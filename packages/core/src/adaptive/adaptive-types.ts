@@ -49,12 +49,13 @@ export interface AdaptiveLimiterOptions {
   queue?: AdaptiveQueueOptions | false;
   /**
    * Watching the event loop: when its delay (the p99 over the last `sampleMs`) exceeds
-   * `maxDelayMs`, the limit is halved at once (down to `min`), as often as it lags; `false` to
-   * not watch. The timer is unref'd, and stopped by `close()`.
+   * `maxDelayMs`, the limit is halved at once (down to `min`), at most once a window and only
+   * while at least half of it is in flight (under that, the lag is not its requests' doing);
+   * `false` to not watch. The timer is unref'd, and stopped by `close()`.
    * @defaultValue `{ maxDelayMs: 50, sampleMs: 100 }` (Node's `perf_hooks.monitorEventLoopDelay`)
    */
   eventLoop?: AdaptiveEventLoopOptions | false;
-  /** The window of latency samples the algorithm sees as one: at least this long (ms) and 10 requests. From 1 to 60000. @defaultValue 100 */
+  /** The window of latency samples the algorithm sees as one: at least this long (ms) and 10 requests (2 once 3 × this passed). From 1 to 60000. @defaultValue 100 */
   windowMs?: number;
   /** The limiter's name: labels its metrics (`limiter="…"`). Printable ASCII, 1 to 128 characters. @defaultValue `'adaptive'` */
   name?: string;
@@ -76,8 +77,8 @@ export interface AdaptiveQueueOptions {
   maxWaitMs?: number;
   /**
    * A queue that has stood non-empty longer than this (ms) is overload (CoDel's target): arrivals
-   * without a free permit are refused at once, waiters leave newest first, and a waiter older than
-   * this is refused. From 1 to `maxWaitMs`. @defaultValue 5
+   * without a free permit are refused at once, waiters leave newest first, and a waiter is
+   * refused as soon as it has waited longer than this. From 1 to `maxWaitMs`. @defaultValue 5
    */
   targetMs?: number;
 }

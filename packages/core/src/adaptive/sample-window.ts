@@ -2,10 +2,12 @@ import type { LimitSample } from './limit-algorithm';
 
 /** Fewest requests in a window: fewer say too little about latency (Netflix's `windowSize`: 10). */
 const MIN_SAMPLES = 10;
+/** Windows (`windowMs`) after which a window closes with fewer samples (at least 2). */
+const LONG_WINDOWS = 3;
 
 /**
- * Gathers released permits into windows of at least `windowMs` and 10 requests, as Netflix's
- * `WindowedLimit` does: the algorithm sees one mean latency per window, not each request's noise.
+ * Gathers released permits into windows of at least `windowMs` and 10 requests (or 2 once
+ * `3 × windowMs` passed), as Netflix's `WindowedLimit` does: the algorithm sees one mean latency per window, not each request's noise.
  */
 export class SampleWindow {
   #start = Number.NaN;
@@ -35,7 +37,12 @@ export class SampleWindow {
       this.#rttSum += rttMs;
       this.meanRttMs = Number.isNaN(this.meanRttMs) ? rttMs : this.meanRttMs + (rttMs - this.meanRttMs) / 16;
     }
-    if (this.#count < MIN_SAMPLES || now - this.#start < this.windowMs) return undefined;
+    const elapsed = now - this.#start;
+    if (elapsed < this.windowMs) return undefined;
+    // Few samples close a window too once it lasted LONG_WINDOWS windows: at a low limit on a
+    // slow backend (after an event-loop cut) 10 latencies would make each window long.
+    if (this.#count < MIN_SAMPLES && (this.#count < 2 || elapsed < LONG_WINDOWS * this.windowMs))
+      return undefined;
     const rtt = this.#measured > 0 ? this.#rttSum / this.#measured : this.#lastRttMs;
     const sample = { rttMs: Math.max(rtt, 1e-3), inFlight: this.#inFlight, dropped: this.#dropped };
     this.#lastRttMs = rtt;

@@ -20,16 +20,20 @@ const FIRST_PROBE = 10;
  * backend are estimated as `limit × (1 − noLoadRtt / rtt)`; at most `log10(limit)` the limit
  * grows by `6·log10(limit)`, below `α = 3·log10(limit)` by `log10(limit)`; above
  * `β = 6·log10(limit)` it shrinks; a drop shrinks it by `log10(limit)`. A window with fewer than
- * half the limit in flight leaves it alone (the app, not the backend, was the bound).
+ * half the limit in flight leaves it alone (the app, not the backend, was the bound), and one
+ * with more than α of it unused does not grow it (at exactly the backend's capacity the limit
+ * drifted to twice its slots, and the queue that let in at the next load step stood for windows).
  *
  * Two changes from Netflix. Above β, Netflix shrinks by `log10(limit)` a window: from 500 in
  * flight, a backend that got four times slower waited ten seconds (at 100 ms windows) for the
  * limit to halve. Here it shrinks by half the estimated queue past β (at least `log10(limit)`),
- * so the limit heads for the queue it wants within a few windows. And its probe forgets the no-load latency and takes the next window's,
+ * and past 2β straight to `limit × noLoadRtt / rtt + α` (the requests the backend serves
+ * without a queue, plus the queue it wants), so the limit heads for that within a window or two. And its probe forgets the no-load latency and takes the next window's,
  * which under sustained overload is a queued latency — the limit then climbs at each probe. Here
  * a probe cuts the limit to a quarter for two windows (one drains the backend's queue, one
  * measures), as BBR's ProbeRTT does, then comes back: at the default window, 0.2 s at a quarter
- * of the limit every ~15 s (the first after 1 s). A half was not enough: on a backend of 4 slots
+ * of the limit every ~15 s (the first after 1 s), and only in a window where the limit is in
+ * use (at light load it would refuse requests and drain nothing: it waits for load). A half was not enough: on a backend of 4 slots
  * the limit settled near 16, its probes at 8 still queued, and the no-load latency they measured
  * was twice the bare one.
  */
@@ -42,19 +46,27 @@ export const vegas: LimitAlgorithm<VegasState> = {
       if (probe.windows > 1) return { ...state, probe: { limit: probe.limit, windows: probe.windows - 1 } };
       return { limit: probe.limit, noLoadRttMs: rttMs, untilProbe: probeAfter(probe.limit) };
     }
-    if (state.untilProbe <= 1) {
+    const log = Math.max(1, Math.log10(Math.max(1, limit)));
+    const alpha = 3 * log;
+    const beta = 6 * log;
+    // In use: at most α of the limit left unused in the window.
+    const used = inFlight >= limit - alpha;
+    // A probe only where the limit binds: below it nothing of ours is queued to drain, and a
+    // quarter of the limit would refuse the light load it serves.
+    if (state.untilProbe <= 1 && used) {
       return { ...state, limit: clampLimit(limit / 4, bounds), untilProbe: 0, probe: { limit, windows: 2 } };
     }
     const noLoadRttMs = Math.min(state.noLoadRttMs, rttMs);
-    const untilProbe = state.untilProbe - 1;
-    const log = Math.max(1, Math.log10(Math.max(1, limit)));
+    const untilProbe = Math.max(1, state.untilProbe - 1);
     let next = limit;
     if (dropped) next = limit - log;
     else if (inFlight * 2 >= limit) {
       const queued = Math.ceil(limit * (1 - noLoadRttMs / rttMs));
-      if (queued <= log) next = limit + 6 * log;
-      else if (queued < 3 * log) next = limit + log;
-      else if (queued > 6 * log) next = limit - Math.max(log, (queued - 6 * log) / 2);
+      // Grows only a limit in use: one that went unused would let a queue in once load rises.
+      if (queued <= log) next = used ? limit + 6 * log : limit;
+      else if (queued < alpha) next = used ? limit + log : limit;
+      else if (queued > 2 * beta) next = (limit * noLoadRttMs) / rttMs + alpha;
+      else if (queued > beta) next = limit - Math.max(log, (queued - beta) / 2);
     }
     return { limit: clampLimit(next, bounds), noLoadRttMs, untilProbe };
   },

@@ -119,15 +119,71 @@ describe('createAdaptiveLimiter', () => {
         },
       },
     });
+    const held = Array.from({ length: 40 }, () => now(limiter.acquire()).permit);
     report(10);
     expect(limiter.limit()).toBe(40);
     report(31);
     expect(limiter.limit()).toBe(20);
-    report(200);
-    report(200);
-    expect(limiter.limit()).toBe(6);
+    for (const permit of held.splice(20)) permit?.release({ ignore: true });
+    report(200); // at most one cut a window: none measured since the last
+    expect(limiter.limit()).toBe(20);
     limiter.close();
     expect(stop).toHaveBeenCalledTimes(1);
+  });
+
+  test('event-loop lag does not cut an app-limited limit: under half of it in flight, the lag is not its doing', () => {
+    let report: (delayMs: number) => void = () => undefined;
+    const limiter = createAdaptiveLimiter({
+      initial: 20,
+      queue: false,
+      eventLoop: { maxDelayMs: 30, monitor: (onSample) => ((report = onSample), () => undefined) },
+    });
+    report(200);
+    report(200);
+    expect(limiter.limit()).toBe(20); // idle: another process's load
+    const held = Array.from({ length: 9 }, () => now(limiter.acquire()).permit);
+    report(200);
+    expect(limiter.limit()).toBe(20);
+    held.push(now(limiter.acquire()).permit);
+    report(200);
+    expect(limiter.limit()).toBe(10);
+    limiter.close();
+  });
+
+  test('after a lag cut, a window measured once per window: the next cut waits for a closed window', () => {
+    const clock = fakeClock(0);
+    let report: (delayMs: number) => void = () => undefined;
+    const limiter = createAdaptiveLimiter({
+      initial: 40,
+      min: 1,
+      max: 40,
+      windowMs: 100,
+      queue: false,
+      clock,
+      eventLoop: { maxDelayMs: 30, monitor: (onSample) => ((report = onSample), () => undefined) },
+    });
+    const held = Array.from({ length: 40 }, () => now(limiter.acquire()).permit);
+    report(100);
+    report(100);
+    report(100);
+    expect(limiter.limit()).toBe(20);
+    clock.advance(100);
+    for (const permit of held.splice(20)) permit?.release();
+    clock.advance(100);
+    for (const permit of held) permit?.release(); // a window closes, 100 ms after its first sample
+    const again = Array.from({ length: limiter.limit() }, () => now(limiter.acquire()).permit);
+    const before = limiter.limit();
+    report(100);
+    expect(limiter.limit()).toBe(Math.floor(before / 2));
+    for (const permit of again) permit?.release({ ignore: true });
+    limiter.close();
+  });
+
+  test('at a low limit a window closes on time with fewer than 10 samples: a slow backend recovers within windows, not 10 latencies', () => {
+    const clock = fakeClock(0);
+    const limiter = limiterOf({ initial: 1, min: 1, windowMs: 100 }, clock);
+    load(limiter, clock, 5, () => 80); // 5 samples in 400 ms: before, a window waited for 10
+    expect(limiter.limit()).toBeGreaterThan(1);
   });
 
   test('the default monitor reads perf_hooks and halves the limit when the loop is blocked', async () => {
@@ -136,6 +192,7 @@ describe('createAdaptiveLimiter', () => {
       queue: false,
       eventLoop: { maxDelayMs: 20, sampleMs: 50 },
     });
+    const held = Array.from({ length: 40 }, () => now(limiter.acquire()).permit);
     try {
       await new Promise((resolve) => setTimeout(resolve, 60));
       const blockedUntil = Date.now() + 120;
@@ -143,6 +200,7 @@ describe('createAdaptiveLimiter', () => {
       await new Promise((resolve) => setTimeout(resolve, 120));
       expect(limiter.limit()).toBeLessThan(40);
     } finally {
+      for (const permit of held) permit?.release({ ignore: true });
       limiter.close();
     }
   });
@@ -233,6 +291,30 @@ describe('createAdaptiveLimiter', () => {
       expect(await newest).toMatchObject({ allowed: true });
       expect(limiter.stats().queued).toBe(1);
       void newer;
+    });
+
+    test('a waiter not served within targetMs is refused then, without waiting for an arrival or a release until maxWaitMs', async () => {
+      jest.useFakeTimers();
+      const clock = fakeClock(0);
+      const limiter = limiterOf({ initial: 1, queue: { maxWaitMs: 1000, targetMs: 5 } }, clock);
+      const held = now(limiter.acquire());
+      const waiting = limiter.acquire();
+      clock.advance(6);
+      jest.advanceTimersByTime(6);
+      expect(await waiting).toMatchObject({ allowed: false, reason: 'overloaded', waitedMs: 6 });
+      held.permit?.release();
+    });
+
+    test('a waiter served within targetMs is not refused: a short burst is absorbed', async () => {
+      jest.useFakeTimers();
+      const clock = fakeClock(0);
+      const limiter = limiterOf({ initial: 1, queue: { maxWaitMs: 1000, targetMs: 5 } }, clock);
+      const held = now(limiter.acquire());
+      const waiting = limiter.acquire();
+      clock.advance(4);
+      jest.advanceTimersByTime(4);
+      held.permit?.release();
+      expect(await waiting).toMatchObject({ allowed: true, waitedMs: 4 });
     });
 
     test('overload lasts while arrivals are refused for it: the queue does not form again until 20 x targetMs pass without one', async () => {

@@ -70,13 +70,34 @@ describe('vegas', () => {
     ]);
   });
 
+  test('grows only while the limit is used: at capacity with more than α of it unused, it stays', () => {
+    // 40 allowed, 30 in flight at most (under 40 − 3·log10(40)): growing would only add queue later.
+    expect(run(vegas, 40, repeat(5, { rttMs: 10, inFlight: 30 }))).toEqual(repeat(5, 40));
+    const used = 40 - 3 * Math.log10(40);
+    expect(run(vegas, 40, [{ rttMs: 10, inFlight: Math.ceil(used) }])[0]).toBeGreaterThan(40);
+  });
+
+  test('at light load the probe waits: a limit with more than α of it unused is not cut to a quarter', () => {
+    // 20 allowed, at most 12 in flight (half the backend's capacity): nothing queued to drain.
+    expect(run(vegas, 20, repeat(30, { rttMs: 10, inFlight: 12 }))).toEqual(repeat(30, 20));
+  });
+
+  test('a queue far above β cuts straight to limit × noLoadRtt / rtt + α', () => {
+    // 50 allowed, latency 2.5 × the no-load one: 30 queued, β = 6·log10(50) ≈ 10.
+    const limits = run(vegas, 50, [{ rttMs: 10 }, { rttMs: 25 }]);
+    const first = limits[0] as number;
+    expect(limits[1]).toBeCloseTo((first * 10) / 25 + 3 * Math.log10(first), 6);
+  });
+
   test('a probe cuts the limit to a quarter for two windows, then comes back measuring the no-load latency afresh', () => {
     // The first no-load latency (10 ms) is forgotten: the backend has got slower for good (20 ms).
     let state = vegas.init(40);
     state = vegas.update(state, { rttMs: 10, inFlight: 40, dropped: false }, BOUNDS);
     const before = state.limit;
-    for (let i = 0; i < 1000 && state.probe === undefined; i++)
+    for (let i = 0; i < 1000; i++)
       state = vegas.update(state, { rttMs: 20, inFlight: 1, dropped: false }, BOUNDS); // app-limited: the limit stays
+    expect(state).toMatchObject({ limit: before, untilProbe: 1 }); // due, but no probe while the limit is unused
+    state = vegas.update(state, { rttMs: 20, inFlight: before, dropped: false }, BOUNDS);
     expect(state).toMatchObject({ limit: before / 4, probe: { limit: before, windows: 2 } });
     state = vegas.update(state, { rttMs: 30, inFlight: 20, dropped: false }, BOUNDS); // draining
     state = vegas.update(state, { rttMs: 20, inFlight: 20, dropped: false }, BOUNDS); // measuring
