@@ -82,6 +82,53 @@ export function onResponseClose(response: ListenableResponse, onClose: () => voi
   };
 }
 
+/** What {@link watchClose} tells: an object with a method, so that a watch costs no closure. */
+export interface CloseWatcher {
+  /** Called once, when the response is done with (see {@link onResponseClose}). */
+  closed(): void;
+}
+
+/** Where {@link watchClose} keeps the watcher of a response, for the one shared listener. */
+const WATCHER = Symbol('sluice.closeWatcher');
+
+type Watched = { [WATCHER]?: CloseWatcher | undefined };
+
+/** The one `close` listener of every watched response (Node calls it with the response as `this`). */
+function closeWatched(this: Watched): void {
+  const watcher = this[WATCHER];
+  if (watcher === undefined) return;
+  this[WATCHER] = undefined;
+  watcher.closed();
+}
+
+/**
+ * {@link onResponseClose} for a watcher object, at the least cost: on a Node response answering
+ * its request, the watcher is kept on the response and one listener shared by every response is
+ * added, so a watch allocates nothing of its own. Otherwise (a queued pipelined response, a
+ * response watched already, a `FetchExchange`) as `onResponseClose`, with one closure.
+ *
+ * @param response - the raw response
+ * @param watcher - its `closed()` is called once; at once when the response is closed already
+ */
+export function watchClose(response: ListenableResponse, watcher: CloseWatcher): void {
+  const socket = response.req?.socket ?? undefined;
+  if (response.closed === true || response.destroyed === true || socket?.destroyed === true) {
+    watcher.closed();
+    return;
+  }
+  const watched = response as ListenableResponse & Watched & { emit?: unknown };
+  if (
+    typeof watched.emit !== 'function' ||
+    watched[WATCHER] !== undefined ||
+    (response.socket == null && socket !== undefined)
+  ) {
+    onResponseClose(response, () => watcher.closed());
+    return;
+  }
+  watched[WATCHER] = watcher;
+  response.on('close', closeWatched);
+}
+
 /**
  * Gives `permit` back once the handler has ended the response (its `end()` called: the response
  * is complete, whether or not the client has read it), or when the connection closes first (the
