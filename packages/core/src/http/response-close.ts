@@ -88,24 +88,11 @@ export interface CloseWatcher {
   closed(): void;
 }
 
-/** Where {@link watchClose} keeps the watcher of a response, for the one shared listener. */
-const WATCHER = Symbol('sluice.closeWatcher');
-
-type Watched = { [WATCHER]?: CloseWatcher | undefined };
-
-/** The one `close` listener of every watched response (Node calls it with the response as `this`). */
-function closeWatched(this: Watched): void {
-  const watcher = this[WATCHER];
-  if (watcher === undefined) return;
-  this[WATCHER] = undefined;
-  watcher.closed();
-}
-
 /**
- * {@link onResponseClose} for a watcher object, at the least cost: on a Node response answering
- * its request, the watcher is kept on the response and one listener shared by every response is
- * added, so a watch allocates nothing of its own. Otherwise (a queued pipelined response, a
- * response watched already, a `FetchExchange`) as `onResponseClose`, with one closure.
+ * {@link onResponseClose} for a watcher object, at the least cost: on a response answering its
+ * request, one listener, a closure over the watcher (measured cheaper than keeping the watcher on
+ * the response under a symbol for one shared listener: the property grows every response), never
+ * removed, and no function to stop watching. A queued pipelined response as `onResponseClose`.
  *
  * @param response - the raw response
  * @param watcher - its `closed()` is called once; at once when the response is closed already
@@ -116,17 +103,11 @@ export function watchClose(response: ListenableResponse, watcher: CloseWatcher):
     watcher.closed();
     return;
   }
-  const watched = response as ListenableResponse & Watched & { emit?: unknown };
-  if (
-    typeof watched.emit !== 'function' ||
-    watched[WATCHER] !== undefined ||
-    (response.socket == null && socket !== undefined)
-  ) {
+  if (response.socket == null && socket !== undefined) {
     onResponseClose(response, () => watcher.closed());
     return;
   }
-  watched[WATCHER] = watcher;
-  response.on('close', closeWatched);
+  response.on('close', () => watcher.closed());
 }
 
 /**
