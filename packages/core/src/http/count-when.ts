@@ -1,9 +1,10 @@
+import type { KeyedGiveBack } from '../limiter/consume-all';
 import { sideOf } from '../limiter/limiter-side';
 import type { Limiter } from '../limiter/create-limiter';
 import { SluiceConfigError } from '../policy/config-error';
 import { FetchExchange } from './fetch-exchange';
 import type { CallbackErrorEvent } from './http-options';
-import { onResponseClose, type ListenableResponse } from './response-close';
+import { watchClose, type CloseWatcher, type ListenableResponse } from './response-close';
 import { reportFailure } from './user-callbacks';
 
 /**
@@ -97,11 +98,58 @@ export function refundUncounted(
   limiter: Limiter,
 ): void {
   if (raw === undefined) return;
-  onResponseClose(raw, () => {
+  watchClose(
+    raw,
+    new CountWatch(raw, request, response, counts, limiter, refund, undefined, '', undefined, false),
+  );
+}
+
+/**
+ * One admitted request watched for `countWhen`: the one object kept until its response is done
+ * (see {@link watchClose}), which gives back what the request took, once, when the response does
+ * not count. It gives back by its `refund`, or by `keyed` from its key, cost and context (an
+ * in-process bucket limit: nothing built unless a give-back is needed).
+ */
+export class CountWatch implements CloseWatcher {
+  #given = false;
+
+  /**
+   * @param raw - Node's response, or a `FetchExchange` (`undefined`: never watched, given back by a held request only)
+   * @param request - the framework's request
+   * @param response - the framework's response, for a function
+   * @param counts - the limit's resolved `countWhen`
+   * @param limiter - reports the give-back to its `metrics`
+   * @param refund - gives back exactly what the request took; or, `undefined`:
+   * @param keyed - gives back `cost` under `key` (the request its context when `passRequest`), as it was taken
+   */
+  constructor(
+    readonly raw: CountedResponse | undefined,
+    readonly request: unknown,
+    readonly response: unknown,
+    readonly counts: Counts,
+    readonly limiter: Limiter,
+    readonly refund: OnceRefund | undefined,
+    readonly keyed: KeyedGiveBack | undefined,
+    readonly key: string,
+    readonly cost: number | undefined,
+    readonly passRequest: boolean,
+  ) {}
+
+  /** The response is done: what the request took goes back unless it counts. */
+  closed(): void {
+    const { raw, response } = this;
     const seen = response instanceof FetchExchange ? response.response : (response ?? raw);
-    if (counts(request, seen, raw)) return;
-    if (refund() !== undefined) sideOf(limiter)?.metrics?.refunded?.();
-  });
+    if (this.counts(this.request, seen, raw as CountedResponse)) return;
+    if (this.giveBack() !== undefined) sideOf(this.limiter)?.metrics?.refunded?.();
+  }
+
+  /** Gives back what the request took, the first time only (`undefined` after). */
+  giveBack(): Promise<unknown> | undefined {
+    if (this.#given) return undefined;
+    this.#given = true;
+    if (this.refund !== undefined) return this.refund();
+    return this.keyed?.give(this.key, this.cost, this.passRequest ? this.request : undefined);
+  }
 }
 
 /** A refund that runs once, however many paths call it; `undefined` from the calls after the first. */

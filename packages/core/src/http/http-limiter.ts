@@ -1,9 +1,17 @@
 import { RequestView, type HttpRequest } from '../keys/http-request';
-import { takeAll, takeAllSync } from '../limiter/consume-all';
+import { KeyedGiveBack, takeAll, takeAllSync } from '../limiter/consume-all';
 import type { ConsumeOptions, Limiter } from '../limiter/create-limiter';
 import { SluiceConfigError } from '../policy/config-error';
 import type { Decision } from '../types';
-import { once, refundUncounted, type CountedResponse, type OnceRefund } from './count-when';
+import {
+  CountWatch,
+  once,
+  refundUncounted,
+  type CountedResponse,
+  type Counts,
+  type OnceRefund,
+} from './count-when';
+import { watchClose } from './response-close';
 import { delayOutcome, takeHeldSlots } from './delay-outcome';
 import type { HeaderList, HttpOutcome, RateLimitOptions } from './http-options';
 import { retryAfterSeconds } from './rate-limit-headers';
@@ -139,6 +147,8 @@ export function createHttpLimiter<
       ? fastLimit
       : undefined;
   const syncCount = counted?.countWhen;
+  // A bucket limit without overrides gives back from the key alone: nothing kept but the key.
+  const keyed = counted === undefined ? undefined : KeyedGiveBack.of(counted.limiter);
   const syncReplies = replies[0] as ReplyCache;
   const syncCost = fastLimit?.cost as number | undefined;
   // Built once: the fast path allocates no options object per request.
@@ -177,31 +187,83 @@ export function createHttpLimiter<
     return outcomeOf(request, view, [{ entry, decision, refund }], false);
   };
 
+  /**
+   * The outcome of an admission by the `countWhen` limit, its response watched when it runs (see
+   * {@link CountWatch}): one object per request; a refund function only for a held request.
+   */
+  const watched = (
+    request: TRequest,
+    view: RequestView,
+    key: string,
+    decision: Decision,
+    raw: CountedResponse | undefined,
+    response: unknown,
+    refund: (() => Promise<unknown>) | undefined,
+  ): HttpOutcome<THandler> => {
+    const limit = counted as ResolvedLimit<TRequest, THandler>;
+    const watch = new CountWatch(
+      raw,
+      request,
+      response,
+      syncCount as Counts,
+      limit.limiter,
+      refund,
+      keyed,
+      key,
+      syncCost,
+      limit.passRequest,
+    );
+    const outcome =
+      decision.allowed && decision.delayMs === 0
+        ? syncReplies.next(decision)
+        : outcomeOfOne(limit, request, view, key, decision, () => watch.giveBack());
+    if (raw !== undefined && (outcome.kind === 'next' || outcome.kind === 'delay')) watchClose(raw, watch);
+    return outcome;
+  };
+
+  /** {@link watched} for a limit that gives back from the key alone (see {@link KeyedGiveBack}). */
+  const decideKeyed = (
+    request: TRequest,
+    view: RequestView,
+    key: string,
+    raw: CountedResponse | undefined,
+    response: unknown,
+  ): HttpOutcome<THandler> | undefined => {
+    const limit = counted as ResolvedLimit<TRequest, THandler>;
+    const by = keyed as KeyedGiveBack;
+    let decision: Decision | undefined;
+    if (withRequest === undefined) {
+      decision = by.take(key, fixedOptions);
+    } else {
+      withRequest.context = request;
+      try {
+        decision = by.take(key, withRequest);
+      } finally {
+        withRequest.context = undefined;
+      }
+    }
+    if (decision === undefined) return undefined;
+    if (!by.took(decision, syncCost)) return outcomeOfOne(limit, request, view, key, decision);
+    return watched(request, view, key, decision, raw, response, undefined);
+  };
+
   return {
     limiters: limits.map((limit) => limit.limiter),
     countsResponses: limits.some((limit) => limit.countWhen !== undefined),
     decideSync(request, http, raw, response) {
       if (counted !== undefined) {
-        // One in-process limit with `countWhen`: taken with its receipt, in one synchronous step.
+        // One in-process limit with `countWhen`: taken, with what gives it back, in one synchronous step.
         const view = new RequestView(http);
         const key = templateKeyOf(counted, http, view);
         if (key === undefined) return undefined;
+        if (keyed !== undefined) return decideKeyed(request, view, key, raw, response);
         const context = counted.passRequest ? request : undefined;
         const taken = takeAllSync([{ limiter: counted.limiter, key, cost: syncCost, context }]);
         if (taken === undefined) return undefined;
         const given = taken.refunds[0];
-        const refund = given === undefined ? undefined : once(given);
-        const outcome = outcomeOfOne(counted, request, view, key, taken.decisions[0] as Decision, refund);
-        if (refund !== undefined && (outcome.kind === 'next' || outcome.kind === 'delay'))
-          refundUncounted(
-            raw,
-            request,
-            response,
-            syncCount as NonNullable<typeof syncCount>,
-            refund,
-            counted.limiter,
-          );
-        return outcome;
+        const decision = taken.decisions[0] as Decision;
+        if (given === undefined) return outcomeOfOne(counted, request, view, key, decision);
+        return watched(request, view, key, decision, raw, response, given);
       }
       if (local === undefined) return undefined;
       const view = new RequestView(http);

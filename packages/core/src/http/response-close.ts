@@ -82,6 +82,34 @@ export function onResponseClose(response: ListenableResponse, onClose: () => voi
   };
 }
 
+/** What {@link watchClose} tells: an object with a method, so that a watch costs no closure. */
+export interface CloseWatcher {
+  /** Called once, when the response is done with (see {@link onResponseClose}). */
+  closed(): void;
+}
+
+/**
+ * {@link onResponseClose} for a watcher object, at the least cost: on a response answering its
+ * request, one listener, a closure over the watcher (measured cheaper than keeping the watcher on
+ * the response under a symbol for one shared listener: the property grows every response), never
+ * removed, and no function to stop watching. A queued pipelined response as `onResponseClose`.
+ *
+ * @param response - the raw response
+ * @param watcher - its `closed()` is called once; at once when the response is closed already
+ */
+export function watchClose(response: ListenableResponse, watcher: CloseWatcher): void {
+  const socket = response.req?.socket ?? undefined;
+  if (response.closed === true || response.destroyed === true || socket?.destroyed === true) {
+    watcher.closed();
+    return;
+  }
+  if (response.socket == null && socket !== undefined) {
+    onResponseClose(response, () => watcher.closed());
+    return;
+  }
+  response.on('close', () => watcher.closed());
+}
+
 /**
  * Gives `permit` back once the handler has ended the response (its `end()` called: the response
  * is complete, whether or not the client has read it), or when the connection closes first (the

@@ -147,6 +147,8 @@ export function createLimiter(options: LimiterOptions | LimiterRulesOptions): Li
     decision: (verdicts, target, { key, cost }, degraded) =>
       reported(metrics, partDecision(decisions, verdicts, target, key, degraded), cost),
     remote: remote?.side,
+    fixed: resolved.overridden ? undefined : policies,
+    defaultCost,
     metrics,
     now,
   });

@@ -49,6 +49,10 @@ export interface LimiterSide {
   ): Decision;
   /** `undefined` for an in-process store. */
   readonly remote: RemoteSide | undefined;
+  /** The policies of every key when the limiter has no `overrides` (its own); `undefined` with them. */
+  readonly fixed: readonly Policy[] | undefined;
+  /** The units a request takes when its call gives no `cost`. */
+  readonly defaultCost: number;
   /** The limiter's `metrics`, for what the HTTP layer reports of it (a give-back by `countWhen`). */
   readonly metrics: LimiterMetrics | undefined;
   /** The limiter's clock (`undefined` without one: the store reads its own), to time a give-back when it happens. */

@@ -1,7 +1,7 @@
 import { runStep, type Step } from '../../algorithms';
 import { blockedVerdict, nextBlock, refusalOfBlock, startsBlock } from '../../algorithms/block';
 import { capacityOf } from '../../policy/resolve-policy';
-import { giveBackTakenOf, receiptOf } from '../../algorithms/give-back';
+import { giveBackOf, giveBackTakenOf, receiptOf } from '../../algorithms/give-back';
 import type { Policy, Receipt, Verdict } from '../../types';
 import type { JointPart, PreparedJoint, RulesRequest } from '../store';
 import type { SlotTable } from './slot-table';
@@ -139,7 +139,12 @@ export function giveBackTaken(
     const codec = codecOf(policy);
     const back = giveBackTakenOf(policy);
     const step = back(codec.decode(table.columns, slot), policy, now, part.cost, receipts[i]);
-    if (step === 'delete') table.release(index, key);
+    // Back to its initial state: a bucket's slot is kept, expired (as absent to every read), for
+    // the key's next request to reuse (a request whose units all come back, as `countWhen` gives
+    // them, would otherwise free and claim a slot each time); the table reclaims it as any
+    // expired slot. The sliding log's entries go with its slot.
+    if (step === 'delete' && giveBackOf(policy) !== undefined) table.expire(slot);
+    else if (step === 'delete') table.release(index, key);
     else if (step !== undefined)
       codec.encode(step.state, table.columns, table.claim(index, key, now, now + step.ttlMs));
   });

@@ -107,6 +107,11 @@ export class SlotTable {
     return slot;
   }
 
+  /** Expires a slot's state (read as absent from now on) but keeps the slot for its key to reuse. */
+  expire(slot: number): void {
+    this.#expiresAt[slot] = 0;
+  }
+
   /** Forgets the key. */
   release(index: Map<string, number>, key: string): void {
     const slot = index.get(key);
