@@ -1,4 +1,4 @@
-import type { LimiterMetrics, MetricsSink } from '../limiter/metrics-sink';
+import { checkMetricsSink, type LimiterMetrics } from '../limiter/metrics-sink';
 import { SluiceConfigError } from '../policy/config-error';
 import { checkOptionNames, isPlainObject } from '../policy/option-checks';
 import { ADAPTIVE_ALGORITHMS, type AdaptiveAlgorithmName } from './algorithms';
@@ -191,17 +191,7 @@ function resolveEventLoop(value: unknown): ResolvedAdaptiveOptions['eventLoop'] 
 
 function resolveMetrics(metrics: unknown, name: string): ResolvedAdaptiveOptions['metrics'] {
   if (metrics === undefined) return undefined;
-  if (
-    typeof metrics !== 'object' ||
-    metrics === null ||
-    typeof (metrics as MetricsSink).limiter !== 'function'
-  ) {
-    throw new SluiceConfigError(
-      'metrics',
-      metrics,
-      "expected a metrics sink such as prometheus() from '@sluice/metrics'",
-    );
-  }
+  checkMetricsSink(metrics);
   const info = { name, store: 'memory', remote: false, dryRun: false } as const;
-  return () => (metrics as MetricsSink).limiter(info);
+  return () => metrics.limiter(info);
 }

@@ -111,6 +111,22 @@ export function checkMetrics(
     );
   }
   if (metrics === undefined) return undefined;
+  checkMetricsSink(metrics);
+  const info: LimiterInfo = {
+    name: name ?? printableName(prefix),
+    store: store instanceof MemoryStore ? 'memory' : store instanceof RedisStore ? 'redis' : 'custom',
+    remote: store.consumeSync === undefined,
+    dryRun: false,
+  };
+  return () => metrics.limiter(info);
+}
+
+/**
+ * `metrics` is a sink (an object with `limiter()`), or a `SluiceConfigError` names it.
+ *
+ * @throws {@link SluiceConfigError} naming `metrics`
+ */
+export function checkMetricsSink(metrics: unknown): asserts metrics is MetricsSink {
   if (
     typeof metrics !== 'object' ||
     metrics === null ||
@@ -122,13 +138,6 @@ export function checkMetrics(
       "expected a metrics sink such as prometheus() from '@sluice/metrics'",
     );
   }
-  const info: LimiterInfo = {
-    name: name ?? printableName(prefix),
-    store: store instanceof MemoryStore ? 'memory' : store instanceof RedisStore ? 'redis' : 'custom',
-    remote: store.consumeSync === undefined,
-    dryRun: false,
-  };
-  return () => (metrics as MetricsSink).limiter(info);
 }
 
 /**
