@@ -33,7 +33,8 @@ export interface AdaptiveLimiterOptions {
   /**
    * Guaranteed shares of the limit by partition (`acquire(partition)`), each in (0, 1], summing
    * to at most 1: under overload each partition keeps at least its share in flight; capacity a
-   * partition leaves unused is lent to the others until it asks for it again. A partition name not
+   * partition leaves unused is lent to the others until it asks for it again (but for room to
+   * grow by half of what it has in flight, kept while it is in use). A partition name not
    * listed (or none) is the partition `'*'`, guaranteed what the shares leave (`1 − their sum`,
    * possibly nothing) and borrowing like any other. At most 32 names.
    * @defaultValue none: one partition `'*'` with the whole limit

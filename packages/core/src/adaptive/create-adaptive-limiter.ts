@@ -36,9 +36,9 @@ const UNMEASURED_RETRY_MS = 1000;
  *
  * | algorithm | load | throughput | p50 | p99 | mean limit |
  * | --- | --- | --- | --- | --- | --- |
- * | vegas | 1× | 0.960 | 12.3 ms | 17.1 ms | 32.1 |
- * | vegas | 3× | 0.994 | 13.2 ms | 16.1 ms | 26.8 |
- * | vegas | 10× | 0.994 | 13.4 ms | 16.3 ms | 26.8 |
+ * | vegas | 1× | 0.964 | 12.3 ms | 17.3 ms | 32.4 |
+ * | vegas | 3× | 0.998 | 13.2 ms | 16.1 ms | 26.9 |
+ * | vegas | 10× | 0.998 | 13.4 ms | 16.2 ms | 26.9 |
  * | gradient2 | 3× | 1.000 | 22.2 ms | 29.2 ms | 46.0 (67.1 after 60 s) |
  * | aimd | 3× | 1.005 | 102 ms | 157 ms | 205 |
  *
@@ -50,7 +50,7 @@ const UNMEASURED_RETRY_MS = 1000;
  * Vegas's own flaw (a probe of the no-load latency under overload measured a queued one, and
  * the limit climbed at each probe) is mended here as BBR does: see `vegas.ts`. Its queue target
  * counts requests (3 to 6·log10 of the limit), so the smaller the backend, the more latency it
- * adds: on 4 slots at 3× a limit of 9.2, p50 22 ms, p99 28 ms; on 100 slots a limit of 110, p99
+ * adds: on 4 slots at 3× a limit of 8.9, p50 21 ms, p99 27 ms; on 100 slots a limit of 110, p99
  * 12.3 ms (the same test). The default queue changes none of these at 3× and 10×: the overload
  * is sustained, so every refusal is answered at arrival.
  *

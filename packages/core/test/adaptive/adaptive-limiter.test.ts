@@ -246,6 +246,19 @@ describe('createAdaptiveLimiter', () => {
       expect(now(limiter.acquire('browse')).allowed).toBe(true);
     });
 
+    test('a borrower leaves a partition in use room to grow by half its requests in flight, without a refusal', () => {
+      const clock = fakeClock(0);
+      const limiter = limiterOf({ initial: 20, shares: SHARES }, clock);
+      const checkout = Array.from({ length: 4 }, () => now(limiter.acquire('checkout')));
+      expect(checkout.every((d) => d.allowed)).toBe(true);
+      // 20 − 4 in flight − 2 kept for checkout (half of 4): browse borrows 14 (6 its own).
+      const browse = Array.from({ length: 20 }, () => now(limiter.acquire('browse')));
+      expect(browse.filter((d) => d.allowed)).toHaveLength(14);
+      expect(now(limiter.acquire('checkout')).allowed).toBe(true);
+      expect(now(limiter.acquire('checkout')).allowed).toBe(true);
+      expect(limiter.stats().partitions['checkout']).toMatchObject({ inFlight: 6, shed: 0 });
+    });
+
     test("unlisted names share the partition '*', guaranteed what the shares leave", () => {
       const limiter = limiterOf({ initial: 10, shares: { checkout: 0.5 } });
       expect(now(limiter.acquire('admin')).partition).toBe('*');

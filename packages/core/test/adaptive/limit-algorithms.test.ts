@@ -89,7 +89,7 @@ describe('vegas', () => {
     expect(limits[1]).toBeCloseTo((first * 10) / 25 + 3 * Math.log10(first), 6);
   });
 
-  test('a probe cuts the limit to a quarter for two windows, then comes back measuring the no-load latency afresh', () => {
+  test('a probe cuts the limit for two windows, then comes back measuring the no-load latency afresh', () => {
     // The first no-load latency (10 ms) is forgotten: the backend has got slower for good (20 ms).
     let state = vegas.init(40);
     state = vegas.update(state, { rttMs: 10, inFlight: 40, dropped: false }, BOUNDS);
@@ -98,11 +98,38 @@ describe('vegas', () => {
       state = vegas.update(state, { rttMs: 20, inFlight: 1, dropped: false }, BOUNDS); // app-limited: the limit stays
     expect(state).toMatchObject({ limit: before, untilProbe: 1 }); // due, but no probe while the limit is unused
     state = vegas.update(state, { rttMs: 20, inFlight: before, dropped: false }, BOUNDS);
-    expect(state).toMatchObject({ limit: before / 4, probe: { limit: before, windows: 2 } });
+    expect(state.probe).toEqual({ limit: before, windows: 2 });
+    expect(state.limit).toBeLessThan(before);
     state = vegas.update(state, { rttMs: 30, inFlight: 20, dropped: false }, BOUNDS); // draining
     state = vegas.update(state, { rttMs: 20, inFlight: 20, dropped: false }, BOUNDS); // measuring
     expect(state).toMatchObject({ limit: before, noLoadRttMs: 20 });
     expect(state.probe).toBeUndefined();
+  });
+
+  /** Vegas at `limit` with `noLoadRttMs` measured, its probe due in the next window. */
+  const dueAt = (limit: number, noLoadRttMs: number) => ({ limit, noLoadRttMs, untilProbe: 1 });
+
+  test('a probe cuts to 3/4 of the requests the backend serves without a queue: 27 at 108 ms over a bare 80 ms → 15', () => {
+    // 27 × 80 / 108 = 20 served without a queue (the backend's slots); a quarter (6.75) refused
+    // what the drain did not need.
+    const state = vegas.update(dueAt(27, 80), { rttMs: 108, inFlight: 27, dropped: false }, BOUNDS);
+    expect(state.limit).toBeCloseTo(0.75 * 20, 6);
+    expect(state.probe).toEqual({ limit: 27, windows: 2 });
+  });
+
+  test('a probe never cuts deeper than a quarter of the limit', () => {
+    const state = vegas.update(dueAt(100, 10), { rttMs: 100, inFlight: 100, dropped: false }, BOUNDS);
+    expect(state.limit).toBe(25);
+  });
+
+  test.each([
+    ['clearly lower (a queued one was kept): the next probe comes after 10 windows', 30, 10],
+    ['about the same: the next probe waits 30·√limit windows', 39, Math.round(30 * Math.sqrt(16))],
+  ])('a probe that finds a latency %s', (_, found, untilProbe) => {
+    let state = vegas.update(dueAt(16, 40), { rttMs: 42, inFlight: 16, dropped: false }, BOUNDS);
+    state = vegas.update(state, { rttMs: 41, inFlight: 12, dropped: false }, BOUNDS); // draining
+    state = vegas.update(state, { rttMs: found, inFlight: 12, dropped: false }, BOUNDS); // measuring
+    expect(state).toMatchObject({ limit: 16, noLoadRttMs: found, untilProbe });
   });
 });
 
