@@ -2,6 +2,7 @@ import { round } from '../measure';
 import { progress } from '../progress';
 import type { Settings } from '../settings';
 import { measure, one, start, type Children } from './measure-run';
+import type { Phase } from './open-loop';
 import {
   BACKEND_CAPACITY,
   CHECKOUT_LOAD,
@@ -29,12 +30,25 @@ export interface SettleRun {
   readonly goodput: readonly number[];
 }
 
+/**
+ * How the flood begins: on an instance already serving checkout (and browse at its usual rate)
+ * for a second, as at a sale's opening; or on a fresh instance, everything at once (a new
+ * instance joining under the flood: its partitions have not been seen, so browse borrows the
+ * whole limit until checkout's first requests are refused and its permits come back).
+ */
+export const PRIORITY_STARTS = ['serving', 'cold'] as const;
+export type PriorityStart = (typeof PRIORITY_STARTS)[number];
+
+/** Browse's usual rate before the flood, × capacity. */
+export const USUAL_BROWSE = 0.3;
+
 export interface PriorityRow {
   readonly candidate: string;
-  /** Share of checkout requests answered 200 within the objective. */
+  readonly start: PriorityStart;
+  /** Share of checkout requests (sent during the flood) answered 200 within the objective. */
   readonly checkoutGood: number;
   readonly checkoutSent: number;
-  /** Browse goodput, requests/s. */
+  /** Browse goodput during the flood, requests/s. */
   readonly browseGoodput: number;
 }
 
@@ -94,27 +108,29 @@ export async function priorities(
     [`${CANDIDATE_NAMES.adaptive}, shares checkout ${CHECKOUT_SHARE}`, { kind: 'adaptive-shares' }],
     [`${CANDIDATE_NAMES['concurrency-best']} (${best}, no priorities)`, { kind: 'concurrency', max: best }],
   ];
-  for (const [candidate, spec] of specs) {
-    const port = await start(children, 'backend', spec);
-    const seconds = 2 * settings.overloadSeconds;
-    const run = await measure(
-      children,
-      port,
-      [
-        {
-          ms: 1000 * seconds,
-          rates: { '/browse': FLOOD_LOAD * BACKEND_CAPACITY, '/checkout': CHECKOUT_LOAD * BACKEND_CAPACITY },
-        },
-      ],
-      { timeoutMs },
-    );
-    const checkout = run.paths['/checkout'];
-    rows.push({
-      candidate,
-      checkoutGood: round((checkout?.good ?? 0) / Math.max(1, checkout?.sent ?? 0), 3),
-      checkoutSent: checkout?.sent ?? 0,
-      browseGoodput: Math.round((run.paths['/browse']?.good ?? 0) / run.seconds),
-    });
+  const flood = { '/browse': FLOOD_LOAD * BACKEND_CAPACITY, '/checkout': CHECKOUT_LOAD * BACKEND_CAPACITY };
+  // Before the flood, on paths of their own (a query the routes ignore), so that only the
+  // requests sent during the flood are counted.
+  const before = {
+    '/browse?before': USUAL_BROWSE * BACKEND_CAPACITY,
+    '/checkout?before': CHECKOUT_LOAD * BACKEND_CAPACITY,
+  };
+  for (const begin of PRIORITY_STARTS) {
+    for (const [candidate, spec] of specs) {
+      const port = await start(children, 'backend', spec);
+      const seconds = 2 * settings.overloadSeconds;
+      const phases: Phase[] = [{ ms: 1000 * seconds, rates: flood }];
+      if (begin === 'serving') phases.unshift({ ms: 500 * seconds, rates: before });
+      const run = await measure(children, port, phases, { timeoutMs });
+      const checkout = run.paths['/checkout'];
+      rows.push({
+        candidate,
+        start: begin,
+        checkoutGood: round((checkout?.good ?? 0) / Math.max(1, checkout?.sent ?? 0), 3),
+        checkoutSent: checkout?.sent ?? 0,
+        browseGoodput: Math.round((run.paths['/browse']?.good ?? 0) / seconds),
+      });
+    }
   }
   return rows;
 }

@@ -183,19 +183,23 @@ export function overloadGoals(overload: OverloadResult | undefined): Goal[] {
           : { measured: `${x(run.seconds, 1)} s (to ${x(run.finalLimit, 0)})`, met: run.seconds <= 5 }),
     };
   };
-  const shares = overload?.priorities.find((p) => p.candidate.includes('adaptiveLimit'));
+  // Judged where the flood meets an instance serving checkout; the cold start is reported beside it.
+  const shares = overload?.priorities.find(
+    (p) => p.candidate.includes('adaptiveLimit') && p.start === 'serving',
+  );
+  const cold = overload?.priorities.find((p) => p.candidate.includes('adaptiveLimit') && p.start === 'cold');
   return [
     ...WORKLOADS.flatMap((workload) => workloadGoals(overload, workload)),
     settle(0, 'overload-settle-load'),
     settle(1, 'overload-settle-capacity'),
     {
       id: 'overload-priorities',
-      goal: `overload: checkout (0.5 × capacity, share ${CHECKOUT_SHARE}) served 200 within ${OBJECTIVE_MS} ms under a ${FLOOD_LOAD} × flood of browse`,
+      goal: `overload: checkout (0.5 × capacity, share ${CHECKOUT_SHARE}) served 200 within ${OBJECTIVE_MS} ms under a ${FLOOD_LOAD} × flood of browse (the flood meeting an instance serving checkout; on a fresh instance, beside it)`,
       target: '≥ 0.95',
       ...(shares === undefined
         ? notMeasured(overload)
         : {
-            measured: `${x(shares.checkoutGood, 3)} of ${shares.checkoutSent}`,
+            measured: `${x(shares.checkoutGood, 3)} of ${shares.checkoutSent}${cold === undefined ? '' : `; fresh instance: ${x(cold.checkoutGood, 3)}`}`,
             met: shares.checkoutGood >= 0.95,
           }),
     },

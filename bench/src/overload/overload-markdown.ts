@@ -86,9 +86,16 @@ export function overloadTables(overload: OverloadResult): string[] {
     '### Priorities: checkout under a flood of browse (backend workload)',
     '',
     ...table(
-      ['candidate', 'checkout served within the objective', 'checkout sent', 'browse goodput/s'],
+      [
+        'candidate',
+        'the flood meets',
+        'checkout served within the objective',
+        'checkout sent',
+        'browse goodput/s',
+      ],
       overload.priorities.map((row) => [
         row.candidate,
+        row.start === 'serving' ? 'an instance serving checkout' : 'a fresh instance',
         x(row.checkoutGood, 3),
         String(row.checkoutSent),
         String(row.browseGoodput),

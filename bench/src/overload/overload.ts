@@ -1,7 +1,7 @@
 import { median, round } from '../measure';
 import { progress } from '../progress';
 import type { Settings } from '../settings';
-import { priorities, settleRuns, type PriorityRow, type SettleRun } from './changes';
+import { priorities, settleRuns, USUAL_BROWSE, type PriorityRow, type SettleRun } from './changes';
 import {
   measure,
   one,
@@ -17,7 +17,9 @@ import {
 } from './measure-run';
 import {
   BACKEND_CAPACITY,
+  CHECKOUT_LOAD,
   CLIENT_TIMEOUT_MS,
+  FLOOD_LOAD,
   LOADS,
   OBJECTIVE_MS,
   SERVICE_MS,
@@ -268,6 +270,7 @@ export async function runOverload(settings: Settings): Promise<OverloadResult> {
         `concurrencyLimit: one count for the instance, no queue, 503; best max by a sweep at 3 × capacity (${SWEEP.backend.join(', ')} on backend; ${SWEEP.cpu.join(', ')} on cpu): the highest goodput, and within 2 % of it the lowest p99`,
         `@fastify/under-pressure: sampleInterval ${UNDER_PRESSURE_OPTIONS.sampleInterval} ms, maxEventLoopDelay ${UNDER_PRESSURE_OPTIONS.maxEventLoopDelay} ms, maxEventLoopUtilization ${UNDER_PRESSURE_OPTIONS.maxEventLoopUtilization}`,
         `settling: the first time after the change from which every sample of the limit (each ${SAMPLE_MS} ms) stays within ±${SETTLE_BAND * 100} % of its median over the last 3 s after it`,
+        `priorities: each candidate a fresh app (its own limiter); the flood (browse at ${FLOOD_LOAD} × capacity, checkout at ${CHECKOUT_LOAD} ×) for ${2 * settings.overloadSeconds} s, either after ${settings.overloadSeconds} s of checkout at its rate and browse at ${USUAL_BROWSE} × (an instance serving checkout when the sale opens), or from the first request (a fresh instance: browse, twenty times as frequent, borrows the whole limit before checkout's first request, and checkout is refused until permits come back); only the requests sent during the flood counted`,
       ],
     };
   } finally {
