@@ -11,11 +11,12 @@ import {
   takeClientAddress,
   withHeaders,
   type AnyHttpOutcome,
+  type FetchEntry,
   type FetchPass,
   type HttpReply,
   type HttpDecider,
 } from '@sluice/core/adapter';
-import type { Context, MiddlewareHandler } from 'hono';
+import type { Context, MiddlewareHandler, Next } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 
 type HonoDecider = HttpDecider<Context, AnyHttpOutcome<(c: Context, d: never) => unknown>>;
@@ -61,6 +62,19 @@ class HonoRequest extends FetchRequest<Context> {
 }
 
 /**
+ * Runs the handler: on Node's server the headers are on its response already, and `next()`'s
+ * promise is returned as it is (no frame of ours waits on it); elsewhere they go on the handler's
+ * `Response` once it has returned (on a copy if it is immutable).
+ */
+function pass(entry: FetchPass, c: Context, next: Next): Promise<void> {
+  if (entry.length === 0) return next();
+  return next().then(() => {
+    const res = addHeaders(c.res, entry);
+    if (res !== undefined && res !== c.res) c.res = res;
+  });
+}
+
+/**
  * The middleware `name` of a limit from core (any `HttpDecider`, built by `create` from the options
  * without `clientAddress`): on `@hono/node-server` Node's own request and response (an admitted
  * request builds no Fetch `Headers`); elsewhere the Fetch request, its address from `clientAddress`.
@@ -77,7 +91,7 @@ export function middlewareOf<TOptions>(
   const decider = create(limits);
   // A rate limit with `countWhen` reads every response (off Node's server: the handler's `Response`).
   const watches = permits || (decider as { readonly countsResponses?: boolean }).countsResponses === true;
-  const middleware: MiddlewareHandler = async (c, next) => {
+  const middleware: MiddlewareHandler = (c, next) => {
     const node = bindingsOf(c.env);
     const raw = c.req.raw;
     let address: unknown;
@@ -90,19 +104,33 @@ export function middlewareOf<TOptions>(
     const url = incoming === undefined ? targetOf(raw.url) : (incoming.url ?? '/');
     const http = new HonoRequest(c, raw, known, url, incoming?.headers ?? raw.headers, incoming?.rawHeaders);
     // Off Node's server, a permit goes back when the handler has returned (see FetchExchange).
-    const exchange = node === undefined && watches ? new FetchExchange(raw.signal) : undefined;
+    if (node === undefined && watches) return exchanged(c, next, http, raw, new FetchExchange(raw.signal));
+    const entry = enter(decider, c, http, node?.outgoing, raw, reply, c);
+    if (Array.isArray(entry)) return pass(entry, c, next);
+    if (entry instanceof Promise)
+      return (entry as Promise<FetchEntry>).then<Response | void>((settled) =>
+        Array.isArray(settled) ? pass(settled, c, next) : (settled as Response),
+      );
+    // A refusal as it is: Hono awaits what a middleware returns, and a promise would cost one more.
+    return entry as unknown as Promise<Response>;
+  };
+  /** The decision and the handler, watched by `exchange` until the handler has returned. */
+  const exchanged = async (
+    c: Context,
+    next: Next,
+    http: HonoRequest,
+    raw: Request,
+    exchange: FetchExchange,
+  ): Promise<Response | void> => {
     let done: Response | undefined;
     try {
-      let entry = enter(decider, c, http, node?.outgoing ?? exchange, raw, reply, c);
+      let entry = enter(decider, c, http, exchange, raw, reply, c);
       if (!Array.isArray(entry)) entry = await entry;
       if (!Array.isArray(entry)) return entry as Response;
-      await next();
+      await pass(entry as FetchPass, c, next);
       done = c.res;
-      // Off Node's server: the headers the handler's Response lacks (on a copy if it is immutable).
-      const res = (entry as FetchPass).length > 0 ? addHeaders(c.res, entry as FetchPass) : undefined;
-      if (res !== undefined && res !== c.res) c.res = res;
     } finally {
-      exchange?.end(done);
+      exchange.end(done);
     }
   };
   return Object.defineProperty(middleware, 'name', { value: name });
