@@ -3,6 +3,7 @@ import { KeyedGiveBack, takeAll, takeAllSync } from '../limiter/consume-all';
 import type { ConsumeOptions, Limiter } from '../limiter/create-limiter';
 import { SluiceConfigError } from '../policy/config-error';
 import type { Decision } from '../types';
+import { DRY_RUN_HEADER, MISSING_KEY_STATUS } from './common-outcomes';
 import {
   CountWatch,
   once,
@@ -19,12 +20,6 @@ import { rejectionBody } from './reply-body';
 import { ReplyCache, withRetryAfter } from './reply-cache';
 import { resolveHttpLimit, type ResolvedLimit } from './resolve-http-options';
 import { costOf, keyOf, notify, reportFailure, skipOf, templateKeyOf } from './user-callbacks';
-
-/** Status of a request refused by `onMissingKey: 'reject'`: Bad Request, whatever `status` says. */
-export const MISSING_KEY_STATUS = 400;
-
-/** Header set on requests `dryRun` let through: `rejected` or `delayed`, what would have happened. */
-export const DRY_RUN_HEADER = 'Sluice-Dry-Run';
 
 /**
  * One or several limits on a route, resolved once; adapters call {@link HttpLimiter.decide} per request.
