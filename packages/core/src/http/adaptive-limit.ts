@@ -6,8 +6,8 @@ import {
   type AdaptiveOutcome,
   type ResolvedAdaptiveLimit,
 } from './adaptive-options';
+import { DRY_RUN_NEXT, GONE, NEXT } from './common-outcomes';
 import type { HeaderList, HttpReply } from './http-options';
-import { DRY_RUN_HEADER } from './http-limiter';
 import { toSeconds } from './rate-limit-headers';
 import { JSON_TYPE, prefersJson, TEXT_TYPE } from './reply-body';
 import { onResponseClose, releaseOnEnd, type ListenableResponse } from './response-close';
@@ -34,10 +34,6 @@ export interface HttpAdaptiveLimiter<TRequest, THandler> {
     response: ListenableResponse,
   ): AdaptiveOutcome<THandler> | undefined;
 }
-
-const NEXT = { kind: 'next', headers: [] } as const;
-const DRY_RUN_NEXT = { kind: 'next', headers: [[DRY_RUN_HEADER, 'rejected']] } as const;
-const GONE = { kind: 'gone' } as const;
 
 /** What the response reads when the permit goes back (Node's `ServerResponse` has both). */
 interface EndedResponse {

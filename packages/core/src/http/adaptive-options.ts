@@ -12,8 +12,9 @@ import type {
   StaticFallback,
 } from './http-options';
 import { boolean, optionalFunction, wholeNumberIn } from './option-values';
-import { resolveFallback, type ResolvedFallback } from './resolve-fallback';
-import { limiterOptionsOf, refuseLimiterOptions } from './resolve-http-options';
+import { permitLimiterOf, type PermitLimiterKind, type ResolvedPermitLimit } from './permit-options';
+import { resolveFallback } from './resolve-fallback';
+import { limiterOptionsOf } from './resolve-http-options';
 
 /** What {@link AdaptiveHttpOptions.onLimit} receives. */
 export interface AdaptiveLimitEvent<TRequest> {
@@ -87,16 +88,21 @@ export const ADAPTIVE_HTTP_OPTION_NAMES = [
 
 const HTTP_NAMES = new Set<string>(ADAPTIVE_HTTP_OPTION_NAMES);
 
+/** How `adaptiveLimit` makes its limiter from the options, or checks a ready one. */
+const ADAPTIVE_LIMITER: PermitLimiterKind<AdaptiveLimiter> = {
+  create: (options) => createAdaptiveLimiter(options as AdaptiveLimiterOptions),
+  factory: 'createAdaptiveLimiter',
+  names: [...ADAPTIVE_OPTION_NAMES, ...ADAPTIVE_HTTP_OPTION_NAMES],
+};
+
 /** One adaptive limit, every option validated. */
-export interface ResolvedAdaptiveLimit<TRequest, THandler> {
+export interface ResolvedAdaptiveLimit<TRequest, THandler> extends ResolvedPermitLimit<
+  TRequest,
+  THandler,
+  AdaptiveLimitEvent<TRequest>
+> {
   readonly limiter: AdaptiveLimiter;
   readonly priority: ((request: TRequest) => string | undefined) | undefined;
-  readonly skip: ((request: TRequest) => MaybePromise<boolean>) | undefined;
-  readonly status: number;
-  readonly fallback: ResolvedFallback<THandler>;
-  readonly dryRun: boolean;
-  readonly onLimit: ((event: AdaptiveLimitEvent<TRequest>) => void) | undefined;
-  readonly onCallbackError: ((event: CallbackErrorEvent<TRequest>) => void) | undefined;
 }
 
 /**
@@ -119,7 +125,7 @@ export function resolveAdaptiveLimit<TRequest, THandler extends (...args: never[
   const dryRun = boolean('dryRun', http.dryRun);
   if (dryRun && core.metrics !== undefined) core.metrics = dryRunMetrics(core.metrics);
   return {
-    limiter: resolveLimiter(http.limiter, core),
+    limiter: permitLimiterOf(http.limiter, core, ADAPTIVE_LIMITER),
     priority: optionalFunction('priority', http.priority),
     skip: optionalFunction('skip', http.skip),
     status: wholeNumberIn('status', http.status, 503, 400, 599),
@@ -128,34 +134,6 @@ export function resolveAdaptiveLimit<TRequest, THandler extends (...args: never[
     onLimit: optionalFunction('onLimit', http.onLimit),
     onCallbackError: optionalFunction('onCallbackError', http.onCallbackError),
   };
-}
-
-function resolveLimiter(limiter: unknown, core: Record<string, unknown>): AdaptiveLimiter {
-  if (limiter === undefined) {
-    try {
-      return createAdaptiveLimiter(core as AdaptiveLimiterOptions);
-    } catch (error) {
-      if (error instanceof SluiceConfigError && error.code === 'SLUICE_UNKNOWN_OPTION') {
-        // Name the HTTP options too: a typo such as `priorty` may have meant one of them.
-        throw new SluiceConfigError(
-          error.option,
-          error.value,
-          `unknown option; accepted: ${[...ADAPTIVE_OPTION_NAMES, ...ADAPTIVE_HTTP_OPTION_NAMES].join(', ')}`,
-          error.code,
-        );
-      }
-      throw error;
-    }
-  }
-  if (
-    typeof limiter !== 'object' ||
-    limiter === null ||
-    typeof (limiter as AdaptiveLimiter).acquire !== 'function'
-  ) {
-    throw new SluiceConfigError('limiter', limiter, 'expected a limiter from createAdaptiveLimiter()');
-  }
-  refuseLimiterOptions(core);
-  return limiter as AdaptiveLimiter;
 }
 
 /** Call the user's fallback handler with the refusal; see `callFallback`. */

@@ -1,5 +1,6 @@
 import type { ConcurrencyDecision, ConcurrencyLimiter, Permit } from '../concurrency/concurrency-types';
 import { RequestView, type HttpRequest } from '../keys/http-request';
+import { DRY_RUN_NEXT, GONE, MISSING_KEY_STATUS, NEXT } from './common-outcomes';
 import {
   resolveConcurrencyLimit,
   type ConcurrencyLimitOptions,
@@ -7,9 +8,7 @@ import {
   type ResolvedConcurrencyLimit,
 } from './concurrency-options';
 import type { HeaderList, HttpReply } from './http-options';
-import { DRY_RUN_HEADER } from './http-limiter';
 import { toSeconds } from './rate-limit-headers';
-import { MISSING_KEY_STATUS } from './http-limiter';
 import { JSON_TYPE, prefersJson, rejectionBody, TEXT_TYPE } from './reply-body';
 import { onResponseClose, releaseOnEnd, type ListenableResponse } from './response-close';
 import { keyOf, notify, reportFailure, skipOf, templateKeyOf } from './user-callbacks';
@@ -42,10 +41,6 @@ export interface HttpConcurrencyLimiter<TRequest, THandler> {
     response: ListenableResponse,
   ): ConcurrencyOutcome<THandler> | undefined;
 }
-
-const NEXT = { kind: 'next', headers: [] } as const;
-const DRY_RUN_NEXT = { kind: 'next', headers: [[DRY_RUN_HEADER, 'rejected']] } as const;
-const GONE = { kind: 'gone' } as const;
 
 /**
  * Builds the framework-neutral concurrency limit behind every adapter's `concurrencyLimit`

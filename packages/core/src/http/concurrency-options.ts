@@ -19,13 +19,8 @@ import type {
   StaticFallback,
 } from './http-options';
 import { boolean, oneOf, optionalFunction } from './option-values';
-import {
-  limiterOptionsOf,
-  MISSING_KEY_MODES,
-  refuseLimiterOptions,
-  resolveSharedHttpOptions,
-  type ResolvedLimit,
-} from './resolve-http-options';
+import { permitLimiterOf, type PermitLimiterKind, type ResolvedPermitLimit } from './permit-options';
+import { limiterOptionsOf, MISSING_KEY_MODES, resolveSharedHttpOptions } from './resolve-http-options';
 
 /** What {@link ConcurrencyHttpOptions.onLimit} receives. */
 export interface ConcurrencyLimitEvent<TRequest> {
@@ -103,20 +98,25 @@ export const CONCURRENCY_HTTP_OPTION_NAMES = [
 
 const HTTP_NAMES = new Set<string>(CONCURRENCY_HTTP_OPTION_NAMES);
 
+/** How `concurrencyLimit` makes its limiter from the options, or checks a ready one. */
+const CONCURRENCY_LIMITER: PermitLimiterKind<ConcurrencyLimiter> = {
+  create: (options) => createConcurrencyLimiter(options as unknown as ConcurrencyLimiterOptions),
+  factory: 'createConcurrencyLimiter',
+  names: [...CONCURRENCY_OPTION_NAMES, ...CONCURRENCY_HTTP_OPTION_NAMES],
+};
+
 /** One concurrency limit, every option validated and compiled. */
-export interface ResolvedConcurrencyLimit<TRequest, THandler> {
+export interface ResolvedConcurrencyLimit<TRequest, THandler> extends ResolvedPermitLimit<
+  TRequest,
+  THandler,
+  ConcurrencyLimitEvent<TRequest>
+> {
   readonly limiter: ConcurrencyLimiter;
   readonly key: (request: TRequest, view: RequestView) => MaybePromise<unknown>;
   readonly template: ((view: RequestView) => string) | undefined;
   /** Whether the key template reads the client address: a request whose connection is gone is then refused. */
   readonly readsAddress: boolean;
-  readonly skip: ((request: TRequest) => MaybePromise<boolean>) | undefined;
-  readonly status: number;
-  readonly fallback: ResolvedLimit<TRequest, THandler>['fallback'];
   readonly onMissingKey: MissingKeyMode;
-  readonly dryRun: boolean;
-  readonly onLimit: ((event: ConcurrencyLimitEvent<TRequest>) => void) | undefined;
-  readonly onCallbackError: ((event: CallbackErrorEvent<TRequest>) => void) | undefined;
 }
 
 /**
@@ -135,7 +135,7 @@ export function resolveConcurrencyLimit<TRequest, THandler extends (...args: nev
   const dryRun = boolean('dryRun', http.dryRun);
   // As rateLimit's: refusals dryRun lets through are counted with dry_run="true".
   if (dryRun && core.metrics !== undefined) core.metrics = dryRunMetrics(core.metrics);
-  const limiter = resolveLimiter(http.limiter, core);
+  const limiter = permitLimiterOf(http.limiter, core, CONCURRENCY_LIMITER);
   if (dryRun && limiter.queued) {
     throw new SluiceConfigError(
       'dryRun',
@@ -151,34 +151,6 @@ export function resolveConcurrencyLimit<TRequest, THandler extends (...args: nev
     onLimit: optionalFunction('onLimit', http.onLimit),
     onCallbackError: optionalFunction('onCallbackError', http.onCallbackError),
   };
-}
-
-function resolveLimiter(limiter: unknown, core: Record<string, unknown>): ConcurrencyLimiter {
-  if (limiter === undefined) {
-    try {
-      return createConcurrencyLimiter(core as unknown as ConcurrencyLimiterOptions);
-    } catch (error) {
-      if (error instanceof SluiceConfigError && error.code === 'SLUICE_UNKNOWN_OPTION') {
-        // Name the HTTP options too: a typo such as `keys` may have meant one of them.
-        throw new SluiceConfigError(
-          error.option,
-          error.value,
-          `unknown option; accepted: ${[...CONCURRENCY_OPTION_NAMES, ...CONCURRENCY_HTTP_OPTION_NAMES].join(', ')}`,
-          error.code,
-        );
-      }
-      throw error;
-    }
-  }
-  if (
-    typeof limiter !== 'object' ||
-    limiter === null ||
-    typeof (limiter as ConcurrencyLimiter).acquire !== 'function'
-  ) {
-    throw new SluiceConfigError('limiter', limiter, 'expected a limiter from createConcurrencyLimiter()');
-  }
-  refuseLimiterOptions(core);
-  return limiter as ConcurrencyLimiter;
 }
 
 /** Call the user's fallback handler with the refusal; see `callFallback`. */

@@ -1,30 +1,24 @@
 import { RequestView, type HttpRequest } from '../keys/http-request';
-import { KeyedGiveBack, takeAll, takeAllSync } from '../limiter/consume-all';
+import { KeyedGiveBack, takeAllSync } from '../limiter/consume-all';
 import type { ConsumeOptions, Limiter } from '../limiter/create-limiter';
 import { SluiceConfigError } from '../policy/config-error';
 import type { Decision } from '../types';
+import { MISSING_KEY_STATUS } from './common-outcomes';
 import {
   CountWatch,
-  once,
   refundUncounted,
   type CountedResponse,
   type Counts,
   type OnceRefund,
 } from './count-when';
+import { decideAll, type Entry } from './decide-all';
 import { watchClose } from './response-close';
-import { delayOutcome, takeHeldSlots } from './delay-outcome';
-import type { HeaderList, HttpOutcome, RateLimitOptions } from './http-options';
-import { retryAfterSeconds } from './rate-limit-headers';
+import type { HttpOutcome, RateLimitOptions } from './http-options';
+import { outcomeOf, rejectionStatus } from './limit-outcome';
 import { rejectionBody } from './reply-body';
-import { ReplyCache, withRetryAfter } from './reply-cache';
+import { ReplyCache } from './reply-cache';
 import { resolveHttpLimit, type ResolvedLimit } from './resolve-http-options';
-import { costOf, keyOf, notify, reportFailure, skipOf, templateKeyOf } from './user-callbacks';
-
-/** Status of a request refused by `onMissingKey: 'reject'`: Bad Request, whatever `status` says. */
-export const MISSING_KEY_STATUS = 400;
-
-/** Header set on requests `dryRun` let through: `rejected` or `delayed`, what would have happened. */
-export const DRY_RUN_HEADER = 'Sluice-Dry-Run';
+import { costOf, keyOf, notify, skipOf, templateKeyOf } from './user-callbacks';
 
 /**
  * One or several limits on a route, resolved once; adapters call {@link HttpLimiter.decide} per request.
@@ -63,25 +57,6 @@ export interface HttpLimiter<TRequest, THandler> {
   ): HttpOutcome<THandler> | undefined;
   /** Whether a limit has `countWhen`: a Fetch adapter then hands over a `FetchExchange` as `raw`, ended with the handler's `Response`. */
   readonly countsResponses: boolean;
-}
-
-/** One limit taking part in a request. */
-interface Entry<TRequest, THandler> {
-  readonly limit: ResolvedLimit<TRequest, THandler>;
-  /** The limit's answers, remembered between requests. */
-  readonly replies: ReplyCache;
-  readonly key: string;
-  readonly cost: number | undefined;
-}
-
-interface Result<TRequest, THandler> {
-  readonly entry: Entry<TRequest, THandler>;
-  readonly decision: Decision;
-  /**
-   * Gives back exactly what the limit took, when the request has several or a limit has
-   * `countWhen` (see `takeAll`): then once only, however many paths call it.
-   */
-  readonly refund?: OnceRefund | (() => Promise<unknown>) | undefined;
 }
 
 /**
@@ -358,135 +333,4 @@ export function createHttpLimiter<
     }
     return outcome;
   }
-}
-
-function consume<TRequest, THandler>(entry: Entry<TRequest, THandler>, request: TRequest): Promise<Decision> {
-  const { limit, key, cost } = entry;
-  if (limit.passRequest) return limit.limiter.consume(key, { cost, context: request });
-  return limit.limiter.consume(key, cost === undefined ? undefined : { cost });
-}
-
-/**
- * The entries' decisions. A request of cost 0 still needs a unit left: it is a probe at cost 1,
- * refused as a request of cost 1 would be and taking nothing (`limiter.consume` at cost 0 only
- * looks, as redis-cell's quantity 0 does: it would let a spent key pass, unreported). It is
- * reported to the limiter's metrics as any decision.
- */
-async function decideAll<TRequest, THandler>(
-  entries: Array<Entry<TRequest, THandler>>,
-  request: TRequest,
-): Promise<Array<Result<TRequest, THandler>>> {
-  if (entries.length === 0) return [];
-  const entry = entries[0] as Entry<TRequest, THandler>;
-  // A limit with `countWhen` needs its refund, even alone: then every refund runs once only.
-  const exact = entries.some(({ limit }) => limit.countWhen !== undefined);
-  if (entries.length === 1 && entry.cost !== 0 && !exact)
-    return [{ entry, decision: await consume(entry, request) }];
-  // Every limit takes its cost or none does (see `consumeAll`); a limit not asked has no result.
-  // A held request that will not run gives back what every limit took (see `delayOutcome`).
-  const { decisions, refunds } = await takeAll(
-    entries.map(({ limit, key, cost }) => ({
-      limiter: limit.limiter,
-      key,
-      cost: cost === 0 ? 1 : cost,
-      context: limit.passRequest ? request : undefined,
-      dryRun: limit.dryRun,
-      probe: cost === 0,
-    })),
-    exact,
-  );
-  const results: Array<Result<TRequest, THandler>> = [];
-  decisions.forEach((decision, i) => {
-    const given = refunds[i];
-    const refund = exact && given !== undefined ? once(given) : given;
-    if (decision !== undefined)
-      results.push({ entry: entries[i] as Entry<TRequest, THandler>, decision, refund });
-  });
-  return results;
-}
-
-function outcomeOf<TRequest, THandler>(
-  request: TRequest,
-  view: RequestView,
-  results: Array<Result<TRequest, THandler>>,
-  dryRunMissingKey: boolean,
-): HttpOutcome<THandler> {
-  let rejection: Result<TRequest, THandler> | undefined;
-  let reported: Result<TRequest, THandler> | undefined;
-  let delayMs = 0;
-  let dryRun: 'rejected' | 'delayed' | undefined = dryRunMissingKey ? 'rejected' : undefined;
-  for (const result of results) {
-    const { entry, decision } = result;
-    if (!decision.allowed) {
-      notify(entry.limit, { request, decision, dryRun: entry.limit.dryRun });
-      if (entry.limit.dryRun) dryRun = 'rejected';
-      else if (rejection === undefined || decision.retryAfterMs > rejection.decision.retryAfterMs)
-        rejection = result;
-    } else if (decision.delayMs > 0) {
-      if (entry.limit.dryRun) dryRun ??= 'delayed';
-      else delayMs = Math.max(delayMs, decision.delayMs);
-    }
-    if (reported === undefined || moreRestrictive(decision, reported.decision)) reported = result;
-  }
-  let release: (() => void) | undefined;
-  if (rejection === undefined && delayMs > 0) {
-    const held = takeHeldSlots(results);
-    if ('release' in held) release = held.release;
-    else {
-      rejection = held.refused; // `maxHeld` reached
-      notify(rejection.entry.limit, { request, decision: rejection.decision, dryRun: false });
-    }
-  }
-  if (rejection !== undefined) reported = rejection;
-  if (reported === undefined) return { kind: 'next', headers: [] };
-
-  const { limit, replies } = reported.entry;
-  const rateLimit = replies.headers(reported.decision);
-  // The remembered list is shared: a dry-run report goes on a copy.
-  const headers: HeaderList = dryRun === undefined ? rateLimit : [...rateLimit, [DRY_RUN_HEADER, dryRun]];
-  if (rejection === undefined) {
-    return release === undefined
-      ? { kind: 'next', headers }
-      : delayOutcome(headers, delayMs, results, release);
-  }
-  const { decision } = rejection;
-  const status = rejectionStatus(limit, decision);
-  const fallback = limit.fallback;
-  if (fallback === undefined) return replies.rejection(decision, headers, status, view.header('accept'));
-  const retryAfter = retryAfterSeconds(decision);
-  if ('handler' in fallback) {
-    const { key } = rejection.entry;
-    const refused = withRetryAfter(headers, retryAfter);
-    return {
-      kind: 'handler',
-      headers: refused,
-      handler: fallback.handler,
-      decision,
-      // Built now, used only if the handler fails: the reply the client would have had without it.
-      rejection: {
-        kind: 'reply',
-        headers: refused,
-        status,
-        ...rejectionBody(decision, view.header('accept')),
-      },
-      reportError: (threw) => reportFailure(limit, request, 'fallback', { threw }, key),
-    };
-  }
-  const { reply } = fallback;
-  return {
-    kind: 'reply',
-    headers: [...withRetryAfter(headers, retryAfter), ...reply.headers],
-    status: reply.status,
-    type: reply.type,
-    body: reply.body,
-  };
-}
-
-/** The status of a refusal: `onStoreError: 'fail-closed'` is the server's trouble (503), not the client's. */
-function rejectionStatus(limit: { readonly status: number }, decision: Decision): number {
-  return decision.reason === 'store-unavailable' ? 503 : limit.status;
-}
-
-function moreRestrictive(a: Decision, b: Decision): boolean {
-  return a.remaining < b.remaining || (a.remaining === b.remaining && a.resetMs > b.resetMs);
 }

@@ -1,4 +1,5 @@
-export { createHttpLimiter, DRY_RUN_HEADER } from './http-limiter';
+export { createHttpLimiter } from './http-limiter';
+export { DRY_RUN_HEADER } from './common-outcomes';
 export type { HttpLimiter } from './http-limiter';
 export { namingAdapterOptions } from './adapter-options';
 export { callFallback } from './call-fallback';

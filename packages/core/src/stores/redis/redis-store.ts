@@ -1,16 +1,16 @@
 import calculateSlot from 'cluster-key-slot';
 import type { Policy, Receipt, Verdict } from '../../types';
 import type { JointPart, JointVerdicts, RulesRequest, Store, StoreRequest } from '../store';
-import { Op, runBatch, ScriptEntry, type OwnCall } from './batch-call';
+import { Op, type OwnCall, type ScriptEntry } from './batch-call';
 import { BatchQueue } from './batch-queue';
-import { alone, AloneCalls, answerTo, readOwn } from './alone-calls';
+import { alone, AloneCalls, answerTo } from './alone-calls';
 import { invalidTime } from './redis-command';
 import { CONSUME_TO, type Outcome } from '../consume-to';
 import type { ScriptClient } from './redis-client';
 import { blockingCall, canJoin, giveBackJointCall, jointCall, type JointCall } from './redis-joint';
-import { storeErrorScope } from '../../resilience/store-errors';
 import { nodeReader, StateKeys } from './redis-keys';
 import { RedisPermits } from './redis-permits';
+import { QueuedCalls, queuedEntry } from './queued-calls';
 import { givesBack, stateKindOf } from './scripts';
 import { resolveStoreOptions, type RedisStoreOptions } from './redis-store-options';
 import { ServerClock } from './server-clock';
@@ -105,10 +105,11 @@ export class RedisStore implements Store {
     this.#calls = new AloneCalls(client);
     this.#clock = new ServerClock(client);
     this.nodeOf = client.isCluster ? nodeReader(client) : undefined;
+    const queued = new QueuedCalls(this.#calls, this.#cluster);
     this.#queue =
       maxSize === undefined
         ? undefined
-        : new BatchQueue((batch, landed) => this.#send(batch, landed), maxSize);
+        : new BatchQueue((batch, landed) => queued.send(batch, landed), maxSize);
   }
 
   /**
@@ -346,79 +347,8 @@ export class RedisStore implements Store {
           : alone(own, until);
       return answerTo(to, reply, op, policies, rules, own, queue, group, place, timing.timeoutMs);
     }
-    queue.push(this.#entry(op, keys, policies, timing, rules, group, deadline, to, own, until), now);
+    queue.push(queuedEntry(op, keys, policies, timing, rules, group, deadline, to, own, until), now);
   }
-
-  /** A request as its own call; a client that throws makes it a rejection. */
-  #alone({ op, keys, policies, cost, nowMs, rules, own, until }: ScriptEntry): Promise<unknown> {
-    if (own === undefined) return this.#calls.run(op, keys, policies, cost, nowMs, rules, until);
-    const reply = alone(own, until);
-    return own.readAlone === undefined ? reply : reply.then((value) => readOwn(own, value));
-  }
-
-  #entry(
-    op: Op,
-    keys: readonly string[],
-    policies: readonly Policy[],
-    { cost, nowMs, timeoutMs }: Pick<StoreRequest, 'cost' | 'nowMs' | 'timeoutMs'>,
-    rules: boolean,
-    group: number,
-    deadline: number,
-    to: Outcome<unknown>,
-    own: OwnCall | undefined,
-    until: number | undefined,
-  ): ScriptEntry {
-    return new ScriptEntry(
-      op,
-      keys,
-      policies,
-      cost,
-      nowMs,
-      rules,
-      group,
-      timeoutMs ?? 0,
-      deadline,
-      to,
-      own,
-      until,
-    );
-  }
-
-  /** Sends a batch: one request as its own call, several as one call of the batch script. */
-  #send(batch: readonly ScriptEntry[], landed: () => void): void {
-    if (batch.length > 1) return runBatch(this.#calls.scripts.batch, batch, landed, this.#oneByOne);
-    this.#sendAlone(batch[0] as ScriptEntry, landed);
-  }
-
-  /** One request as its own call, settled from its reply; `landed` (if any) frees its place first. */
-  #sendAlone(entry: ScriptEntry, landed?: () => void): void {
-    this.#alone(entry).then(
-      (value) => {
-        landed?.();
-        entry.resolve(value);
-      },
-      (error: unknown) => {
-        landed?.();
-        entry.fail(error);
-      },
-    );
-  }
-
-  /**
-   * On Cluster, a batch call refused because its slot is moving between masters (`TRYAGAIN`:
-   * several keys of a slot half migrated, or not yet on the master a redirection reached) never
-   * ran: its requests are sent again one per call, each still within its deadline. Most are of
-   * one key, which the client's redirection takes to wherever it is now.
-   */
-  readonly #oneByOne = (batch: readonly ScriptEntry[], error: unknown): boolean => {
-    if (!this.#cluster || storeErrorScope(error) !== 'slot') return false;
-    const now = performance.now();
-    for (const entry of batch) {
-      if (now < entry.deadline) this.#sendAlone(entry);
-      else entry.fail(error);
-    }
-    return true;
-  };
 
   /**
    * The Redis key that holds a request's state,
