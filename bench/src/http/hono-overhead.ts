@@ -41,6 +41,7 @@ const APPS: ReadonlyArray<readonly [string, Hono]> = [
   ['bare', app()],
   ['noop', app((_c, next) => next())],
   ['sluice', app(rateLimit({ limiter: limiter(ADMIT_ALL) }))],
+  ['sluice countWhen', app(rateLimit({ limiter: limiter(ADMIT_ALL), countWhen: 'failed' }))],
   ['hono-rate-limiter', app(rateLimiter({ windowMs: WINDOW_MS, limit: ADMIT_ALL, ...byAddress }))],
   ['sluice concurrencyLimit', app(concurrencyLimit({ max: 1_000_000 }))],
   ['sluice 429', app(rateLimit({ limiter: limiter(1) }))],
@@ -57,7 +58,8 @@ async function cpuPerRequest(hono: Hono): Promise<number> {
     incoming.headers = headers;
     const outgoing = new ServerResponse(incoming);
     await hono.fetch(request, { incoming, outgoing });
-    outgoing.emit('close'); // a concurrency permit goes back
+    outgoing.finished = true; // as sent: countWhen reads writableFinished
+    outgoing.emit('close'); // a concurrency permit goes back, countWhen's units
   }
   const used = process.cpuUsage(start);
   return ((used.user + used.system) * 1000) / REQUESTS;
