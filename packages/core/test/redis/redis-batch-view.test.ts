@@ -247,7 +247,7 @@ describe('under maxmemory', () => {
   });
 });
 
-test('a hot key with a joint decision among its requests: the batch goes without the view, and decides and stores as one by one', async () => {
+test('a hot key with a joint decision among its requests: decided and stored as one by one (through the view: see redis-batch-joint.test.ts)', async () => {
   const [hot, ip] = [POLICIES[0] as Policy, POLICIES[5] as Policy];
   const requests = (prefix: string): ((store: RedisStore) => Promise<unknown>)[] =>
     Array.from({ length: 30 }, (_, i) => {
