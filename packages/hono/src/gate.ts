@@ -62,16 +62,40 @@ class HonoRequest extends FetchRequest<Context> {
 }
 
 /**
- * Runs the handler: on Node's server the headers are on its response already, and `next()`'s
- * promise is returned as it is (no frame of ours waits on it); elsewhere they go on the handler's
- * `Response` once it has returned (on a copy if it is immutable).
+ * What the middleware does with its decision: the refusal as it is (Hono awaits what a
+ * middleware returns), else the handler. On Node's server the headers are on its response
+ * already and `next()`'s promise is returned as it is (no frame of ours waits on it); elsewhere
+ * they go on the handler's `Response` once it has returned (on a copy if it is immutable).
  */
-function pass(entry: FetchPass, c: Context, next: Next): Promise<void> {
+function proceed(entry: FetchEntry | Promise<FetchEntry>, c: Context, next: Next): Promise<Response | void> {
+  if (entry instanceof Promise) return entry.then((settled) => proceed(settled, c, next));
+  if (!Array.isArray(entry)) return entry as unknown as Promise<Response>;
   if (entry.length === 0) return next();
   return next().then(() => {
-    const res = addHeaders(c.res, entry);
+    const res = addHeaders(c.res, entry as FetchPass);
     if (res !== undefined && res !== c.res) c.res = res;
   });
+}
+
+/** {@link proceed}, `exchange` told once the handler has returned its `Response` (or none ran). */
+async function watched(
+  exchange: FetchExchange,
+  c: Context,
+  next: Next,
+  decide: () => FetchEntry | Promise<FetchEntry>,
+): Promise<Response | void> {
+  let ran = false;
+  let done: Response | undefined;
+  try {
+    const refusal = await proceed(decide(), c, () => {
+      ran = true;
+      return next();
+    });
+    if (!ran) return refusal;
+    done = c.res;
+  } finally {
+    exchange.end(done);
+  }
 }
 
 /**
@@ -103,35 +127,11 @@ export function middlewareOf<TOptions>(
     const incoming = node?.incoming;
     const url = incoming === undefined ? targetOf(raw.url) : (incoming.url ?? '/');
     const http = new HonoRequest(c, raw, known, url, incoming?.headers ?? raw.headers, incoming?.rawHeaders);
+    if (node !== undefined || !watches)
+      return proceed(enter(decider, c, http, node?.outgoing, raw, reply, c), c, next);
     // Off Node's server, a permit goes back when the handler has returned (see FetchExchange).
-    if (node === undefined && watches) return exchanged(c, next, http, raw, new FetchExchange(raw.signal));
-    const entry = enter(decider, c, http, node?.outgoing, raw, reply, c);
-    if (Array.isArray(entry)) return pass(entry, c, next);
-    if (entry instanceof Promise)
-      return (entry as Promise<FetchEntry>).then<Response | void>((settled) =>
-        Array.isArray(settled) ? pass(settled, c, next) : (settled as Response),
-      );
-    // A refusal as it is: Hono awaits what a middleware returns, and a promise would cost one more.
-    return entry as unknown as Promise<Response>;
-  };
-  /** The decision and the handler, watched by `exchange` until the handler has returned. */
-  const exchanged = async (
-    c: Context,
-    next: Next,
-    http: HonoRequest,
-    raw: Request,
-    exchange: FetchExchange,
-  ): Promise<Response | void> => {
-    let done: Response | undefined;
-    try {
-      let entry = enter(decider, c, http, exchange, raw, reply, c);
-      if (!Array.isArray(entry)) entry = await entry;
-      if (!Array.isArray(entry)) return entry as Response;
-      await pass(entry as FetchPass, c, next);
-      done = c.res;
-    } finally {
-      exchange.end(done);
-    }
+    const exchange = new FetchExchange(raw.signal);
+    return watched(exchange, c, next, () => enter(decider, c, http, exchange, raw, reply, c));
   };
   return Object.defineProperty(middleware, 'name', { value: name });
 }
