@@ -66,12 +66,9 @@ export interface BatchParts {
  * same decisions, writes and replies, with the kind's step inline and one `pcall` for the run (a
  * request that raises is replied its error and the run goes on from the next).
  *
- * A joint decision (op 4: several limits of one request, see `joint.lua.ts`) whose parts keep
- * string states and have no block reads and writes through the batch's `packed` and `set_state`
- * as a consume on several keys does: the batch reads its keys in one `MGET` up front, or through
- * the view when they repeat (a hot SKU under every address), and each admitted key costs its
- * write alone, where it cost a `GET` and a write ([perIp, perSku] at 256 in flight: 4.04 → 2.06
- * commands per request).
+ * A joint decision (op 4, see `joint.lua.ts`) on string states without a block reads its keys as
+ * a consume on several keys does (one `MGET` up front, or the view when they repeat) and writes
+ * through `set_state`: one command per admitted key, not a `GET` and a write.
  *
  * Time: the server's `TIME` is read once, on the first request without a time of its own, and is
  * "now" for every such request of the batch (they are all decided within microseconds). A run's
@@ -191,9 +188,7 @@ while at <= #ARGV do
   if code >= FIRST_OWN_OP then
     if code >= FIRST_PERMIT_OP then permits = true else generic = true end
     if code == FIRST_OWN_OP then
-      -- A joint decision reads and writes its parts' states through the batch's own packed and
-      -- set_state: on string states it takes the view and the reads up front as a consume does.
-      -- Not with a block (its record is read and written as it goes) nor another kind of state.
+      -- On string states without a block (read and written as it goes), as a consume does.
       local a = at + 7
       for _ = 1, tonumber(ARGV[at + 6]) do
         local keys = tonumber(ARGV[a])
