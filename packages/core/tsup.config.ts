@@ -9,4 +9,5 @@ export default defineConfig({
   // holds for an error an adapter threw).
   entry: { index: 'src/index.ts', adapter: 'src/adapter.ts' },
   splitting: true,
+  treeshake: true,
 });
