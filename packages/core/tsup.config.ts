@@ -9,5 +9,8 @@ export default defineConfig({
   // holds for an error an adapter threw).
   entry: { index: 'src/index.ts', adapter: 'src/adapter.ts' },
   splitting: true,
+  // Rollup splits the CommonJS build. Without it tsup converts the ESM chunks with sucrase, which
+  // also lowers the syntax Node 20 runs natively: every `?.` an array-allocating helper call,
+  // every `??` a closure, every class field an init method (1.3 × the Redis path's decisions/s).
   treeshake: true,
 });
