@@ -2,7 +2,7 @@ import { RedisStore } from '@sluice/core';
 import { useRedisServer } from '../../core/test/harness/redis-fixtures';
 import { describeAdapterContract, type StoreUnderTest } from './adapter-contract';
 import { describeCountWhen } from './count-when-contract';
-import { DRIVERS } from './drivers';
+import { DRIVERS } from './framework-drivers';
 import { describeFailingCallbacks } from './failing-callbacks';
 import { describeForgedProxies } from './forged-proxies';
 import { describeHeldRequests } from './held-requests';

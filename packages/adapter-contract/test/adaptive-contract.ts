@@ -1,5 +1,5 @@
 import { createAdaptiveLimiter, type AdaptiveLimiter, type AdaptiveLimiterOptions } from '@sluice/core';
-import { Handlers, send, until } from './concurrency-contract';
+import { Handlers, send, until } from './concurrency-harness';
 import type { ConcurrencyDriver } from './concurrency-drivers';
 import type { ContractOptions, TestApp } from './drivers';
 

@@ -5,18 +5,8 @@ import { socketPeerAddress } from '@sluice/core/adapter';
 import * as sluiceHono from '@sluice/hono';
 import { Hono, type Context } from 'hono';
 import type { ConcurrencyDriver } from './concurrency-drivers';
-import {
-  closed,
-  CUSTOM_NOT_FOUND,
-  failing,
-  HANDLER_ERROR,
-  listen,
-  OK,
-  outcomeOf,
-  writePartial,
-  type AdapterDriver,
-  type ContractOptions,
-} from './drivers';
+import { closed, failing, listen, outcomeOf, writePartial } from './driver-helpers';
+import { CUSTOM_NOT_FOUND, HANDLER_ERROR, OK, type AdapterDriver, type ContractOptions } from './drivers';
 
 type Env = { Bindings: HttpBindings };
 

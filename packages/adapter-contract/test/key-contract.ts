@@ -1,19 +1,8 @@
 import type { LimitEvent } from '@sluice/core/adapter';
 import request from 'supertest';
 import type { FakeClock } from '../../core/test/contract/fake-clock';
-import type { AdapterDriver, ContractOptions, Mount, TestApp } from './drivers';
-
-/** What the adapter contract's parts share: how a test serves an app (closed after it), GETs, and its clock. */
-export interface ContractHelpers {
-  serve(options: ContractOptions | ContractOptions[], mount?: Mount): Promise<TestApp>;
-  get(
-    app: TestApp,
-    path?: string,
-    headers?: Record<string, string>,
-  ): ReturnType<ReturnType<typeof request>['get']>;
-  /** The fake clock of the running test (a new one before each). */
-  clock(): FakeClock;
-}
+import type { ContractHelpers } from './contract-helpers';
+import type { AdapterDriver, TestApp } from './drivers';
 
 /**
  * The adapter contract's keys: nginx variables and key functions, a missing key

@@ -22,12 +22,10 @@ import type { Decision } from '@sluice/core';
 import { RateLimit, SkipRateLimit, SluiceModule, type SluiceModuleOptions } from '@sluice/nestjs';
 import type { Request, Response } from 'express';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { failing, outcomeOf, writePartial } from './driver-helpers';
 import {
   CUSTOM_NOT_FOUND,
-  failing,
   HANDLER_ERROR,
-  outcomeOf,
-  writePartial,
   type AdapterDriver,
   type ServerSettings,
   type TestApp,

@@ -1,6 +1,6 @@
 import { describeConnectionResets } from './connection-resets';
 import { describeDecodingCost } from './decoding-cost';
-import { DRIVERS } from './drivers';
+import { DRIVERS } from './framework-drivers';
 import { FETCH_DRIVER, HONO_DRIVER } from './hono-drivers';
 import { describeQueryBypasses } from './query-bypasses';
 import { describeNotFound } from './not-found';

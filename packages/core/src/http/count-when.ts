@@ -1,4 +1,4 @@
-import type { KeyedGiveBack } from '../limiter/consume-all';
+import type { KeyedGiveBack } from '../limiter/in-process-give-back';
 import { sideOf } from '../limiter/limiter-side';
 import type { Limiter } from '../limiter/create-limiter';
 import { SluiceConfigError } from '../policy/config-error';

@@ -1,4 +1,4 @@
-import { refundAll } from '../limiter/consume-all';
+import { refundAll } from '../limiter/refund-all';
 import type { Limiter } from '../limiter/create-limiter';
 import { SluiceConfigError } from '../policy/config-error';
 import type { Decision } from '../types';

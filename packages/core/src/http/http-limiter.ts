@@ -1,6 +1,7 @@
 import { RequestView, type HttpRequest } from '../keys/http-request';
-import { KeyedGiveBack, takeAllSync } from '../limiter/consume-all';
+import { takeAllSync } from '../limiter/consume-all';
 import type { ConsumeOptions, Limiter } from '../limiter/create-limiter';
+import { KeyedGiveBack } from '../limiter/in-process-give-back';
 import { SluiceConfigError } from '../policy/config-error';
 import type { Decision } from '../types';
 import { MISSING_KEY_STATUS } from './common-outcomes';

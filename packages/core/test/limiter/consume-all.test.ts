@@ -8,7 +8,8 @@ import {
   type MetricsSink,
   type Store,
 } from '../../src';
-import { refundAll, takeAll } from '../../src/limiter/consume-all';
+import { takeAll } from '../../src/limiter/consume-all';
+import { refundAll } from '../../src/limiter/refund-all';
 import { fakeClock } from '../contract/fake-clock';
 import { useRedisServer } from '../harness/redis-fixtures';
 
