@@ -5,14 +5,13 @@ import {
   createHttpLimiter,
   limitFetchHandler,
   limitFetchHandlerAdaptively,
-  namingAdapterOptions,
   type AdaptiveLimitOptions as CoreAdaptiveOptions,
   type ConcurrencyLimitOptions as CoreConcurrencyOptions,
   type FetchFallback,
   type RateLimitOptions as CoreOptions,
 } from '@sluice/core/adapter';
 import type { Context, MiddlewareHandler } from 'hono';
-import { middlewareOf, type ClientAddress } from './gate';
+import { middlewareOf } from './gate';
 
 /** A fallback handler: the `Response` to send in place of the refusal (`c.json(…)`), with the decision at hand. */
 export type HonoFallback = FetchFallback<Context, Decision>;
@@ -22,6 +21,9 @@ export type HonoConcurrencyFallback = FetchFallback<Context, ConcurrencyDecision
 
 /** A fallback handler for {@link adaptiveLimit}: the `Response` to send in place of the 503. */
 export type HonoAdaptiveFallback = FetchFallback<Context, AdaptiveDecision>;
+
+/** The client address where the runtime gives Hono none: `(c) => getConnInfo(c).remote.address` (`hono/bun`, `hono/deno`, …). */
+export type ClientAddress = (c: Context) => string | undefined | null;
 
 /** `clientAddress`: where the client address comes from when the runtime gives Hono none. */
 export interface ClientAddressOption {
@@ -54,8 +56,6 @@ export type ConcurrencyLimitOptions = CoreConcurrencyOptions<Context, HonoConcur
 /** Options of {@link adaptiveLimit} (see core's `AdaptiveLimitOptions`), with Hono's `c` in callbacks; no key. */
 export type AdaptiveLimitOptions = CoreAdaptiveOptions<Context, HonoAdaptiveFallback>;
 
-const own = <T>(create: () => T): T => namingAdapterOptions(['clientAddress'], 'Hono options', create);
-
 /**
  * Hono middleware (Hono 4) that rate-limits requests; an array applies several limits in order.
  * `$route` is the pattern of the route that answers, wherever the limit is mounted.
@@ -71,10 +71,7 @@ const own = <T>(create: () => T): T => namingAdapterOptions(['clientAddress'], '
  * ```
  */
 export function rateLimit(options: RateLimitOptions | readonly RateLimitOptions[]): MiddlewareHandler {
-  type Options = CoreOptions<Context, HonoFallback, Context>;
-  const create = (limits: Options | Options[]) =>
-    own(() => createHttpLimiter<Context, HonoFallback, Context>(limits));
-  return middlewareOf(options, create, 'sluiceRateLimit');
+  return middlewareOf(options, createHttpLimiter<Context, HonoFallback, Context>, 'sluiceRateLimit');
 }
 
 /**
@@ -90,9 +87,8 @@ export function rateLimit(options: RateLimitOptions | readonly RateLimitOptions[
  * ```
  */
 export function concurrencyLimit(options: ConcurrencyLimitOptions): MiddlewareHandler {
-  type Options = CoreConcurrencyOptions<Context, HonoConcurrencyFallback>;
-  const create = (limits: Options | Options[]) => own(() => createHttpConcurrencyLimiter(limits as Options));
-  return middlewareOf(options, create, 'sluiceConcurrencyLimit', true);
+  const create = (limits: unknown) => createHttpConcurrencyLimiter(limits as ConcurrencyLimitOptions);
+  return middlewareOf(options, create, 'sluiceConcurrencyLimit', { where: 'Hono options', permits: true });
 }
 
 /**
@@ -111,15 +107,9 @@ export function concurrencyLimit(options: ConcurrencyLimitOptions): MiddlewareHa
  * ```
  */
 export function adaptiveLimit(options: AdaptiveLimitOptions = {}): MiddlewareHandler {
-  type Options = AdaptiveLimitOptions & { key?: string };
-  // A key of plain text tells the gate this limit never reads the client address (any runtime);
-  // the user's own `key`, if any, goes on to be refused as the unknown option it is.
-  const create = (limits: Options | Options[]) =>
-    createHttpAdaptiveLimiter<Context, HonoAdaptiveFallback>({
-      ...(limits as Options),
-      key: (options as Options).key,
-    } as unknown as AdaptiveLimitOptions);
-  return middlewareOf<Options>({ ...options, key: 'adaptive' }, create, 'sluiceAdaptiveLimit', true);
+  // No key: the limit reads no client address, on any runtime (a `key` is refused as unknown).
+  const create = (limits: unknown) => createHttpAdaptiveLimiter(limits as AdaptiveLimitOptions);
+  return middlewareOf(options, create, 'sluiceAdaptiveLimit', { permits: true, keyless: true });
 }
 
 /**
@@ -147,7 +137,6 @@ export const withRateLimit: typeof limitFetchHandler = limitFetchHandler;
  */
 export const withAdaptiveLimit: typeof limitFetchHandlerAdaptively = limitFetchHandlerAdaptively;
 
-export type { ClientAddress } from './gate';
 export type { ConcurrencyDecision, Decision } from '@sluice/core';
 export type {
   CallbackErrorEvent,

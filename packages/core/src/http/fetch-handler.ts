@@ -1,13 +1,11 @@
 import { SluiceConfigError } from '../policy/config-error';
 import type { Decision } from '../types';
-import { namingAdapterOptions } from './adapter-options';
-import { takeClientAddress } from './client-address-option';
-import { FetchExchange } from './fetch-exchange';
-import { enterFetch, nodeBindingsOf } from './fetch-limit';
-import { replyResponse, withHeaders, type FetchFallback } from './fetch-outcome';
+import { nodeBindingsOf } from './fetch-limit';
+import { fetchGate, type FetchFrame } from './fetch-gate';
+import { replyResponse, type FetchFallback } from './fetch-outcome';
 import { fromFetchRequest } from './fetch-request';
 import { createHttpLimiter } from './http-limiter';
-import type { HttpReply, RateLimitOptions } from './http-options';
+import type { RateLimitOptions } from './http-options';
 
 /**
  * A Fetch-API handler: a Next.js route handler, the `fetch` of `Bun.serve`, `Deno.serve` or
@@ -63,17 +61,18 @@ export function limitFetchHandler<TArgs extends unknown[]>(
   handler: FetchHandler<TArgs>,
 ): (request: Request, ...rest: TArgs) => Promise<Response> {
   type Address = NonNullable<FetchRateLimitOptions<TArgs>['clientAddress']>;
-  const { limits, clientAddress, readsAddress } = takeClientAddress<FetchRateLimitOptions<TArgs>, Address>(
-    options,
-  );
-  const decider = namingAdapterOptions(['clientAddress'], 'withRateLimit', () =>
-    createHttpLimiter<Request, RequestFallback, Response | undefined>(limits),
-  );
+  const create = (limits: FetchRateLimitOptions<TArgs> | Array<FetchRateLimitOptions<TArgs>>) =>
+    createHttpLimiter<Request, RequestFallback, Response | undefined>(limits);
+  const { pass, clientAddress, readsAddress } = fetchGate<
+    FetchRateLimitOptions<TArgs>,
+    Address,
+    Request,
+    Response
+  >(options, create, FRAME, { where: 'withRateLimit' });
   if (readsAddress && clientAddress === undefined)
     throw new SluiceConfigError('clientAddress', undefined, NO_ADDRESS);
   if (typeof handler !== 'function')
     throw new SluiceConfigError('handler', handler, 'expected a function (request) => Response');
-  const counting = decider.countsResponses;
   return async function sluiceRateLimited(request: Request, ...rest: TArgs): Promise<Response> {
     const address = clientAddress?.(request, ...rest);
     const bindings = nodeBindingsOf(rest[0]);
@@ -81,26 +80,18 @@ export function limitFetchHandler<TArgs extends unknown[]>(
     const http = fromFetchRequest(request, known, bindings?.incoming.rawHeaders);
     // On Node's server (`@hono/node-server`), Node's response tells when the client left, also
     // for a pipelined request waiting behind another, where the request's signal never aborts.
-    // With `countWhen`, the exchange carries the handler's `Response` (off Node, its end too).
-    const exchange = counting
-      ? new FetchExchange(bindings === undefined ? request.signal : undefined)
-      : undefined;
-    const watched = bindings?.outgoing ?? exchange;
-    const entry = await enterFetch(decider, request, http, watched, request, answer, exchange);
-    if (!Array.isArray(entry)) {
-      exchange?.end();
-      return entry as Response;
-    }
-    if (exchange === undefined) return withHeaders(await handler(request, ...rest), entry);
-    let response: Response | undefined;
-    try {
-      response = withHeaders(await handler(request, ...rest), entry);
-      return response;
-    } finally {
-      exchange.end(response);
-    }
+    return pass(request, http, bindings, request, () => handler(request, ...rest));
   };
 }
 
-/** A refusal or a static fallback as a plain `Response`: a bare handler has no framework to build it. */
-const answer = (_request: Request, reply: HttpReply): Response => replyResponse(reply);
+/**
+ * A bare handler's side of the gate: a refusal or a static fallback as a plain `Response` (no
+ * framework to build it); the handler's `Response` is its result, which a `countWhen` function
+ * gets through the exchange.
+ */
+const FRAME: FetchFrame<Request, Response> = {
+  reply: (_request, reply) => replyResponse(reply),
+  response: (_request, response) => response,
+  replace: (_request, _response, copy) => copy,
+  countsOnExchange: true,
+};

@@ -99,5 +99,8 @@ export { FetchRequest, fromFetchRequest, requestTarget } from './fetch-request';
 export type { FetchHeaders, FetchRequestLike } from './fetch-request';
 export { enterFetch, nodeBindingsOf } from './fetch-limit';
 export type { FetchEntry, FetchPass, NodeBindings } from './fetch-limit';
+export type { FetchDecider, FetchFrame, FetchGateSettings, FetchNext } from './fetch-gate';
+export { fetchMiddleware } from './fetch-middleware';
+export type { FetchMiddleware, FetchMiddlewareFrame } from './fetch-middleware';
 export { limitFetchHandler } from './fetch-handler';
 export type { FetchHandler, FetchRateLimitOptions, RequestFallback } from './fetch-handler';
