@@ -39,13 +39,16 @@ export function limitFetchHandlerAdaptively<TArgs extends unknown[]>(
   return async function sluiceAdaptiveLimited(request: Request, ...rest: TArgs): Promise<Response> {
     const bindings = nodeBindingsOf(rest[0]);
     const exchange = bindings === undefined ? new FetchExchange(request.signal) : undefined;
+    // The handler's Response ends the exchange: its status tells the permit what to measure.
+    let response: Response | undefined;
     try {
       const http = fromFetchRequest(request, undefined, bindings?.incoming.rawHeaders);
       const entry = await enterFetch(decider, request, http, bindings?.outgoing ?? exchange, request, answer);
       if (!Array.isArray(entry)) return entry as Response;
-      return withHeaders(await handler(request, ...rest), entry);
+      response = await handler(request, ...rest);
+      return withHeaders(response, entry);
     } finally {
-      exchange?.end();
+      exchange?.end(response);
     }
   };
 }

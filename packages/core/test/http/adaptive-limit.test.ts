@@ -5,7 +5,11 @@ import {
   type AdaptiveLimiter,
   type AdaptiveReleaseOptions,
 } from '../../src';
-import { createHttpAdaptiveLimiter, type CallbackErrorEvent } from '../../src/adapter';
+import {
+  createHttpAdaptiveLimiter,
+  limitFetchHandlerAdaptively,
+  type CallbackErrorEvent,
+} from '../../src/adapter';
 import type { HttpRequest } from '../../src/keys/http-request';
 import type { ListenableResponse } from '../../src/http/response-close';
 
@@ -93,6 +97,21 @@ describe('createHttpAdaptiveLimiter: what a request tells the limiter as it ends
     left.reset();
     ok.reset(); // a close after the end gives nothing more
     expect(releases).toEqual([undefined, { ignore: true }, { dropped: true }]);
+    expect(limiter.inFlight()).toBe(0);
+  });
+
+  test('a Fetch handler off Node: its Response is measured below 500, a 5xx or a throw ignored', async () => {
+    const { limiter, releases } = recording();
+    const statuses = [200, 404, 503];
+    const handler = limitFetchHandlerAdaptively({ limiter }, async () => {
+      const status = statuses.shift();
+      if (status === undefined) throw new Error('handler failed');
+      return new Response('ok', { status });
+    });
+    for (const status of [200, 404, 503])
+      expect((await handler(new Request('http://x/'))).status).toBe(status);
+    await expect(handler(new Request('http://x/'))).rejects.toThrow('handler failed');
+    expect(releases).toEqual([undefined, undefined, { ignore: true }, { ignore: true }]);
     expect(limiter.inFlight()).toBe(0);
   });
 
