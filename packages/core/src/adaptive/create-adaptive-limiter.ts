@@ -49,8 +49,9 @@ const UNMEASURED_RETRY_MS = 1000;
  * backend. AIMD sees only drops and 5 s latencies: it grows until the backend's queue is long.
  * Vegas's own flaw (a probe of the no-load latency under overload measured a queued one, and
  * the limit climbed at each probe) is mended here as BBR does: see `vegas.ts`. Its queue target
- * counts requests (3 to 6·log10 of the limit), so the smaller the backend, the more latency it
- * adds: on 4 slots at 3× a limit of 8.9, p50 21 ms, p99 27 ms; on 100 slots a limit of 110, p99
+ * counts requests (3 to 6·log10 of the limit, capped by what the backend serves without a queue),
+ * so a small backend waits longer: on 4 slots at 3× a limit of 6.9, p50 16.7 ms, p99 20.1 ms; on
+ * 1 slot (a CPU-bound handler) a limit of 2.7, p99 37 ms; on 100 slots a limit of 110, p99
  * 12.3 ms (the same test). The default queue changes none of these at 3× and 10×: the overload
  * is sustained, so every refusal is answered at arrival.
  *

@@ -23,17 +23,29 @@ const FOUND_LOWER = 0.9;
  * Vegas (Netflix concurrency-limits `VegasLimit`), as a pure step: the requests queued at the
  * backend are estimated as `limit × (1 − noLoadRtt / rtt)`; at most `log10(limit)` the limit
  * grows by `6·log10(limit)`, below `α = 3·log10(limit)` by `log10(limit)`; above
- * `β = 6·log10(limit)` it shrinks; a drop shrinks it by `log10(limit)`. A window with fewer than
- * half the limit in flight leaves it alone (the app, not the backend, was the bound), and one
- * with more than α of it unused does not grow it (at exactly the backend's capacity the limit
- * drifted to twice its slots, and the queue that let in at the next load step stood for windows).
+ * `β = 6·log10(limit)` it shrinks (α and β capped for a small backend, below); a drop shrinks
+ * it by `log10(limit)`. A window with fewer than half the limit in flight leaves it alone (the
+ * app, not the backend, was the bound), and one with more than α of it unused does not grow it
+ * (at exactly the backend's capacity the limit drifted to twice its slots, and the queue that
+ * let in at the next load step stood for windows).
  *
- * Two changes from Netflix. Above β, Netflix shrinks by `log10(limit)` a window: from 500 in
- * flight, a backend that got four times slower waited ten seconds (at 100 ms windows) for the
- * limit to halve. Here it shrinks by half the estimated queue past β (at least `log10(limit)`),
- * and past 2β straight to `limit × noLoadRtt / rtt + α` (the requests the backend serves
- * without a queue, plus the queue it wants), so the limit heads for that within a window or two. And its probe forgets the no-load latency and takes the next window's,
- * which under sustained overload is a queued latency — the limit then climbs at each probe. Here
+ * Three changes from Netflix. The queue it keeps is at most what the backend serves without one
+ * (`limit × noLoadRtt / rtt`): α at most half of that, β at most all of it (but α ≥ 1, β ≥ 2),
+ * and a window without a queue grows the limit by at most that much. Netflix's α of 3 and β of
+ * 6 requests are a short queue in front of 20 slots, but three to six service times in front of
+ * a backend that serves one request at a time, as a CPU-bound handler in the event loop does:
+ * there the limit sat at 5, each request waiting for four others (simulated, one slot of 10 ms
+ * at 3×: p99 62 ms; with the cap 37 ms, throughput 0.98 of the capacity against 0.99). From
+ * about 10 slots up the cap is above α and β and changes nothing.
+ *
+ * Above β, Netflix shrinks by `log10(limit)` a window: from 500 in flight, a backend that got
+ * four times slower waited ten seconds (at 100 ms windows) for the limit to halve. Here it
+ * shrinks by half the estimated queue past β (at least `log10(limit)`), and past 2β straight to
+ * `limit × noLoadRtt / rtt + α` (the requests the backend serves without a queue, plus the queue
+ * it wants), so the limit heads for that within a window or two.
+ *
+ * And Netflix's probe forgets the no-load latency and takes the next window's, which under
+ * sustained overload is a queued latency — the limit then climbs at each probe. Here
  * a probe cuts the limit for two windows (one drains the backend's queue, one measures), as BBR's
  * ProbeRTT does, then comes back. How deep: to 3/4 of the requests the backend serves without a
  * queue (`limit × noLoadRtt / rtt` from the last window; BBRv2 likewise probes at a share of its
@@ -44,7 +56,7 @@ const FOUND_LOWER = 0.9;
  * any limit, the estimate is the limit itself and a probe cuts only a quarter; so a probe that
  * finds a latency clearly lower than the one it replaces calls the next one soon, and probes
  * cut deeper until what they find stops falling (the simulated backend of 4 slots at 3×, whose
- * first windows run queued at the initial 20: a mean limit of 8.9, p99 2.7 × the bare latency).
+ * first windows run queued at the initial 20: a mean limit of 6.9, p99 2.0 × the bare latency).
  * At the default window, 0.2 s every ~15 s (the first after 1 s), and only in a window where
  * the limit is in use (at light load it would refuse requests and drain nothing: it waits for
  * load).
@@ -65,14 +77,17 @@ export const vegas: LimitAlgorithm<VegasState> = {
       };
     }
     const log = Math.max(1, Math.log10(Math.max(1, limit)));
-    const alpha = 3 * log;
-    const beta = 6 * log;
+    // What the backend serves without a queue, by the last window: the queue kept is at most
+    // that many requests (latency about twice the no-load one at most), α ≥ 1 and β ≥ 2 (below,
+    // a backend of one slot idles between a request and the next).
+    const queueFree = (limit * Math.min(state.noLoadRttMs, rttMs)) / rttMs;
+    const alpha = Math.min(3 * log, Math.max(1, queueFree / 2));
+    const beta = Math.min(6 * log, Math.max(2, queueFree));
     // In use: at most α of the limit left unused in the window.
     const used = inFlight >= limit - alpha;
     // A probe only where the limit binds: below it nothing of ours is queued to drain, and a
     // cut limit would refuse the light load it serves.
     if (state.untilProbe <= 1 && used) {
-      const queueFree = (limit * Math.min(state.noLoadRttMs, rttMs)) / rttMs;
       const depth = Math.max(limit / 4, PROBE_DEPTH * queueFree);
       return { ...state, limit: clampLimit(depth, bounds), untilProbe: 0, probe: { limit, windows: 2 } };
     }
@@ -83,7 +98,8 @@ export const vegas: LimitAlgorithm<VegasState> = {
     else if (inFlight * 2 >= limit) {
       const queued = Math.ceil(limit * (1 - noLoadRttMs / rttMs));
       // Grows only a limit in use: one that went unused would let a queue in once load rises.
-      if (queued <= log) next = used ? limit + 6 * log : limit;
+      if (queued <= Math.min(log, alpha))
+        next = used ? limit + Math.min(6 * log, Math.max(1, queueFree)) : limit;
       else if (queued < alpha) next = used ? limit + log : limit;
       else if (queued > 2 * beta) next = (limit * noLoadRttMs) / rttMs + alpha;
       else if (queued > beta) next = limit - Math.max(log, (queued - beta) / 2);

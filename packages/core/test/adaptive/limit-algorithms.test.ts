@@ -106,6 +106,21 @@ describe('vegas', () => {
     expect(state.probe).toBeUndefined();
   });
 
+  test('a backend serving one request at a time (a CPU-bound handler): a queue of 2 kept, not 4', () => {
+    // Each request in flight adds its 10 ms to the others' latency: the backend serves 1 without
+    // a queue. Light load first (the no-load latency), then as many in flight as the limit.
+    let state = vegas.init(20);
+    const limits: number[] = [];
+    for (let i = 0; i < 60; i++) {
+      const inFlight = i < 5 ? 1 : Math.ceil(state.limit);
+      state = vegas.update(state, { rttMs: 10 * inFlight, inFlight, dropped: false }, BOUNDS);
+      limits.push(state.limit);
+    }
+    const settled = limits.slice(30);
+    expect(Math.max(...settled)).toBeLessThanOrEqual(3);
+    expect(Math.min(...settled)).toBeGreaterThanOrEqual(1);
+  });
+
   /** Vegas at `limit` with `noLoadRttMs` measured, its probe due in the next window. */
   const dueAt = (limit: number, noLoadRttMs: number) => ({ limit, noLoadRttMs, untilProbe: 1 });
 
